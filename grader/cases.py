@@ -1,0 +1,159 @@
+"""Test-case records and their JSON files.
+
+One JSON file per case under testcases/<group>/. Numbers are written with
+Python's shortest round-trip repr, so every float64 survives a write/read
+cycle bit for bit, and the writer is deterministic (byte-identical output for
+identical arrays), which is what the regeneration check relies on.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+FORMAT = "vit-encoder-block/testcase/1"
+ARRAY_INPUTS = ("x", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
+INPUT_ORDER = ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
+
+
+class CaseFileError(ValueError):
+    """A test-case file is missing, unreadable or malformed."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test: its inputs, and the expected output when the bundle has it."""
+
+    __test__ = False  # not a pytest class
+
+    name: str                      # "<group>/<file stem>", unique in the bundle
+    group: str
+    description: str
+    inputs: dict[str, Any]         # INPUT_ORDER keys; arrays are float64 ndarrays
+    expected: np.ndarray | None = None
+    explanation: str = ""          # shown with the statement's examples
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def args(self) -> tuple:
+        """Positional arguments for vit_encoder_block, as fresh copies."""
+        return tuple(np.array(self.inputs[k], copy=True) if k in ARRAY_INPUTS
+                     else int(self.inputs[k]) for k in INPUT_ORDER)
+
+    @property
+    def dims(self) -> dict[str, int]:
+        B, N, D = self.inputs["x"].shape
+        return {"B": B, "N": N, "D": D, "M": self.inputs["W1"].shape[1],
+                "num_heads": int(self.inputs["num_heads"])}
+
+
+# --- writing ----------------------------------------------------------------
+
+def _num(v: float) -> str:
+    r = repr(float(v))
+    if r in ("nan", "inf", "-inf"):
+        raise CaseFileError(f"non-finite value {r} cannot be stored in a test case")
+    return r
+
+
+def _array_text(a: np.ndarray, indent: str) -> str:
+    """Nested JSON list with one innermost row per line: diffable and compact."""
+    if a.ndim == 1:
+        return "[" + ",".join(_num(v) for v in a) + "]"
+    inner = indent + " "
+    rows = (",\n" + inner).join(_array_text(sub, inner) for sub in a)
+    return "[" + rows + "]"
+
+
+def case_to_text(case: TestCase) -> str:
+    """Serialise a case deterministically (sorted keys, fixed layout, final newline)."""
+    if case.expected is None:
+        raise CaseFileError(f"{case.name}: a case file must contain its expected output")
+    head = {"format": FORMAT, "name": case.name, "group": case.group,
+            "description": case.description}
+    if case.explanation:
+        head["explanation"] = case.explanation
+    for k, v in sorted(case.extra.items()):
+        head[k] = v
+    lines = ["{"]
+    lines += [f" {json.dumps(k)}: {json.dumps(v, sort_keys=True)}," for k, v in head.items()]
+    lines.append(' "input": {')
+    for i, key in enumerate(INPUT_ORDER):
+        value = case.inputs[key]
+        text = str(int(value)) if key == "num_heads" else _array_text(np.asarray(value, dtype=np.float64), "   ")
+        sep = "," if i < len(INPUT_ORDER) - 1 else ""
+        lines.append(f'  "{key}": {text}{sep}')
+    lines.append(" },")
+    lines.append(' "expected": ' + _array_text(np.asarray(case.expected, dtype=np.float64), "  "))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_case(root: Path, case: TestCase) -> Path:
+    path = Path(root) / f"{case.name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(case_to_text(case), encoding="utf-8")
+    return path
+
+
+# --- reading ----------------------------------------------------------------
+
+def _float_array(raw: Any, where: str) -> np.ndarray:
+    try:
+        arr = np.array(raw, dtype=np.float64)
+    except (ValueError, TypeError) as exc:
+        raise CaseFileError(f"{where}: not a rectangular array of numbers ({exc})") from None
+    return arr
+
+
+def case_from_json(raw: Any, where: str) -> TestCase:
+    """Build a TestCase from a parsed JSON document (shape checks are the validator's job)."""
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise CaseFileError(f"{where}: not a test case of format {FORMAT!r}")
+    known = {"format", "name", "group", "description", "explanation", "input", "expected"}
+    inputs_raw = raw.get("input")
+    if not isinstance(inputs_raw, dict) or set(inputs_raw) != set(INPUT_ORDER):
+        raise CaseFileError(f"{where}: 'input' must have exactly the keys {', '.join(INPUT_ORDER)}")
+    nh = inputs_raw["num_heads"]
+    if not isinstance(nh, int) or isinstance(nh, bool):
+        raise CaseFileError(f"{where}: input.num_heads must be an integer")
+    inputs: dict[str, Any] = {"num_heads": nh}
+    for key in ARRAY_INPUTS:
+        inputs[key] = _float_array(inputs_raw[key], f"{where}: input.{key}")
+    expected = _float_array(raw["expected"], f"{where}: expected") if "expected" in raw else None
+    for key in ("name", "group", "description"):
+        if not isinstance(raw.get(key), str):
+            raise CaseFileError(f"{where}: '{key}' must be a string")
+    return TestCase(name=raw["name"], group=raw["group"], description=raw["description"],
+                    inputs=inputs, expected=expected, explanation=raw.get("explanation", ""),
+                    extra={k: v for k, v in raw.items() if k not in known})
+
+
+def read_case(path: Path) -> TestCase:
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
+    return case_from_json(raw, str(path))
+
+
+def case_paths(root: Path, groups: Iterable[str]) -> list[Path]:
+    """Case files in judging order: groups in the given order, files sorted by name."""
+    out: list[Path] = []
+    for g in groups:
+        out += sorted((Path(root) / g).glob("*.json"))
+    return out
+
+
+def load_cases(root: Path, groups: Iterable[str]) -> list[TestCase]:
+    """Read every case of `groups` and check each sits in its group's folder."""
+    cases = []
+    for path in case_paths(root, groups):
+        case = read_case(path)
+        expected_name = f"{path.parent.name}/{path.stem}"
+        if case.name != expected_name or case.group != path.parent.name:
+            raise CaseFileError(f"{path}: name/group {case.name!r}/{case.group!r} do not match its location")
+        cases.append(case)
+    return cases

@@ -1,0 +1,205 @@
+"""Turning one worker run into one case verdict.
+
+The parent owns the expected output and the comparison; the worker only ever
+sent bytes. Checks run in a fixed order and the first failing one decides:
+limits and crashes (TLE, OLE, MLE, RE), then what was returned: a plain
+ndarray, dtype float64, the exact shape, finite values, and finally the
+tolerance |got - expected| <= atol + rtol * |expected| for every element.
+"""
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+import numpy as np
+
+from .sandbox import child
+from .sandbox.records import ErrorInfo, RunOutcome
+from .verdict import ErrorSummary
+
+# Exit statuses the harness itself uses for failures that are not the submission's.
+HARNESS_FAILURES = {111: "the sandbox zygote disappeared during the case",
+                    112: "the sandbox worker failed before running your code"}
+CE_STATUSES = (child.STATUS_MISSING_FUNCTION, child.STATUS_NOT_CALLABLE,
+               child.STATUS_BAD_SIGNATURE, child.STATUS_FORBIDDEN_IMPORT)
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str
+    check: str
+    message: str
+    error: ErrorSummary | None = None
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What the checker needs to know besides the outcome itself."""
+    function: str
+    parameters: tuple[str, ...]
+    cpu_limit_s: float
+    wall_limit_s: float
+    flood_bytes: int
+    result_bytes: int
+    allowed_hint: str
+
+
+def _signal_name(num: int) -> str:
+    try:
+        name = signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+    meaning = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error",
+               "SIGFPE": "arithmetic fault", "SIGILL": "illegal instruction",
+               "SIGSYS": "forbidden system call"}.get(name)
+    return f"{name} ({meaning})" if meaning else name
+
+
+def _where(err: ErrorInfo | None) -> str:
+    return f" at line {err.line}" if err and err.line else ""
+
+
+def describe_exception(err: ErrorInfo | None, show_message: bool) -> str:
+    """'ValueError at line 12: message' plus the submission's own traceback lines."""
+    if err is None:
+        return "an exception"
+    text = f"{err.type}{_where(err)}"
+    if show_message and err.message:
+        text += f": {err.message}"
+    elif err.message:
+        text += " (the exception's message is not shown for hidden cases; reproduce on the samples)"
+    if err.traceback:
+        text += "\n  " + "\n  ".join(err.traceback)
+    return text
+
+
+def load_problem(out: RunOutcome, ctx: RunContext) -> Decision | None:
+    """CE decided at run time: the function is missing or cannot take the arguments."""
+    s = out.status
+    if s == child.STATUS_MISSING_FUNCTION:
+        return Decision("CE", "compile", f"after running your file there is no function named {ctx.function}")
+    if s == child.STATUS_NOT_CALLABLE:
+        return Decision("CE", "compile", f"{ctx.function} is a {out.detail or 'value'}, not a function")
+    if s == child.STATUS_BAD_SIGNATURE:
+        return Decision("CE", "compile", f"{ctx.function} cannot be called with the {len(ctx.parameters)} "
+                        f"positional arguments ({', '.join(ctx.parameters)}): {out.detail}")
+    if s == child.STATUS_FORBIDDEN_IMPORT:
+        return Decision("CE", "compile", f"{out.error.message if out.error else 'forbidden import'}"
+                        f"{_where(out.error)}; {ctx.allowed_hint}")
+    return None
+
+
+def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decision | None:
+    """TLE, OLE, MLE, RE and JE, from how the worker ended."""
+    if out.exit_code in HARNESS_FAILURES:
+        return Decision("JE", "run", f"{HARNESS_FAILURES[out.exit_code]} (a grader fault, not yours)")
+    if out.killed_by == "wall":
+        return Decision("TLE", "limits", f"still running after {ctx.wall_limit_s:g} s of wall-clock time "
+                        f"(sleeping and waiting count; CPU time used {out.cpu_s:.2f} s)")
+    if out.cpu_s > ctx.cpu_limit_s or out.signal == signal.SIGXCPU:
+        return Decision("TLE", "limits", f"used {out.cpu_s:.2f} s of CPU time; the limit is "
+                        f"{ctx.cpu_limit_s:.2f} s per test")
+    if out.killed_by == "output":
+        return Decision("OLE", "limits", f"printed more than {ctx.flood_bytes >> 20} MiB to stdout/stderr; "
+                        "remove debugging prints")
+    if out.result_too_large:
+        return Decision("OLE", "limits", f"returned more than {ctx.result_bytes >> 20} MiB "
+                        "(the size cap of a result); check the shape you return")
+    err = out.error
+    if err is not None and err.type == "MemoryError":
+        return Decision("MLE", "limits", f"ran out of memory (MemoryError{_where(err)}); the limit is "
+                        "the address space NumPy needs plus the memory limit of the problem")
+    if out.signal is not None:
+        if out.signal == signal.SIGKILL:
+            return Decision("MLE", "limits", "killed by the kernel (SIGKILL), most likely for using too much memory")
+        return Decision("RE", "run", f"the process crashed with {_signal_name(out.signal)}")
+    if out.status == child.STATUS_IMPORT_EXCEPTION:
+        return Decision("RE", "run", f"your file raised {describe_exception(err, show_message)} while being "
+                        "imported (code at the top level runs before the function is called)")
+    if out.status == child.STATUS_CALL_EXCEPTION:
+        text = describe_exception(err, show_message)
+        hint = {"SystemExit": " (sys.exit() or exit() was called: return the array instead)",
+                "KeyboardInterrupt": " (KeyboardInterrupt was raised)",
+                "RecursionError": " (infinite or too deep recursion)"}.get(err.type if err else "", "")
+        return Decision("RE", "run", f"{ctx.function} raised {text}{hint}")
+    if out.status == "protocol_error":
+        return Decision("RE", "run", f"the result channel was corrupted ({out.detail}); "
+                        "do not write to file descriptor 3")
+    if out.status == "no_result":
+        code = f"with status {out.exit_code}" if out.exit_code is not None else "abnormally"
+        return Decision("RE", "run", f"the process exited {code} before returning a result "
+                        "(os._exit(), or a crash inside native code)")
+    return None
+
+
+def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...]) -> Decision | None:
+    v = out.value
+    if v is None:
+        return Decision("RE", "run", "no result was received")
+    if v.type != "ndarray":
+        hint = {"NoneType": "returned None: is a `return` statement missing?"}.get(v.type)
+        what = hint or f"returned a {v.type}"
+        return Decision("WA", "type", f"{what}; the result must be a plain numpy.ndarray of shape "
+                        f"{expected_shape} (use np.asarray(result, dtype=np.float64))")
+    if v.dtype != "float64":
+        return Decision("WA", "dtype", f"returned an array of dtype {v.dtype}; it must be float64 "
+                        "(compute in float64, or convert with .astype(np.float64))")
+    if v.shape != tuple(expected_shape):
+        hint = ""
+        if v.shape == tuple(expected_shape[1:]):
+            hint = " - the batch axis B is missing"
+        return Decision("WA", "shape", f"returned shape {v.shape}; expected exactly {tuple(expected_shape)} = "
+                        f"(B, N, D){hint}. Shapes must match exactly (no broadcasting)")
+    return None
+
+
+def error_summary(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
+                  show_values: bool) -> ErrorSummary:
+    """Largest absolute and relative errors, their positions, and the count outside tolerance."""
+    diff = np.abs(got - expected)
+    outside = int(np.count_nonzero(diff > atol + rtol * np.abs(expected)))
+    abs_at = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(expected != 0, diff / np.abs(expected), np.where(diff == 0, 0.0, np.inf))
+    rel_at = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), rel.shape))
+    return ErrorSummary(
+        max_abs_error=float(diff[abs_at]), max_abs_at=abs_at,
+        max_rel_error=float(rel[rel_at]), max_rel_at=rel_at,
+        outside=outside, total=int(diff.size),
+        expected_at_worst=float(expected[abs_at]) if show_values else None,
+        received_at_worst=float(got[abs_at]) if show_values else None)
+
+
+def _position(at: tuple[int, ...]) -> str:
+    return f"(batch {at[0]}, token {at[1]}, channel {at[2]})" if len(at) == 3 else str(at)
+
+
+def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
+            show_values: bool) -> Decision:
+    """finite, then tolerance; the numbers of a WA message come from error_summary."""
+    finite = np.isfinite(got)
+    if not finite.all():
+        nan, inf = int(np.isnan(got).sum()), int(np.isinf(got).sum())
+        first = tuple(int(i) for i in np.argwhere(~finite)[0])
+        return Decision("WA", "finite", f"the result contains {nan} NaN and {inf} infinite value(s), "
+                        f"the first at {_position(first)}")
+    err = error_summary(got, expected, rtol, atol, show_values)
+    if err.outside == 0:
+        return Decision("AC", "passed", f"all {err.total} values within tolerance "
+                        f"(largest absolute error {err.max_abs_error:.2g})", err)
+    msg = (f"{err.outside} of {err.total} values are outside the tolerance "
+           f"|got - expected| <= {atol:g} + {rtol:g}*|expected|. Largest absolute error "
+           f"{err.max_abs_error:.3g} at {_position(err.max_abs_at)}; largest relative error "
+           f"{err.max_rel_error:.3g} at {_position(err.max_rel_at)}")
+    if show_values:
+        msg += (f". There: expected {err.expected_at_worst!r}, received {err.received_at_worst!r}")
+    return Decision("WA", "tolerance", msg, err)
+
+
+def decide(out: RunOutcome, expected: np.ndarray, ctx: RunContext, rtol: float, atol: float,
+           show_values: bool) -> Decision:
+    """The verdict of one run, from the first check that fails."""
+    return (load_problem(out, ctx)
+            or limit_problem(out, ctx, show_values)
+            or _returned_problem(out, expected.shape)
+            or compare(out.value.array, expected, rtol, atol, show_values))

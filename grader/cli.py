@@ -1,0 +1,138 @@
+"""Command line: a thin layer over the library (judge, generate, validate, ...).
+
+Exit status: 0 verdict AC (or a maintenance command succeeded), 1 any other
+verdict about the submission (or a check failed), 2 the grader could not
+judge (bad arguments, unreadable file, broken bundle, internal fault), with a
+one-line reason on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+from .bundle import Bundle, BundleError, open_bundle
+from .source import SubmissionUnreadable
+
+EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
+
+class CannotJudge(Exception):
+    """Raised by a command for an exit-2 condition with a one-line reason."""
+
+def _seed(text: str) -> int:
+    if text == "random":
+        return int.from_bytes(os.urandom(8), "little")
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'random', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("the seed must be >= 0")
+    return value
+
+def _write_output(dest: str, text: str) -> None:
+    if dest == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        Path(dest).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CannotJudge(f"cannot write {dest}: {exc.strerror or exc}") from None
+
+def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .judge import GradeOptions, grade
+    from .report.json_report import render_json
+    from .report.text_report import render_text
+    options = GradeOptions(tests=args.tests, secret_seed=args.secret_seed, isolation=args.isolation)
+    try:
+        report = grade(bundle, Path(args.submission), options)
+    except SubmissionUnreadable as exc:
+        raise CannotJudge(str(exc)) from None
+    if args.json is not None:
+        _write_output(args.json, render_json(report))
+    if args.json != "-":
+        colour = sys.stdout.isatty() and not args.no_color and "NO_COLOR" not in os.environ
+        sys.stdout.write(render_text(report, colour=colour))
+    if report.verdict == "JE":
+        print(f"grader: judging error: {report.summary}", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    return EXIT_AC if report.verdict == "AC" else EXIT_NOT_AC
+
+def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .generate import check_testcases, write_testcases
+    if args.check:
+        problems = check_testcases(bundle)
+        for p in problems:
+            print(p)
+        print("testcases/ is byte-identical to a fresh regeneration" if not problems
+              else f"{len(problems)} file(s) differ: run `python -m grader generate`")
+        return 1 if problems else 0
+    paths = write_testcases(bundle)
+    size = sum(p.stat().st_size for p in paths)
+    print(f"wrote {len(paths)} test cases ({size / 1e6:.2f} MB) to {bundle.testcases}")
+    return 0
+
+def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .validate import validate_directory
+    root = Path(args.dir) if args.dir else bundle.testcases
+    groups = bundle.group_names("all")
+    if bundle.flavour == "practice":
+        groups = bundle.group_names("sample")
+    problems = validate_directory(root, bundle.spec, groups)
+    for p in problems:
+        print(p)
+    print("all test cases satisfy the constraints" if not problems else f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--bundle", metavar="DIR", help="bundle root (default: the folder containing grader/)")
+    parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    g = sub.add_parser("grade", help="judge a submission (solution.py or a .ipynb notebook)")
+    g.add_argument("submission", metavar="PATH")
+    g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
+    g.add_argument("--tests", choices=("sample", "all"), default="all", help="which tests to run (default: all)")
+    g.add_argument("--secret-seed", type=_seed, metavar="SEED",
+                   help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
+                        "defeats answers hard-coded from the published cases")
+    g.add_argument("--isolation", choices=("auto", "plain"), default="auto",
+                   help="'plain' skips namespaces (for debugging the sandbox)")
+    g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
+    g.set_defaults(func=cmd_grade)
+
+    gen = sub.add_parser("generate", help="regenerate testcases/ from problem.yaml's seed")
+    gen.add_argument("--check", action="store_true", help="only check that testcases/ is byte-identical")
+    gen.set_defaults(func=cmd_generate)
+
+    val = sub.add_parser("validate", help="check every test case against the constraints")
+    val.add_argument("dir", nargs="?", help="a testcases folder (default: the bundle's)")
+    val.set_defaults(func=cmd_validate)
+    return parser
+
+COMMANDS: dict[str, Callable] = {}
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        bundle = open_bundle(Path(args.bundle) if args.bundle else None)
+        return args.func(args, bundle)
+    except (BundleError, CannotJudge) as exc:
+        print(f"grader: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return EXIT_CANNOT_JUDGE
+    except Exception as exc:  # a grader fault: one line, never a raw traceback
+        if args.debug:
+            raise
+        print(f"grader: internal error: {type(exc).__name__}: {exc} (rerun with --debug; please report)",
+              file=sys.stderr)
+        return EXIT_CANNOT_JUDGE

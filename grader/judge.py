@@ -1,0 +1,207 @@
+"""Grading one submission, as a sequence of small named steps.
+
+Like CMS's grading steps, each step is one function with an explicit outcome:
+
+    read_step      -> Submission or CE (file content problems)
+    static_step    -> CE for syntax, forbidden imports, a wrong signature
+    cases_step     -> the test cases to run (published, or a fresh secret set)
+    load_step      -> CE/RE/TLE when the module cannot be imported in the sandbox
+    run_step       -> RunOutcome of one case in a fresh worker
+    check_step     -> CaseResult (the ordered checks of checker.decide)
+
+`grade` strings them together and never raises for anything a submission
+does; it raises BundleError or SubmissionUnreadable only when it cannot judge.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .bundle import Bundle, BundleError
+from .cases import CaseFileError, TestCase, load_cases
+from .checker import CE_STATUSES, Decision, RunContext, decide, limit_problem, load_problem
+from .sandbox import child
+from .sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
+from .sandbox.records import RunOutcome, SandboxLimits
+from .source import StaticCheck, Submission, read_submission, static_check
+from .spec import ProblemSpec
+from .timing import EffectiveLimits, effective_limits
+from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VERDICT_NAMES,
+                      group_results, overall_verdict)
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    tests: str = "all"                # "sample" or "all"
+    secret_seed: int | None = None    # generate a fresh hidden set from this seed
+    isolation: str = "auto"           # "auto", or "plain" to skip namespaces
+    time_factor: float = 1.0          # verify's tolerant run uses 1.5
+    scale_time: bool = True           # scale limits by the speed probe
+    stop_after_failure: bool = False  # verify: stop at the first non-AC case
+    diagnose: bool = True
+
+
+# --- steps -------------------------------------------------------------------
+
+def read_step(path: Path, spec: ProblemSpec) -> tuple[Submission | None, StaticCheck]:
+    return read_submission(path, spec.limits.source_kib * 1024)
+
+
+def static_step(sub: Submission, spec: ProblemSpec) -> StaticCheck:
+    check = static_check(sub, spec)
+    if not check.ok and check.line and sub.line_map and 0 < check.line <= len(sub.line_map):
+        return StaticCheck(False, f"{check.message} [{sub.line_map[check.line - 1]} of the notebook]", check.line)
+    return check
+
+
+def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
+    """Published cases, or samples plus a hidden set generated from a secret seed."""
+    groups = bundle.group_names(options.tests)
+    try:
+        if options.secret_seed is None:
+            cases = load_cases(bundle.testcases, groups)
+        else:
+            from .generate import hidden_cases, sample_cases
+            from .validate import validate_cases
+            reference = bundle.load_reference_module()
+            cases = sample_cases(reference)
+            if options.tests == "all":
+                cases += hidden_cases(bundle.spec, reference, options.secret_seed)
+            problems = validate_cases(cases, bundle.spec)
+            if problems:
+                raise BundleError(f"the generated set is invalid: {problems[0]}")
+    except CaseFileError as exc:
+        raise BundleError(f"broken test data: {exc}") from None
+    if not cases:
+        raise BundleError(f"no test cases found under {bundle.testcases} for groups {', '.join(groups)}")
+    return cases
+
+
+def sandbox_limits(spec: ProblemSpec) -> SandboxLimits:
+    lim = spec.limits
+    return SandboxLimits(cpu_s=lim.time_per_test_s, wall_s=lim.wall_factor * lim.time_per_test_s + 1,
+                         memory_bytes=lim.memory_mib << 20, result_bytes=lim.output_mib << 20,
+                         capture_bytes=lim.captured_output_kib << 10, flood_bytes=lim.output_flood_mib << 20)
+
+
+def run_context(spec: ProblemSpec, limits: EffectiveLimits) -> RunContext:
+    allowed = spec.allowed_imports
+    return RunContext(function=spec.function, parameters=spec.parameter_names,
+                      cpu_limit_s=limits.cpu_s, wall_limit_s=limits.wall_s,
+                      flood_bytes=spec.limits.output_flood_mib << 20,
+                      result_bytes=spec.limits.output_mib << 20,
+                      allowed_hint=f"allowed: NumPy and the standard-library modules {', '.join(allowed.stdlib)}")
+
+
+def load_step(sb: Sandbox, ctx: RunContext, n_args: int) -> CompileResult:
+    """Import the module once in a worker and check the entry point, without calling it."""
+    out = sb.run([0] * n_args, None, mode="load")
+    if out.status == child.STATUS_LOADED and not out.signal and out.killed_by is None:
+        return CompileResult("OK", "")
+    d = load_problem(out, ctx) or limit_problem(out, ctx, show_message=True)
+    if d is None:
+        d = Decision("RE", "run", f"importing your file failed (status {out.status})")
+    line = out.error.line if out.error else None
+    return CompileResult(d.verdict, d.message, line)
+
+
+def show_full(spec: ProblemSpec, case: TestCase) -> bool:
+    """May this case's report show values and captured output?"""
+    visible = spec.group(case.group).visible
+    return (spec.feedback.visible if visible else spec.feedback.hidden) == "full"
+
+
+def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunContext) -> CaseResult:
+    full = show_full(spec, case)
+    d = decide(out, case.expected, ctx, spec.comparison.rtol, spec.comparison.atol, full)
+    return CaseResult(name=case.name, group=case.group, visible=spec.group(case.group).visible,
+                      verdict=d.verdict, check=d.check, message=d.message,
+                      time_s=round(out.cpu_s, 4), memory_mib=round(out.maxrss_kib / 1024, 1),
+                      error=d.error, stdout=out.stdout if full else "", stderr=out.stderr if full else "")
+
+
+def not_run(spec: ProblemSpec, case: TestCase, verdict: str, check: str, why: str) -> CaseResult:
+    return CaseResult(name=case.name, group=case.group, visible=spec.group(case.group).visible,
+                      verdict=verdict, check=check, message=f"not run: {why}")
+
+
+# --- the whole run ----------------------------------------------------------------------
+
+def _summary(verdict: str, results: list[CaseResult], compiled: CompileResult) -> str:
+    if compiled.verdict != "OK":
+        return f"{VERDICT_NAMES[compiled.verdict]}: {compiled.message}"
+    if verdict == "AC":
+        return f"Accepted: all {len(results)} tests passed."
+    first = next(c for c in results if c.verdict != "AC")
+    failed = sum(c.verdict != "AC" for c in results)
+    return f"{VERDICT_NAMES[verdict]} on test {first.name} ({failed} of {len(results)} tests failed): {first.message}"
+
+
+def _report(bundle: Bundle, options: GradeOptions, results: list[CaseResult], compiled: CompileResult,
+            sub: Submission | None, sandbox=None, limits=None, complete: bool = True) -> GradeReport:
+    spec = bundle.spec
+    run_groups = [g for g in spec.groups if any(c.group == g.name for c in results)]
+    groups = group_results(run_groups, results)
+    verdict = overall_verdict(results)
+    info = SubmissionInfo(sub.display_name, sub.sha256, len(sub.raw), sub.kind) if sub else None
+    return GradeReport(
+        verdict=verdict, score=sum(g.score for g in groups), max_score=sum(g.points for g in groups),
+        summary=_summary(verdict, results, compiled), compile=compiled, tests=tuple(results),
+        groups=tuple(groups), bundle_id=spec.id, bundle_version=spec.version, grader_version=__version__,
+        selection=options.tests, hidden_set="secret-seed" if options.secret_seed is not None else "published",
+        submission=info, sandbox=sandbox, limits=limits, complete=complete)
+
+
+def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions()) -> GradeReport:
+    """Judge the submission at `path` against the bundle's cases."""
+    spec = bundle.spec
+    sub, read_check = read_step(path, spec)
+    cases = cases_step(bundle, options)
+    compiled_check = static_step(sub, spec) if sub is not None else read_check
+    if not compiled_check.ok:
+        compiled = CompileResult("CE", compiled_check.message, compiled_check.line)
+        results = [not_run(spec, c, "CE", "compile", compiled.message) for c in cases]
+        return _report(bundle, options, results, compiled, sub)
+
+    make_parent_nondumpable()
+    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
+               "stdlib": list(spec.allowed_imports.stdlib)}
+    preload = [*spec.allowed_imports.all_modules(), *compiled_check.imports]
+    started = time.monotonic()
+    results: list[CaseResult] = []
+    complete = True
+    try:
+        with Sandbox(sub.source, function=spec.function, n_args=len(spec.parameters),
+                     limits=sandbox_limits(spec), allowed=allowed, preload=preload,
+                     filename=sub.display_name if sub.kind == "python" else "notebook.py",
+                     isolation=options.isolation) as sb:
+            probe = sb.probe() if options.scale_time else None
+            limits = effective_limits(spec, probe, options.time_factor)
+            sb.set_time_limits(limits.cpu_s, limits.wall_s)
+            ctx = run_context(spec, limits)
+            compiled = load_step(sb, ctx, len(spec.parameters))
+            for case in cases:
+                if compiled.verdict != "OK":
+                    results.append(not_run(spec, case, compiled.verdict, "compile", compiled.message))
+                    continue
+                if time.monotonic() - started > spec.limits.total_time_s:
+                    results.append(not_run(spec, case, "TLE", "limits",
+                                           f"the total time limit of {spec.limits.total_time_s:g} s was used up"))
+                    continue
+                try:
+                    out = sb.run(list(case.args()), case.expected.shape)
+                except SandboxError as exc:
+                    results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
+                    continue
+                results.append(check_step(spec, case, out, ctx))
+                if options.stop_after_failure and results[-1].verdict != "AC":
+                    complete = False
+                    break
+            info = sb.info()
+    except SandboxError as exc:
+        compiled = CompileResult("JE", f"the sandbox could not be started: {exc}")
+        results = [not_run(spec, c, "JE", "run", compiled.message) for c in cases]
+        return _report(bundle, options, results, compiled, sub)
+    return _report(bundle, options, results, compiled, sub, info, limits, complete)

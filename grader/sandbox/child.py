@@ -1,0 +1,690 @@
+"""Code that runs inside the sandbox: the zygote and its per-case workers.
+
+This module is self-contained (standard library and NumPy only) because the
+parent passes its *source* to a fresh `python -I -c` interpreter: the sandboxed
+side never needs to read any file of the bundle.
+
+Process layout (one per grading run):
+
+    grader (parent) --socketpair--> zygote --fork per case--> worker
+
+* The zygote imports NumPy and the allowed modules once, compiles the
+  submission, and never executes submission code. For each case it forks a
+  worker, enforces the wall-clock limit, reaps it and reports its exit status
+  and resource usage. When started as PID 1 of a PID namespace it also kills
+  everything left in the namespace after each case.
+* The worker locks itself down *before* any submission code runs: new session,
+  only fds 0-3 open, rlimits, uid drop (as root), no_new_privs, Landlock (no
+  file-system access at all, no TCP, no signals or abstract sockets outside),
+  and a seccomp filter (no open/socket/exec/fork/ptrace/kill of others). It
+  writes a "layers" frame describing what was applied, then runs the
+  submission and writes one "result" frame: header + raw little-endian
+  float64 bytes. Nothing is pickled.
+
+Frames on the result pipe: MAGIC, u32 header length, JSON header, body.
+"""
+import json
+import os
+import struct
+import sys
+
+MAGIC = b"VITR"
+HEADER_CAP = 64 * 1024          # a header longer than this is malformed
+TRACEBACK_LINES = 12            # submission frames kept in an error report
+TEXT_CAP = 2000                 # characters kept of an exception message
+
+# Worker statuses carried in the result frame.
+STATUS_OK = "ok"                          # function returned; see "result"
+STATUS_LOADED = "loaded"                  # load-only run: module and function are fine
+STATUS_IMPORT_EXCEPTION = "import_exception"
+STATUS_MISSING_FUNCTION = "missing_function"
+STATUS_NOT_CALLABLE = "not_callable"
+STATUS_BAD_SIGNATURE = "bad_signature"
+STATUS_FORBIDDEN_IMPORT = "forbidden_import"
+STATUS_CALL_EXCEPTION = "call_exception"
+
+
+# --------------------------------------------------------------------------
+# framing (shared with the parent, which imports these names)
+# --------------------------------------------------------------------------
+
+def encode_frame(header, body=b""):
+    raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return MAGIC + struct.pack("<I", len(raw)) + raw + body
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+# --------------------------------------------------------------------------
+# kernel layers (ctypes; Linux only)
+# --------------------------------------------------------------------------
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+
+# Syscalls refused with an errno. Names absent from an architecture's table
+# (aarch64 has no open/fork/...) are simply skipped.
+SYSCALLS = {
+    "x86_64": {
+        "open": 2, "creat": 85, "openat": 257, "openat2": 437,
+        "socket": 41, "socketpair": 53,
+        "clone": 56, "fork": 57, "vfork": 58, "clone3": 435,
+        "execve": 59, "execveat": 322,
+        "kill": 62, "tkill": 200, "tgkill": 234,
+        "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424,
+        "pidfd_getfd": 438, "ptrace": 101, "process_vm_readv": 310,
+        "process_vm_writev": 311, "kcmp": 312,
+        "truncate": 76, "rename": 82, "mkdir": 83, "rmdir": 84, "link": 86,
+        "unlink": 87, "symlink": 88, "chmod": 90, "chown": 92, "lchown": 94,
+        "mknod": 133, "mknodat": 259, "mkdirat": 258, "fchownat": 260,
+        "unlinkat": 263, "renameat": 264, "linkat": 265, "symlinkat": 266,
+        "fchmodat": 268, "renameat2": 316, "fchmodat2": 452, "utime": 132,
+        "utimes": 235, "utimensat": 280, "futimesat": 261,
+        "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
+        "unshare": 272, "setns": 308, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "name_to_handle_at": 303, "open_by_handle_at": 304,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
+        "keyctl": 250, "add_key": 248, "request_key": 249,
+        "personality": 135, "acct": 163, "swapon": 167, "swapoff": 168,
+        "reboot": 169, "sethostname": 170, "setdomainname": 171,
+        "init_module": 175, "finit_module": 313, "delete_module": 176,
+        "kexec_load": 246, "kexec_file_load": 320, "iopl": 172, "ioperm": 173,
+        "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
+        "clock_adjtime": 305, "quotactl": 179,
+        "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
+        "setresuid": 117, "setresgid": 119, "setgroups": 116,
+        "setfsuid": 122, "setfsgid": 123,
+        "shmget": 29, "shmat": 30, "msgget": 68, "semget": 64, "mq_open": 240,
+    },
+    "aarch64": {
+        "openat": 56, "openat2": 437, "socket": 198, "socketpair": 199,
+        "clone": 220, "clone3": 435, "execve": 221, "execveat": 281,
+        "kill": 129, "tkill": 130, "tgkill": 131,
+        "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240, "pidfd_send_signal": 424,
+        "pidfd_getfd": 438, "ptrace": 117, "process_vm_readv": 270,
+        "process_vm_writev": 271, "kcmp": 272,
+        "truncate": 45, "mknodat": 33, "mkdirat": 34, "unlinkat": 35,
+        "symlinkat": 36, "linkat": 37, "renameat": 38, "renameat2": 276,
+        "fchownat": 54, "fchmodat": 53, "fchmodat2": 452, "utimensat": 88,
+        "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
+        "unshare": 97, "setns": 268, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "mount_setattr": 442, "name_to_handle_at": 264, "open_by_handle_at": 265,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
+        "keyctl": 219, "add_key": 217, "request_key": 218,
+        "personality": 92, "acct": 89, "swapon": 224, "swapoff": 225,
+        "reboot": 142, "sethostname": 161, "setdomainname": 162,
+        "init_module": 105, "finit_module": 273, "delete_module": 106,
+        "kexec_load": 104, "kexec_file_load": 294,
+        "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
+        "clock_adjtime": 266, "quotactl": 60,
+        "setuid": 146, "setgid": 144, "setreuid": 145, "setregid": 143,
+        "setresuid": 147, "setresgid": 149, "setgroups": 159,
+        "setfsuid": 151, "setfsgid": 152,
+        "shmget": 194, "shmat": 196, "msgget": 186, "semget": 190, "mq_open": 180,
+    },
+}
+
+EPERM, ENOSYS, EACCES = 1, 38, 13
+CLONE_THREAD = 0x00010000
+# The few syscalls whose arguments decide: signals only to ourselves, clone
+# only for threads, clone3 "absent" so glibc falls back to clone.
+_ARG_RULES = {"kill", "tkill", "tgkill", "clone", "clone3"}
+_OPEN_LIKE = {"open", "creat", "openat", "openat2"}
+
+
+def _libc():
+    import ctypes
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def seccomp_program(arch, own_pid):
+    """The BPF filter as bytes (struct sock_filter[]), for `arch`."""
+    table = SYSCALLS[arch]
+
+    def ins(code, jt, jf, k):
+        return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
+
+    LD_W_ABS, JEQ_K, JSET_K, JGE_K, RET_K = 0x20, 0x15, 0x45, 0x35, 0x06
+    ALLOW, ERRNO, KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
+    OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG0_HI = 0, 4, 16, 20
+
+    prog = [ins(LD_W_ABS, 0, 0, OFF_ARCH),
+            ins(JEQ_K, 1, 0, AUDIT_ARCH[arch]),
+            ins(RET_K, 0, 0, KILL_PROCESS),       # foreign ABI (i386 via int 0x80): never
+            ins(LD_W_ABS, 0, 0, OFF_NR)]
+    if arch == "x86_64":                          # x32 syscalls alias the x86-64 ones
+        prog += [ins(JGE_K, 0, 1, 0x40000000), ins(RET_K, 0, 0, ERRNO | ENOSYS)]
+
+    def reload_nr():
+        return ins(LD_W_ABS, 0, 0, OFF_NR)
+
+    for name, nr in sorted(table.items(), key=lambda kv: kv[1]):
+        if name in ("kill", "tkill", "tgkill"):
+            # allowed only when the target (arg0) is this very process
+            body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_HI), ins(JEQ_K, 0, 3, 0),
+                    ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JEQ_K, 0, 1, own_pid),
+                    ins(RET_K, 0, 0, ALLOW), ins(RET_K, 0, 0, ERRNO | EPERM)]
+        elif name == "clone":
+            body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JSET_K, 0, 1, CLONE_THREAD),
+                    ins(RET_K, 0, 0, ALLOW), ins(RET_K, 0, 0, ERRNO | EPERM)]
+        elif name == "clone3":
+            body = [ins(RET_K, 0, 0, ERRNO | ENOSYS)]
+        else:
+            body = [ins(RET_K, 0, 0, ERRNO | (EACCES if name in _OPEN_LIKE else EPERM))]
+        prog.append(ins(JEQ_K, 0, len(body), nr))
+        prog += body
+        if name in _ARG_RULES:
+            prog.append(reload_nr())  # the accumulator was overwritten by arg loads
+    prog.append(ins(RET_K, 0, 0, ALLOW))
+    return b"".join(prog)
+
+
+def apply_seccomp(own_pid):
+    """Install the filter; return (applied, detail)."""
+    arch = os.uname().machine
+    if arch not in SYSCALLS:
+        return False, f"no syscall table for {arch}"
+    ctypes, libc = _libc()
+    raw = seccomp_program(arch, own_pid)
+    n = len(raw) // 8
+    if n > 4096:
+        return False, "filter too long"
+    buf = ctypes.create_string_buffer(raw, len(raw))
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = SockFprog(n, ctypes.addressof(buf))
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False, f"no_new_privs failed: {os.strerror(ctypes.get_errno())}"
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        return False, f"seccomp refused: {os.strerror(ctypes.get_errno())}"
+    return True, f"{n} BPF instructions ({arch}): no open, socket, exec, fork, ptrace or signals to others"
+
+
+LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 444, 446
+
+
+def landlock_abi():
+    ctypes, libc = _libc()
+    abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    return abi if abi > 0 else 0, os.strerror(ctypes.get_errno()) if abi <= 0 else ""
+
+
+def apply_landlock():
+    """Deny every file-system access (no rules at all), TCP, and, from ABI 6,
+    signals and abstract UNIX sockets outside the domain. Return (applied, detail)."""
+    abi, why = landlock_abi()
+    if not abi:
+        return False, f"Landlock unavailable ({why})"
+    ctypes, libc = _libc()
+    fs = (1 << 13) - 1                      # ABI 1: execute .. make_sym
+    fs |= (1 << 13) if abi >= 2 else 0      # refer
+    fs |= (1 << 14) if abi >= 3 else 0      # truncate
+    fs |= (1 << 15) if abi >= 5 else 0      # ioctl_dev
+    fields = [fs]
+    if abi >= 4:
+        fields.append(0b11)                 # bind_tcp, connect_tcp
+    if abi >= 6:
+        fields.append(0b11)                 # scope: abstract unix socket, signal
+    raw = struct.pack(f"<{len(fields)}Q", *fields)
+    buf = ctypes.create_string_buffer(raw, len(raw))
+    fd = libc.syscall(LANDLOCK_CREATE_RULESET, buf, len(raw), 0)
+    if fd < 0:
+        return False, f"Landlock ruleset refused: {os.strerror(ctypes.get_errno())}"
+    try:
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if libc.syscall(LANDLOCK_RESTRICT_SELF, fd, 0) != 0:
+            return False, f"Landlock restrict refused: {os.strerror(ctypes.get_errno())}"
+    finally:
+        os.close(fd)
+    scope = ", signals and abstract sockets scoped" if abi >= 6 else ""
+    net = ", no TCP" if abi >= 4 else ""
+    return True, f"ABI {abi}: no file-system access{net}{scope}"
+
+
+def set_dumpable(flag):
+    try:
+        _, libc = _libc()
+        return libc.prctl(PR_SET_DUMPABLE, 1 if flag else 0, 0, 0, 0) == 0
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------
+# the worker: runs one case (or only loads the module)
+# --------------------------------------------------------------------------
+
+def _vm_size_bytes():
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _apply_rlimits(job):
+    import resource
+    cpu = max(1, int(job["cpu_limit_s"] + 0.999))
+    limits = [
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_CORE, (0, 0)),
+        (resource.RLIMIT_FSIZE, (0, 0)),
+        (resource.RLIMIT_NOFILE, (16, 16)),
+        (resource.RLIMIT_NPROC, (1, 1)) if job.get("drop_uid") is not None else None,
+        (resource.RLIMIT_MEMLOCK, (0, 0)),
+        (resource.RLIMIT_MSGQUEUE, (0, 0)),
+    ]
+    base = _vm_size_bytes()
+    if base and job.get("memory_bytes"):
+        limits.append((resource.RLIMIT_AS, (base + job["memory_bytes"],) * 2))
+    applied = []
+    for item in limits:
+        if item is None:
+            continue
+        try:
+            soft, hard = item[1]
+            cur_soft, cur_hard = resource.getrlimit(item[0])
+            if cur_hard != resource.RLIM_INFINITY and hard > cur_hard:
+                hard = cur_hard
+                soft = min(soft, hard)
+            resource.setrlimit(item[0], (soft, hard))
+            applied.append(item[0])
+        except (ValueError, OSError):
+            pass
+    return len(applied) >= 6, f"cpu {cpu}s (hard {cpu + 1}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, no files, core 0"
+
+
+def _drop_privileges(uid):
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise OSError("uid drop did not take")
+
+
+def _lock_down(job, result_fd):
+    """Apply every layer, report them on the result pipe, then return."""
+    layers = {}
+    os.setsid()
+    ok, detail = _apply_rlimits(job)
+    layers["rlimits"] = ["active" if ok else "partial", detail]
+    uid = job.get("drop_uid")
+    if uid is not None:
+        try:
+            _drop_privileges(uid)
+            layers["uid_drop"] = ["active", f"uid/gid {uid}, no supplementary groups"]
+        except OSError as exc:
+            layers["uid_drop"] = ["failed", str(exc)]
+    try:
+        _, libc = _libc()
+        libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # after the uid change, which clears it
+    except OSError:
+        pass
+    if os.getppid() != job["zygote_pid"]:
+        os._exit(111)                       # the zygote died meanwhile
+    if job["layers"].get("landlock"):
+        ok, detail = apply_landlock()
+        layers["landlock"] = ["active" if ok else "unavailable", detail]
+    if job["layers"].get("seccomp"):
+        ok, detail = apply_seccomp(os.getpid())
+        layers["seccomp"] = ["active" if ok else "unavailable", detail]
+    _write_all(result_fd, encode_frame({"kind": "layers", "layers": layers}))
+    return layers
+
+
+def _short(text):
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
+    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + " [...]"
+
+
+def _error_info(exc, filename):
+    """Exception type, message, and only the frames inside the submission."""
+    import traceback
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    lines = [f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames]
+    if len(lines) > TRACEBACK_LINES:
+        half = TRACEBACK_LINES // 2
+        lines = lines[:half] + [f"... {len(lines) - 2 * half} more frames ..."] + lines[-half:]
+    lineno = frames[-1].lineno if frames else getattr(exc, "lineno", None)
+    return {"type": type(exc).__name__, "message": _short(exc), "traceback": [_short(x) for x in lines],
+            "line": lineno}
+
+
+def _describe_type(value, np):
+    t = type(value)
+    if t is np.ndarray:
+        return "ndarray" if value.ndim else "0-d array"
+    if isinstance(value, np.ma.MaskedArray):
+        return "masked array (numpy.ma.MaskedArray)"
+    if isinstance(value, np.ndarray):
+        return f"ndarray subclass {t.__module__}.{t.__qualname__}"
+    if isinstance(value, np.generic):
+        return f"NumPy scalar {t.__name__}"
+    return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__name__
+
+
+def _result_frame(value, np):
+    kind = _describe_type(value, np)
+    header = {"kind": "result", "status": STATUS_OK, "type": kind}
+    if kind != "ndarray":
+        return encode_frame(header)
+    header["dtype"] = str(value.dtype)
+    header["shape"] = list(value.shape)
+    if value.dtype != np.float64:
+        return encode_frame(header)
+    body = np.ascontiguousarray(value, dtype="<f8").tobytes()
+    header["nbytes"] = len(body)
+    return encode_frame(header, body)
+
+
+def _guarded_import(allowed, original):
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        caller = (globals or {}).get("__name__")
+        if caller == "solution" and level == 0 and not allowed(name):
+            raise ImportError(f"import of {name!r} is not allowed here", name=name)
+        return original(name, globals, locals, fromlist, level)
+    return guarded
+
+
+def probe_workload(np):
+    """A fixed mix of BLAS, elementwise and interpreter work: the machine's speed unit."""
+    import time
+    rng = np.random.default_rng(12345)
+    a = rng.standard_normal((96, 96))
+    start = time.process_time()
+    acc = 0.0
+    for _ in range(50):
+        b = np.tanh(a @ a.T / 96.0)
+        acc += float(np.exp(b - b.max(axis=-1, keepdims=True)).sum())
+    for i in range(80000):
+        acc += (i % 7) * 0.5
+    return time.process_time() - start, acc
+
+
+def run_worker(job, code, payload, fds, np):
+    """Body of the forked worker. Never returns."""
+    result_fd = 3
+    try:
+        os.dup2(fds[0], 3)
+        os.dup2(fds[1], 1)
+        os.dup2(fds[2], 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.closerange(4, 65536)
+        _lock_down(job, result_fd)
+        args = []
+        offset = 0
+        for spec in job["args"]:
+            if spec["kind"] == "int":
+                args.append(int(spec["value"]))
+                continue
+            count = 1
+            for d in spec["shape"]:
+                count *= d
+            arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
+            offset += count * 8
+            args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
+        del payload
+    except BaseException as exc:  # harness failure before any submission code: say so
+        sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
+        os._exit(112)
+
+    if job["mode"] == "probe":  # no submission code in this worker: its report is trusted
+        seconds, _ = probe_workload(np)
+        _write_all(result_fd, encode_frame({"kind": "result", "status": "probe", "seconds": seconds}))
+        os._exit(0)
+
+    import builtins
+    allowed = job["allowed"]
+    def is_allowed(name):
+        if any(name == ex or name.startswith(ex + ".") for ex in allowed["exclude"]):
+            return False
+        top = name.split(".")[0]
+        return top in allowed["packages"] or top in allowed["stdlib"] or name in allowed["stdlib"]
+    builtins.__import__ = _guarded_import(is_allowed, builtins.__import__)
+
+    filename = job["filename"]
+    namespace = {"__name__": "solution", "__file__": filename, "__builtins__": builtins}
+    frame = None
+    try:
+        exec(code, namespace)
+        fn = namespace.get(job["function"])
+        if fn is None:
+            frame = encode_frame({"kind": "result", "status": STATUS_MISSING_FUNCTION})
+        elif not callable(fn):
+            frame = encode_frame({"kind": "result", "status": STATUS_NOT_CALLABLE,
+                                  "type": type(fn).__name__})
+        else:
+            import inspect
+            try:
+                inspect.signature(fn).bind(*[None] * len(job["args"]))
+            except TypeError as exc:
+                frame = encode_frame({"kind": "result", "status": STATUS_BAD_SIGNATURE,
+                                      "message": _short(exc)})
+            except ValueError:
+                pass  # no signature available (e.g. a builtin): let the call decide
+    except BaseException as exc:
+        status = STATUS_FORBIDDEN_IMPORT if (isinstance(exc, ImportError) and "not allowed here" in str(exc)) \
+            else STATUS_IMPORT_EXCEPTION
+        frame = encode_frame({"kind": "result", "status": status, "error": _error_info(exc, filename)})
+    if frame is None and job["mode"] == "load":
+        frame = encode_frame({"kind": "result", "status": STATUS_LOADED})
+    if frame is None:
+        try:
+            value = fn(*args)
+            frame = _result_frame(value, np)
+        except BaseException as exc:
+            status = STATUS_FORBIDDEN_IMPORT if (isinstance(exc, ImportError) and "not allowed here" in str(exc)) \
+                else STATUS_CALL_EXCEPTION
+            frame = encode_frame({"kind": "result", "status": status, "error": _error_info(exc, filename)})
+    try:
+        _write_all(result_fd, frame)
+    except BaseException:
+        os._exit(113)
+    for stream in (sys.stdout, sys.stderr):  # os._exit would drop what print() buffered
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(0)
+
+
+# --------------------------------------------------------------------------
+# the zygote
+# --------------------------------------------------------------------------
+
+def _send(sock, msg):
+    data = json.dumps(msg, separators=(",", ":")).encode("utf-8")
+    sock.sendall(struct.pack("<I", len(data)) + data)
+
+
+def _recv_exact(sock, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(sock):
+    """One message: (header dict, payload bytes, fds); (None, b"", []) at EOF."""
+    import socket as _socket
+    head, fds, _flags, _addr = _socket.recv_fds(sock, 8, 8)
+    if not head:
+        return None, b"", []
+    if len(head) < 8:
+        rest = _recv_exact(sock, 8 - len(head))
+        if rest is None:
+            return None, b"", []
+        head += rest
+    hlen, plen = struct.unpack("<II", head)
+    header = json.loads(_recv_exact(sock, hlen))
+    payload = _recv_exact(sock, plen) if plen else b""
+    return header, payload, fds
+
+
+def _net_interfaces():
+    import socket as _socket
+    try:
+        return sorted(name for _, name in _socket.if_nameindex())
+    except OSError:
+        return []
+
+
+def _reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _sweep(job):
+    """Kill whatever the worker left behind, when this can be done safely."""
+    import signal
+    if os.getpid() == 1:                     # PID 1 of our own namespace: kill the rest
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    elif job.get("drop_uid") is not None:    # a uid used by nothing else: kill it all
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresuid(job["drop_uid"], job["drop_uid"], job["drop_uid"])
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+    _reap_all()
+
+
+def _supervise(pid, job, sock):
+    """Wait for the worker under the wall-clock limit; return its outcome."""
+    import select
+    import signal
+    import time
+    start = time.monotonic()
+    deadline = start + job["wall_limit_s"]
+    killed_by = None
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.register(sock.fileno(), select.POLLIN)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                killed_by = "wall"
+                break
+            events = poller.poll(remaining * 1000)
+            if any(fd == pidfd for fd, _ in events):
+                break
+            if any(fd == sock.fileno() for fd, _ in events):
+                msg, _, fds = _recv(sock)
+                for fd in fds:
+                    os.close(fd)
+                if msg is None:
+                    killed_by = "parent_gone"
+                    break
+                if msg.get("op") == "kill":
+                    killed_by = msg.get("reason", "parent")
+                    break
+        if killed_by:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _, status, ru = os.wait4(pid, 0)
+    finally:
+        os.close(pidfd)
+    wall = time.monotonic() - start
+    _sweep(job)
+    return {
+        "event": "finished",
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "wall_s": wall,
+        "maxrss_kib": ru.ru_maxrss,
+        "killed_by": killed_by,
+    }
+
+
+def zygote_main(ctrl_fd):
+    import socket as _socket
+    sock = _socket.socket(fileno=ctrl_fd)
+    init, _, _ = _recv(sock)
+    if init is None:
+        return
+    set_dumpable(False)
+    failed = []
+    import numpy as np
+    for mod in init["preload"]:
+        try:
+            __import__(mod)
+        except Exception as exc:  # a missing optional module only limits what may be imported
+            failed.append(f"{mod}: {type(exc).__name__}")
+    import linecache
+    source = init["source"]
+    # Tracebacks show the submission's own lines without reading any file.
+    linecache.cache[init["filename"]] = (len(source), None, source.splitlines(True), init["filename"])
+    try:
+        code = compile(source, init["filename"], "exec", dont_inherit=True)
+    except BaseException as exc:  # the parent already checked the syntax; report anyway
+        _send(sock, {"event": "error", "message": f"compile failed: {exc!r}"})
+        return
+    abi, _ = landlock_abi()
+    _send(sock, {"event": "ready", "pid": os.getpid(), "uid": os.getuid(), "euid": os.geteuid(),
+                 "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
+                 "landlock_abi": abi, "arch": os.uname().machine,
+                 "python": sys.version.split()[0], "numpy": np.__version__,
+                 "preload_failed": failed})
+    while True:
+        msg, payload, fds = _recv(sock)
+        if msg is None or msg.get("op") == "quit":
+            return
+        if msg.get("op") != "run" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"event": "error", "message": "bad request"})
+            continue
+        job = dict(init["job"], **msg["job"], zygote_pid=os.getpid())
+        job["allowed"] = init["allowed"]
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            run_worker(job, code, payload, fds, np)
+        for fd in fds:
+            os.close(fd)
+        _send(sock, {"event": "started"})
+        _send(sock, _supervise(pid, job, sock))
+
+
+if __name__ == "__main__":
+    zygote_main(int(sys.argv[1]))

@@ -1,0 +1,459 @@
+"""Parent side of the sandbox: start the zygote, run cases, read results.
+
+`Sandbox` is a context manager owning one zygote for one submission. The
+strongest start-up strategy that works on this machine is chosen (namespaces
+as root, a user namespace otherwise, else a plain process) and the layers
+that are really in force are reported: launcher-level ones here, worker-level
+ones as the worker itself declared them before any submission code ran.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from . import child
+from .protocol import ResultReader
+from .records import ErrorInfo, Layer, ReturnedValue, RunOutcome, SandboxInfo, SandboxLimits
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (a grader fault, reported as JE)."""
+
+
+# Modules the harness itself needs after the worker has lost file access.
+HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
+                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
+                   "time", "socket", "builtins")
+
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+# Some machines need these for their OpenBLAS build to run correctly at all.
+PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+READY_TIMEOUT_S = 60.0
+FINISH_GRACE_S = 5.0
+DRAIN_S = 2.0
+
+
+def clean_environment() -> dict[str, str]:
+    """The only environment a submission sees."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    env.update({k: "1" for k in BLAS_THREAD_VARS})
+    env.update({k: os.environ[k] for k in PASSTHROUGH_VARS if k in os.environ})
+    return env
+
+
+def make_parent_nondumpable() -> bool:
+    """Stop same-uid processes from reading this process's memory via /proc or ptrace."""
+    return sys.platform.startswith("linux") and child.set_dumpable(False)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    mode: str
+    prefix: tuple[str, ...]
+    drop_uid: bool
+    namespaces: tuple[str, ...]
+
+
+def strategies(isolation: str = "auto") -> list[Strategy]:
+    """Start-up strategies to try, strongest first."""
+    linux = sys.platform.startswith("linux")
+    root = linux and os.geteuid() == 0
+    unshare = shutil.which("unshare") if linux else None
+    ns_flags = ("--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts")
+    out = []
+    if isolation == "auto" and unshare:
+        if root:
+            out.append(Strategy("namespaces", (unshare, *ns_flags, "--"), True,
+                                ("pid", "net", "mount", "ipc", "uts")))
+        else:
+            out.append(Strategy("user-namespace",
+                                (unshare, "--user", "--map-current-user", *ns_flags, "--"), False,
+                                ("user", "pid", "net", "mount", "ipc", "uts")))
+    out.append(Strategy("plain", (), root, ()))
+    return out
+
+
+def _encode_args(args: Sequence) -> tuple[list[dict], bytes]:
+    specs, chunks = [], []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            specs.append({"kind": "array", "shape": list(a.shape)})
+            chunks.append(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        else:
+            specs.append({"kind": "int", "value": int(a)})
+    return specs, b"".join(chunks)
+
+
+def _send(sock: socket.socket, header: dict, payload: bytes = b"", fds: Sequence[int] = ()) -> None:
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    prefix = struct.pack("<II", len(raw), len(payload))
+    if fds:
+        socket.send_fds(sock, [prefix], list(fds))
+    else:
+        sock.sendall(prefix)
+    sock.sendall(raw + payload)
+
+
+class _Messages:
+    """Length-prefixed JSON messages from the zygote (trusted, but bounded anyway)."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.closed = False
+
+    def feed(self, data: bytes) -> list[dict]:
+        if not data:
+            self.closed = True
+            return []
+        self.buf += data
+        out = []
+        while len(self.buf) >= 4:
+            (n,) = struct.unpack("<I", self.buf[:4])
+            if n > (1 << 20):
+                raise SandboxError("oversized message from the sandbox")
+            if len(self.buf) < 4 + n:
+                break
+            out.append(json.loads(bytes(self.buf[4:4 + n])))
+            del self.buf[:4 + n]
+        return out
+
+
+def _decode_text(data: bytes, total: int) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if total > len(data):
+        text += f"\n[... {total - len(data)} more bytes not shown ...]"
+    return text
+
+
+class Sandbox:
+    """One zygote for one submission; `run` judges one case in a fresh worker."""
+
+    def __init__(self, source: str, *, function: str, n_args: int, limits: SandboxLimits,
+                 allowed: dict, preload: Sequence[str], filename: str = "solution.py",
+                 isolation: str = "auto", python: str | None = None) -> None:
+        self.source = source
+        self.function = function
+        self.n_args = n_args
+        self.limits = limits
+        self.allowed = allowed
+        self.preload = tuple(dict.fromkeys((*HARNESS_MODULES, *preload)))
+        self.filename = filename
+        self.isolation = isolation
+        self.python = python or sys.executable
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self.messages = _Messages()
+        self.backlog: list[dict] = []
+        self.strategy: Strategy | None = None
+        self.ready: dict = {}
+        self.attempts: list[str] = []
+        self.worker_layers: dict | None = None
+
+    # --- life cycle ---------------------------------------------------------
+
+    def __enter__(self) -> "Sandbox":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start a zygote with the strongest strategy that works here."""
+        for strategy in strategies(self.isolation):
+            why = self._try_start(strategy)
+            if why is None:
+                self.strategy = strategy
+                return
+            self.attempts.append(f"{strategy.mode}: {why}")
+        raise SandboxError("could not start the sandbox: " + "; ".join(self.attempts))
+
+    def _try_start(self, strategy: Strategy) -> str | None:
+        parent, kid = socket.socketpair()
+        errlog = tempfile.TemporaryFile()
+        cmd = [*strategy.prefix, self.python, "-I", "-c", self._child_source(), str(kid.fileno())]
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=errlog, pass_fds=(kid.fileno(),), env=clean_environment(),
+                                    cwd="/", start_new_session=True)
+        except OSError as exc:
+            parent.close()
+            kid.close()
+            return f"cannot execute: {exc}"
+        finally:
+            kid.close()
+        self.proc, self.sock, self.messages, self.backlog = proc, parent, _Messages(), []
+        try:
+            _send(parent, {"source": self.source, "filename": self.filename,
+                           "preload": list(self.preload), "allowed": self.allowed,
+                           "job": self._job_defaults(strategy)})
+            msg = self._next_message(time.monotonic() + READY_TIMEOUT_S)
+        except (OSError, SandboxError) as exc:
+            msg = {"event": "error", "message": str(exc)}
+        if msg.get("event") == "ready":
+            self.ready = msg
+            return None
+        self._kill()
+        errlog.seek(0)
+        tail = errlog.read()[-500:].decode("utf-8", "replace").strip().splitlines()
+        return (tail[-1] if tail else msg.get("message", "no answer")).strip()
+
+    def _child_source(self) -> str:
+        return Path(child.__file__).read_text(encoding="utf-8")
+
+    def _job_defaults(self, strategy: Strategy) -> dict:
+        linux = sys.platform.startswith("linux")
+        return {"function": self.function, "filename": self.filename,
+                "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s,
+                "memory_bytes": self.limits.memory_bytes,
+                "layers": {"landlock": linux, "seccomp": linux}}
+
+    def close(self) -> None:
+        if self.sock is not None:
+            try:
+                _send(self.sock, {"op": "quit"})
+            except OSError:
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self._kill()
+
+    def _kill(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _next_message(self, deadline: float) -> dict:
+        while not self.backlog:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxError("the sandbox did not answer in time")
+            self.sock.settimeout(remaining)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                raise SandboxError("the sandbox did not answer in time") from None
+            finally:
+                self.sock.settimeout(None)
+            if not data:
+                raise SandboxError("the sandbox process ended unexpectedly")
+            self.backlog += self.messages.feed(data)
+        return self.backlog.pop(0)
+
+    # --- info -----------------------------------------------------------------
+
+    def info(self) -> SandboxInfo:
+        """Layers in force, as far as they are known (complete after the first run)."""
+        s, r = self.strategy, self.ready
+        linux = sys.platform.startswith("linux")
+        root = linux and os.geteuid() == 0
+        layers = [
+            Layer("fresh_interpreter", "active",
+                  f"{Path(self.python).name} -I started by subprocess; one forked worker per case"),
+            Layer("clean_environment", "active", "PATH, locale and single-thread BLAS variables only"),
+            Layer("single_threaded_blas", "active", "OPENBLAS/OMP/MKL_NUM_THREADS=1"),
+            Layer("wall_clock_limit", "active", f"{self.limits.wall_s:g} s per case, then SIGKILL"),
+        ]
+        ns_detail = f"{s.mode}: " + "; ".join(self.attempts) if self.attempts else s.mode
+        in_pid_ns = bool(r.get("pid_namespace"))
+        only_lo = r.get("net_interfaces") in (["lo"], [])
+        layers.append(Layer("pid_namespace", "active" if in_pid_ns else "unavailable",
+                            "zygote is PID 1; leftovers killed after each case" if in_pid_ns else ns_detail))
+        layers.append(Layer("network_namespace", "active" if "net" in s.namespaces and only_lo else "unavailable",
+                            "only a loopback interface" if "net" in s.namespaces and only_lo else ns_detail))
+        wl = self.worker_layers or {}
+        for name, missing in (("rlimits", "not reported yet"),
+                              ("uid_drop", "the grader is not root" if not root else "not reported yet"),
+                              ("landlock", "not Linux" if not linux else "not reported yet"),
+                              ("seccomp", "not Linux" if not linux else "not reported yet")):
+            status, detail = wl.get(name, ("unavailable", missing))
+            layers.append(Layer(name, "active" if status == "active" else "unavailable", detail))
+        layers.append(Layer("parent_nondumpable", "active" if linux else "unavailable",
+                            "PR_SET_DUMPABLE=0 on grader and zygote" if linux else "not Linux"))
+        return SandboxInfo(mode=s.mode if s else "none", layers=tuple(layers))
+
+    def set_time_limits(self, cpu_s: float, wall_s: float) -> None:
+        """Limits for the following runs (after the speed probe has scaled them)."""
+        self.limits = replace(self.limits, cpu_s=cpu_s, wall_s=wall_s)
+
+    def probe(self, repeats: int = 5) -> float:
+        """Median CPU seconds of the speed probe, run in workers like a submission."""
+        times = []
+        for _ in range(repeats):
+            out = self.run([], None, mode="probe")
+            if out.probe_s is None:
+                raise SandboxError(f"the speed probe failed (status {out.status}, exit {out.exit_code})")
+            times.append(out.probe_s)
+        return sorted(times)[len(times) // 2]
+
+    # --- running a case ------------------------------------------------------------
+
+    def _uid(self) -> int | None:
+        if self.strategy is None or not self.strategy.drop_uid:
+            return None
+        return SANDBOX_UID_RANGE[0] + secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0])
+
+    def run(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run") -> RunOutcome:
+        """Run the submission on `args` in a fresh worker; `mode="load"` only imports it."""
+        if self.proc is None:
+            self.start()
+        specs, payload = _encode_args(args)
+        job = {"mode": mode, "args": specs, "drop_uid": self._uid(),
+               "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s}
+        res_r, res_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            _send(self.sock, {"op": "run", "job": job}, payload, (res_w, out_w, err_w))
+        except OSError as exc:
+            for fd in (res_r, res_w, out_r, out_w, err_r, err_w):
+                os.close(fd)
+            self._kill()
+            raise SandboxError(f"could not reach the sandbox: {exc}") from None
+        for fd in (res_w, out_w, err_w):
+            os.close(fd)
+        try:
+            return self._collect(res_r, out_r, err_r, expected_shape)
+        except SandboxError:
+            self._kill()
+            raise
+        finally:
+            for fd in (res_r, out_r, err_r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def _collect(self, res_r: int, out_r: int, err_r: int, expected_shape) -> RunOutcome:
+        lim = self.limits
+        reader = ResultReader(expected_shape=expected_shape, body_cap=lim.result_bytes)
+        captured = {out_r: bytearray(), err_r: bytearray()}
+        totals = {out_r: 0, err_r: 0}
+        finished: dict | None = None
+        flood_killed = False
+        sel = selectors.DefaultSelector()
+        for fd in (res_r, out_r, err_r):
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        sel.register(self.sock, selectors.EVENT_READ)
+        pending, self.backlog = self.backlog, []
+        deadline = time.monotonic() + lim.wall_s + FINISH_GRACE_S
+        open_pipes = {res_r, out_r, err_r}
+        try:
+            while True:
+                for msg in pending:
+                    if msg.get("event") == "finished":
+                        finished = msg
+                        deadline = min(deadline, time.monotonic() + DRAIN_S)
+                    elif msg.get("event") == "error":
+                        raise SandboxError(f"sandbox error: {msg.get('message')}")
+                pending = []
+                if finished is not None and not open_pipes:
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if finished is not None:
+                        break  # a leftover process still holds a pipe: stop reading it
+                    raise SandboxError("the sandbox did not report the end of the case in time")
+                for key, _ in sel.select(timeout=remaining):
+                    if key.fileobj is self.sock:
+                        data = self.sock.recv(65536)
+                        if not data:
+                            raise SandboxError("the sandbox process ended unexpectedly")
+                        pending += self.messages.feed(data)
+                        continue
+                    fd = key.fd
+                    try:
+                        data = os.read(fd, 1 << 20)
+                    except BlockingIOError:
+                        continue
+                    if not data:
+                        sel.unregister(fd)
+                        open_pipes.discard(fd)
+                        continue
+                    if fd == res_r:
+                        reader.feed(data)
+                        continue
+                    totals[fd] += len(data)
+                    room = lim.capture_bytes - len(captured[fd])
+                    if room > 0:
+                        captured[fd] += data[:room]
+                    if not flood_killed and totals[out_r] + totals[err_r] > lim.flood_bytes:
+                        flood_killed = True
+                        _send(self.sock, {"op": "kill", "reason": "output"})
+        finally:
+            sel.close()
+        reader.finish()
+        return self._outcome(finished, reader, captured, totals, out_r, err_r)
+
+    def _outcome(self, fin: dict, reader: ResultReader, captured, totals, out_r, err_r) -> RunOutcome:
+        layers = reader.layers()
+        if layers is not None and self.worker_layers is None:
+            self.worker_layers = layers
+        frame = reader.result()
+        status, value, error, detail, probe_s = "no_result", None, None, "", None
+        if reader.error:
+            status, detail = "protocol_error", reader.error
+        elif frame is not None:
+            h = frame.header
+            status = str(h.get("status", "protocol_error"))
+            if status == child.STATUS_OK:
+                value = _returned_value(h, reader)
+            elif isinstance(h.get("error"), dict):
+                error = _error_info(h["error"])
+            elif status == "probe" and isinstance(h.get("seconds"), float):
+                probe_s = h["seconds"]
+            detail = str(h.get("message", "") or h.get("type", ""))[:2000]
+        return RunOutcome(
+            status=status, exit_code=fin.get("exit_code"), signal=fin.get("signal"),
+            cpu_s=float(fin.get("cpu_s", 0.0)), wall_s=float(fin.get("wall_s", 0.0)),
+            maxrss_kib=int(fin.get("maxrss_kib", 0)), killed_by=fin.get("killed_by"),
+            value=value, error=error, detail=detail,
+            stdout=_decode_text(bytes(captured[out_r]), totals[out_r]),
+            stderr=_decode_text(bytes(captured[err_r]), totals[err_r]),
+            output_bytes=totals[out_r] + totals[err_r],
+            result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s)
+
+
+def _returned_value(h: dict, reader: ResultReader) -> ReturnedValue:
+    shape = h.get("shape")
+    shape_t = tuple(shape) if isinstance(shape, list) and all(isinstance(d, int) for d in shape) else None
+    return ReturnedValue(type=str(h.get("type", "?"))[:200],
+                         dtype=str(h["dtype"])[:100] if "dtype" in h else None,
+                         shape=shape_t, array=reader.result_array())
+
+
+def _error_info(e: dict) -> ErrorInfo:
+    tb = e.get("traceback") if isinstance(e.get("traceback"), list) else []
+    line = e.get("line") if isinstance(e.get("line"), int) and not isinstance(e.get("line"), bool) else None
+    return ErrorInfo(type=str(e.get("type", "?"))[:200], message=str(e.get("message", ""))[:child.TEXT_CAP + 10],
+                     traceback=tuple(str(x)[:child.TEXT_CAP + 10] for x in tb[:child.TRACEBACK_LINES + 1]),
+                     line=line)

@@ -1,0 +1,149 @@
+"""Parent side of the result channel: a strict, bounded frame reader.
+
+The worker is untrusted after the moment submission code starts, so every
+byte it sends is validated here before it is used: the header size is capped,
+the header is JSON (never pickle), and a body is accepted only when the header
+declares a float64 array of exactly the expected shape whose byte count is
+consistent and under the size cap. Anything else is recorded as a protocol
+error and the remaining bytes are counted but not stored.
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .child import HEADER_CAP, MAGIC
+
+_PREFIX = len(MAGIC) + 4
+
+
+@dataclass
+class Frame:
+    header: dict
+    body: bytes = b""
+
+
+@dataclass
+class ResultReader:
+    """Incremental parser for the frames a worker writes on fd 3."""
+
+    expected_shape: tuple[int, ...] | None
+    body_cap: int
+    frames: list[Frame] = field(default_factory=list)
+    error: str | None = None
+    stopped: str | None = None      # "wrong_shape" or "too_large": header kept, body skipped
+    discarded: int = 0
+    _buf: bytearray = field(default_factory=bytearray)
+    _pending: dict | None = None
+    _need: int = 0
+
+    def feed(self, data: bytes) -> None:
+        if self.error or self.stopped:
+            self.discarded += len(data)
+            return
+        self._buf += data
+        while not self.error and not self.stopped and self._step():
+            pass
+
+    def _fail(self, why: str) -> bool:
+        self.error = why
+        self.discarded += len(self._buf)
+        self._buf.clear()
+        return False
+
+    def _stop(self, header: dict, why: str) -> None:
+        self.frames.append(Frame(header))
+        self.stopped = why
+        self.discarded += len(self._buf)
+        self._buf.clear()
+
+    def _step(self) -> bool:
+        if self._pending is not None:
+            if len(self._buf) < self._need:
+                return False
+            body = bytes(self._buf[:self._need])
+            del self._buf[:self._need]
+            self.frames.append(Frame(self._pending, body))
+            self._pending = None
+            return True
+        if len(self._buf) < _PREFIX:
+            return False
+        if bytes(self._buf[:len(MAGIC)]) != MAGIC:
+            return self._fail("the result channel does not start with a frame marker")
+        (hlen,) = struct.unpack("<I", self._buf[len(MAGIC):_PREFIX])
+        if hlen > HEADER_CAP:
+            return self._fail(f"frame header of {hlen} bytes is over the {HEADER_CAP}-byte cap")
+        if len(self._buf) < _PREFIX + hlen:
+            return False
+        try:
+            header = json.loads(bytes(self._buf[_PREFIX:_PREFIX + hlen]).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return self._fail("frame header is not valid JSON")
+        if not isinstance(header, dict) or header.get("kind") not in ("layers", "result"):
+            return self._fail("frame header has no valid 'kind'")
+        del self._buf[:_PREFIX + hlen]
+        nbytes = self._body_size(header)
+        if nbytes is None:
+            return False
+        if nbytes:
+            self._pending, self._need = header, nbytes
+        else:
+            self.frames.append(Frame(header))
+        return True
+
+    def _body_size(self, header: dict) -> int | None:
+        """Bytes of body that follow `header`; None after recording why not."""
+        if "nbytes" not in header:
+            return 0
+        nbytes, shape = header.get("nbytes"), header.get("shape")
+        if header.get("kind") != "result" or header.get("dtype") != "float64":
+            self._fail("a body was announced for something that is not a float64 result")
+            return None
+        if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                  for d in shape) and len(shape) <= 32):
+            self._fail("the announced shape is not a list of non-negative integers")
+            return None
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes != 8 * math.prod(shape):
+            self._fail("the announced byte count does not match the announced shape")
+            return None
+        if nbytes > self.body_cap:
+            self._stop(header, "too_large")
+            return None
+        if self.expected_shape is not None and tuple(shape) != tuple(self.expected_shape):
+            # The verdict (wrong shape) needs the header only: never read the body.
+            self._stop(header, "wrong_shape")
+            return None
+        return nbytes
+
+    def finish(self) -> None:
+        """Call at end of stream: a half-received frame is a protocol error."""
+        if self.error:
+            return
+        if self._pending is not None:
+            self._fail("the result body was cut short (the process ended mid-write)")
+        elif self._buf:
+            self._fail("incomplete frame at the end of the result channel")
+
+    # --- views used by the sandbox -----------------------------------------
+
+    def layers(self) -> dict | None:
+        first = self.frames[0] if self.frames else None
+        if first is not None and first.header.get("kind") == "layers":
+            return first.header.get("layers")
+        return None
+
+    def result(self) -> Frame | None:
+        results = [f for f in self.frames if f.header.get("kind") == "result"]
+        if len(results) > 1 and not self.error:
+            self.error = "more than one result frame"
+        return results[0] if results else None
+
+    def result_array(self) -> np.ndarray | None:
+        frame = self.result()
+        if frame is None or not frame.body or self.expected_shape is None:
+            return None
+        return np.frombuffer(frame.body, dtype="<f8").reshape(self.expected_shape).astype(np.float64)

@@ -1,0 +1,165 @@
+"""Reading a submission and checking it statically (the "compile" step).
+
+Nothing here executes submission code: the source is decoded, parsed with
+`ast`, and inspected. Problems with the *file* (missing, a directory,
+unreadable) are the caller's mistake and raise SubmissionUnreadable (exit 2);
+problems with its *content* are compilation errors (CE) with a message that
+says what to fix.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .spec import ProblemSpec
+
+
+class SubmissionUnreadable(OSError):
+    """The path cannot be judged at all (missing, directory, permission)."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    path: Path
+    display_name: str
+    raw: bytes
+    source: str          # Python source to run (extracted from a notebook if needed)
+    kind: str            # "python" or "notebook"
+    line_map: tuple[str, ...] = ()  # for notebooks: "cell 3, line 2" per source line
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class StaticCheck:
+    ok: bool
+    message: str                     # empty when ok
+    line: int | None = None
+    imports: tuple[str, ...] = ()    # modules imported outside `if __name__ == "__main__"`
+
+
+def read_submission(path: Path, max_bytes: int) -> tuple[Submission | None, StaticCheck]:
+    """Read `path`. File-level failures raise; content failures return a CE check."""
+    path = Path(path)
+    if not path.exists():
+        raise SubmissionUnreadable(f"{path}: no such file")
+    if path.is_dir():
+        raise SubmissionUnreadable(f"{path}: is a directory, not a Python file")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise SubmissionUnreadable(f"{path}: cannot read ({exc.strerror or exc})") from None
+    name = path.name
+    if len(raw) > max_bytes:
+        return None, StaticCheck(False, f"the file is larger than the {max_bytes // 1024} KiB limit for a submission")
+    if not raw.strip():
+        return None, StaticCheck(False, "the file is empty: define vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)")
+    if b"\0" in raw:
+        return None, StaticCheck(False, "the file contains NUL bytes: it looks like a binary file, not Python source")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, StaticCheck(False, f"the file is not valid UTF-8 (byte {exc.start}): save it as UTF-8 text")
+    text = text.removeprefix("\ufeff")
+    if name.endswith(".ipynb"):
+        from .notebook import NotebookError, extract_code
+        try:
+            source, line_map = extract_code(text)
+        except NotebookError as exc:
+            return None, StaticCheck(False, f"cannot read the notebook: {exc}")
+        return Submission(path, name, raw, source, "notebook", line_map), StaticCheck(True, "")
+    return Submission(path, name, raw, text, "python"), StaticCheck(True, "")
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` blocks never run when graded, so they are not checked."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    t = node.test
+    names = [t.left, *t.comparators]
+    return (len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)
+            and any(isinstance(n, ast.Name) and n.id == "__name__" for n in names)
+            and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in names))
+
+
+def _imports(tree: ast.Module) -> list[tuple[str, int, int]]:
+    """(module, line, level) for every import outside main guards."""
+    found = []
+    stack = [n for n in tree.body if not _is_main_guard(n)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno, 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            found.append((base, node.lineno, node.level))
+            # `from numpy import linalg` may name a submodule: check it too.
+            found += [(f"{base}.{a.name}", node.lineno, node.level) for a in node.names
+                      if base and a.name != "*"]
+        stack.extend(c for c in ast.iter_child_nodes(node) if not (isinstance(c, ast.stmt) and _is_main_guard(c)))
+    return sorted(found, key=lambda t: t[1])
+
+
+def _function_problem(tree: ast.Module, spec: ProblemSpec) -> tuple[str, int | None] | None:
+    name, wanted = spec.function, spec.parameter_names
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    assigned = any(isinstance(n, (ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Import, ast.ClassDef))
+                   and name in {getattr(t, "id", None) for t in getattr(n, "targets", [getattr(n, "target", None)])}
+                   for n in tree.body)
+    if not defs:
+        if assigned:
+            return None  # defined some other way: the load step checks it at run time
+        hint = ""
+        others = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if others:
+            hint = f" (found: {', '.join(others[:5])})"
+        return f"no top-level function named {name}{hint}", None
+    fn = defs[-1]
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return f"{name} must be a plain function, not 'async def'", fn.lineno
+    a = fn.args
+    positional = [p.arg for p in a.posonlyargs + a.args]
+    required_kwonly = [k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+    if required_kwonly:
+        return (f"{name} has keyword-only parameters without defaults ({', '.join(required_kwonly)}); "
+                f"it is called with 8 positional arguments"), fn.lineno
+    n_required = len(positional) - len(a.defaults)
+    if a.vararg is None and len(positional) < len(wanted):
+        return (f"{name} takes {len(positional)} positional parameter(s) but is called with "
+                f"{len(wanted)}: ({', '.join(wanted)})"), fn.lineno
+    if n_required > len(wanted):
+        return (f"{name} requires {n_required} arguments but is called with {len(wanted)}: "
+                f"({', '.join(wanted)})"), fn.lineno
+    return None
+
+
+def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
+    """Syntax, imports and the entry point's signature, in that order."""
+    try:
+        tree = ast.parse(submission.source, filename=submission.display_name)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "unknown line"
+        text = (exc.text or "").strip()
+        shown = f": {text}" if text else ""
+        return StaticCheck(False, f"syntax error at {where}: {exc.msg}{shown}", exc.lineno)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return StaticCheck(False, f"the source cannot be parsed: {type(exc).__name__}: {exc}")
+    imports = _imports(tree)
+    allowed = spec.allowed_imports
+    for module, line, level in imports:
+        if level:
+            return StaticCheck(False, "relative imports are not possible: submit a single file", line)
+        if not allowed.allows(module):
+            stdlib = ", ".join(allowed.stdlib)
+            return StaticCheck(False, f"import of '{module}' is not allowed (line {line}); allowed: NumPy "
+                                      f"and the standard-library modules {stdlib}", line)
+    problem = _function_problem(tree, spec)
+    if problem:
+        return StaticCheck(False, problem[0], problem[1])
+    mods = tuple(dict.fromkeys(m for m, _, _ in imports))
+    return StaticCheck(True, "", None, mods)
