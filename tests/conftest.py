@@ -1,0 +1,34 @@
+"""Shared fixtures: the bundle under test and a runner for the real CLI."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader.bundle import open_bundle  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def bundle():
+    return open_bundle(ROOT)
+
+
+@pytest.fixture(scope="session")
+def spec(bundle):
+    return bundle.spec
+
+
+def run_cli(*args: str, timeout: float = 600, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m grader ARGS` exactly as a user would."""
+    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, input=input)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
