@@ -120,12 +120,12 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
         text = describe_exception(err, show_message)
         hint = {"SystemExit": " (sys.exit() or exit() was called: return the array instead)",
                 "KeyboardInterrupt": " (KeyboardInterrupt was raised)",
-                "RecursionError": " (infinite or too deep recursion)",
-                # The starter raises it: tell a learner what to do, not that the grader crashed.
-                "NotImplementedError": (f" - {ctx.function} is not implemented yet: write its body "
-                                        "as statement.md describes, then run "
-                                        "`python -m grader grade solution.py --tests sample`")
-                }.get(err.type if err else "", "")
+                "RecursionError": " (infinite or too deep recursion)"}.get(err.type if err else "", "")
+        if err is not None and err.type == "NotImplementedError":
+            # The starter raises it: tell a learner what to do before the traceback.
+            return Decision("RE", "run", f"{ctx.function} is not implemented yet (it raised "
+                            f"NotImplementedError{_where(err)}): write its body as statement.md "
+                            "describes, then check it with `python -m grader grade solution.py --tests sample`")
         return Decision("RE", "run", f"{ctx.function} raised {text}{hint}")
     if out.status == "protocol_error":
         return Decision("RE", "run", f"the result channel was corrupted ({out.detail}); "
