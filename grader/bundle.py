@@ -8,6 +8,7 @@ without hidden cases; `Bundle.flavour` says which one we have.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -64,6 +65,9 @@ class Bundle:
             raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
         spec = importlib.util.spec_from_file_location(f"_vit_reference_{name}", path)
         module = importlib.util.module_from_spec(spec)
+        # dataclasses (reference/variants.py) look their module up in sys.modules while the
+        # class body runs, so the module must be registered before it executes.
+        sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         return module
 
