@@ -88,6 +88,32 @@ def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
     print("all test cases satisfy the constraints" if not problems else f"{len(problems)} problem(s)")
     return 1 if problems else 0
 
+def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .statement import StatementError, statement_diffs, write_statement
+    try:
+        if args.check:
+            diffs = statement_diffs(bundle)
+            for d in diffs:
+                print(f"statement.md: block '{d.name}' disagrees with {d.source}")
+            print("statement.md agrees with the test cases and problem.yaml" if not diffs
+                  else f"{len(diffs)} block(s) differ: run `python -m grader statement`")
+            return 1 if diffs else 0
+        changed = write_statement(bundle)
+    except StatementError as exc:
+        raise CannotJudge(str(exc)) from None
+    print(f"{'rewrote' if changed else 'unchanged:'} the generated blocks of {bundle.statement}")
+    return 0
+
+def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .tolerance import measure, render_doc, render_table, write_doc
+    evidence = measure(bundle, extra_seeds=args.seeds)
+    print(render_table(evidence))
+    if args.write:
+        command = "python -m grader tolerance --write" + (f" --seeds {args.seeds}" if args.seeds else "")
+        path = write_doc(bundle, render_doc(evidence, command))
+        print(f"wrote {path}")
+    return 0 if evidence.bar_met else 1
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -114,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check every test case against the constraints")
     val.add_argument("dir", nargs="?", help="a testcases folder (default: the bundle's)")
     val.set_defaults(func=cmd_validate)
+
+    st = sub.add_parser("statement", help="regenerate statement.md's generated blocks (examples, limits, ...)")
+    st.add_argument("--check", action="store_true", help="only check them; exit 1 if any block disagrees")
+    st.set_defaults(func=cmd_statement)
+
+    tol = sub.add_parser("tolerance", help="measure honest and wrong submissions' errors; check the tolerance bar")
+    tol.add_argument("--write", action="store_true", help="also write the evidence to docs/tolerance.md")
+    tol.add_argument("--seeds", type=int, default=0, metavar="K",
+                     help="also measure on K freshly generated hidden sets (seeds 1..K)")
+    tol.set_defaults(func=cmd_tolerance)
     return parser
 
 COMMANDS: dict[str, Callable] = {}

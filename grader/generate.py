@@ -114,12 +114,16 @@ SAMPLES: tuple[tuple[str, str, str, Inputs], ...] = (
       "Wo": _I2, "W1": _I2, "W2": _I2}),
     ("02-two-heads",
      "Example 2: two heads of width 1; the constant third token is normalised to zero.",
-     "",
+     "The third token [1,1] is constant, so LayerNorm maps it to zeros: its query gives every key "
+     "the same score, and the values it averages (about [1,-1], [-1,1] and [0,0]) cancel. "
+     "Both residual paths then add zero, so it comes out unchanged.",
      {"x": [[[1, 0], [0, 1], [1, 1]]], "num_heads": 2, "Wq": [[0, 1], [1, 0]], "Wk": _I2,
       "Wv": _I2, "Wo": _I2, "W1": _I2, "W2": _I2}),
     ("03-batch-of-two",
      "Example 3: a batch of two sequences and non-identity weights.",
-     "",
+     "The second sequence is the first plus a per-token constant ([1,1] and [-1,-1]). LayerNorm "
+     "removes such a constant, so both sub-blocks add the same updates to both sequences and the "
+     "outputs differ by exactly that constant.",
      {"x": [[[1, -1], [0, 2]], [[2, 0], [-1, 1]]], "num_heads": 1,
       "Wq": [[1, 0], [0, 0.5]], "Wk": [[0.5, 0], [0, 1]], "Wv": [[1, 0.25], [-0.5, 1]],
       "Wo": [[1, 0], [0.5, 1]], "W1": [[1, -0.5], [0.5, 1]], "W2": [[0.5, 0], [0, 1]]}),
