@@ -171,6 +171,7 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions()) ->
     preload = [*spec.allowed_imports.all_modules(), *compiled_check.imports]
     started = time.monotonic()
     results: list[CaseResult] = []
+    returned: dict = {}   # case name -> ReturnedValue, for the diagnosis
     complete = True
     try:
         with Sandbox(sub.source, function=spec.function, n_args=len(spec.parameters),
@@ -196,6 +197,7 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions()) ->
                     results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
                     continue
                 results.append(check_step(spec, case, out, ctx))
+                returned[case.name] = out.value
                 if options.stop_after_failure and results[-1].verdict != "AC":
                     complete = False
                     break
@@ -204,4 +206,8 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions()) ->
         compiled = CompileResult("JE", f"the sandbox could not be started: {exc}")
         results = [not_run(spec, c, "JE", "run", compiled.message) for c in cases]
         return _report(bundle, options, results, compiled, sub)
-    return _report(bundle, options, results, compiled, sub, info, limits, complete)
+    report = _report(bundle, options, results, compiled, sub, info, limits, complete)
+    if not options.diagnose:
+        return report
+    from .diagnose import diagnose
+    return diagnose(report, bundle, cases, returned)

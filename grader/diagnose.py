@@ -1,0 +1,345 @@
+"""Feedback that teaches: where a wrong answer diverges, what the group pattern
+says, and which known mistake (if any) the submission reproduces.
+
+Three independent pieces, assembled by `diagnose` after all cases ran:
+
+- `locate`: for one wrong array, how many values are off and whether they are
+  everywhere or confined to some batches, tokens, heads' column ranges or
+  channels (positions only: safe for hidden cases).
+- `read_groups`: one sentence interpreting which groups pass and fail (each
+  group isolates part of the block; see problem.yaml tests.groups).
+- fingerprint.fingerprint: the catalogue mistakes consistent with the outputs.
+
+Nothing here ever puts an input, expected or received value of a hidden case
+into the report: patterns are counts and indices, fingerprints are ids.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .bundle import Bundle
+from .cases import TestCase
+from .fingerprint import (SAMPLE_FILE, Fingerprint, LiveOutputs, MistakeOutputs, Observation,
+                          StoredOutputs, fingerprint, read_sample_file)
+from .mistakes import CATALOGUE, PARTS
+from .verdict import CaseResult, GradeReport, GroupResult
+
+AXES = ("batches", "tokens", "heads", "channels")
+SENTENCE_RANGES = 4          # ranges spelled out in a sentence before "..."
+
+
+# --- where a wrong answer diverges -----------------------------------------------------
+
+def ranges(mask: np.ndarray) -> list[list[int]]:
+    """Indices where `mask` is true, as inclusive [start, end] runs: [F,T,T,F,T] -> [[1,2],[4,4]]."""
+    idx = np.flatnonzero(mask)
+    if idx.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(idx) > 1)
+    starts = np.concatenate(([idx[0]], idx[breaks + 1]))
+    ends = np.concatenate((idx[breaks], [idx[-1]]))
+    return [[int(s), int(e)] for s, e in zip(starts, ends)]
+
+
+def _spell(runs: list[list[int]]) -> str:
+    parts = [f"{s}" if s == e else f"{s}-{e}" for s, e in runs[:SENTENCE_RANGES]]
+    return ", ".join(parts) + (", ..." if len(runs) > SENTENCE_RANGES else "")
+
+
+def off_mask(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """True where a value fails the comparison (NaN and inf always fail)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return ~(np.abs(got - expected) <= atol + rtol * np.abs(expected))
+
+
+def locate(got: np.ndarray, expected: np.ndarray, num_heads: int, rtol: float, atol: float) -> dict[str, Any]:
+    """Where the values outside the tolerance sit, as data plus one sentence.
+
+    Head h owns columns h*d_h .. (h+1)*d_h - 1 of the output (the residual
+    stream keeps the attention output's column layout only through Wo, so a
+    head-confined error means the error entered after the merge or Wo is
+    block-structured; the sentence states positions, not causes).
+    """
+    off = off_mask(got, expected, rtol, atol)
+    B, N, D = off.shape
+    H = num_heads if num_heads >= 1 and D % num_heads == 0 else 1
+    rows = off.any(axis=2)                                   # (B, N)
+    marks = {"batches": rows.any(axis=1), "tokens": rows.any(axis=0),
+             "heads": off.reshape(B, N, H, D // H).any(axis=(0, 1, 3)), "channels": off.any(axis=(0, 1))}
+    sizes = {"batches": B, "tokens": N, "heads": H, "channels": D}
+    n_off = int(off.sum())
+    confined = []
+    if n_off:
+        if B > 1 and not marks["batches"].all():
+            confined.append("batches")
+        # within the affected batches, some token rows are clean
+        if int(rows.sum()) < int(marks["batches"].sum()) * N:
+            confined.append("tokens")
+        if H > 1 and not marks["heads"].all():
+            confined.append("heads")
+        # within the affected heads, some channels are clean
+        if int(marks["channels"].sum()) < int(marks["heads"].sum()) * (D // H):
+            confined.append("channels")
+    scope = "none" if not n_off else ("confined" if confined else ("everywhere" if n_off == off.size else "spread"))
+    pattern: dict[str, Any] = {
+        "off": n_off, "total": int(off.size), "nonfinite": int((~np.isfinite(got)).sum()),
+        "shape": [B, N, D], "num_heads": H, "scope": scope, "confined_to": confined,
+        **{axis: ranges(marks[axis]) for axis in AXES},
+    }
+    pattern["sentence"] = _pattern_sentence(pattern, sizes)
+    return pattern
+
+
+def _pattern_sentence(p: dict[str, Any], sizes: Mapping[str, int]) -> str:
+    nonfinite = f" ({p['nonfinite']} of them NaN or infinite)" if p["nonfinite"] else ""
+    head = f"{p['off']} of {p['total']} values are off{nonfinite}"
+    if p["scope"] == "none":
+        return "No value is outside the tolerance."
+    if p["scope"] == "everywhere":
+        return f"Every value is off ({p['off']} of {p['total']}{nonfinite[:-1] + ')' if nonfinite else ')'}: " \
+               "the error is not confined to some tokens, heads or batches."
+    if p["scope"] == "spread":
+        return f"{head}, spread over every batch, token and head."
+    d_h = sizes["channels"] // sizes["heads"]
+    where = []
+    for axis in p["confined_to"]:
+        runs = p[axis]
+        if axis == "heads":
+            cols = ", ".join(f"{s * d_h}-{(e + 1) * d_h - 1}" for s, e in runs[:SENTENCE_RANGES])
+            where.append(f"head{'s' if runs != [[runs[0][0]] * 2] else ''} {_spell(runs)} "
+                         f"(columns {cols}) of {sizes['heads']}")
+        else:
+            singular = {"batches": "batch", "tokens": "token", "channels": "channel"}[axis]
+            label = singular if runs == [[runs[0][0]] * 2] else axis
+            where.append(f"{label} {_spell(runs)} of {sizes[axis]}")
+    return f"{head}, only in {' and '.join(where)}; the rest is right."
+
+
+# --- what the group pattern says -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class GroupReading:
+    parts: tuple[str, ...]     # keys of mistakes.PARTS the pattern points at (may be empty)
+    text: str                  # one sentence
+
+
+def _only(failed: set[str], name: str, others_ok: bool) -> bool:
+    return failed == {name} and others_ok
+
+
+def read_groups(groups: Sequence[GroupResult], tests: Sequence[CaseResult], flavour: str) -> GroupReading | None:
+    """One sentence interpreting which groups pass and which fail; None when all pass."""
+    ran = {g.name: g.verdict for g in groups}
+    failed = {n for n, v in ran.items() if v == "WA"}
+    passed = {n for n, v in ran.items() if v == "AC"}
+    other = {n: v for n, v in ran.items() if v not in ("AC", "WA")}
+    if not failed and not other:
+        return None
+    if not failed:
+        return _read_other_verdicts(other)
+    others_ok = not other
+    if set(ran) == {"sample"}:
+        return _read_samples(tests, flavour)
+    hidden_failed = failed - {"sample"}
+    rules: list[tuple[bool, tuple[str, ...], str]] = [
+        (_only(hidden_failed, "stability", others_ok) and "sample" not in failed, ("softmax_stability",),
+         "Only the stability tests (attention scores in the thousands) fail: the softmax overflows."),
+        (_only(hidden_failed, "layernorm_eps", others_ok), ("layer_norm",),
+         "Only the near-constant tokens (variance below eps) fail: look at eps and the variance in layer norm."),
+        (_only(hidden_failed, "mlp_width", others_ok), ("mlp",),
+         "Only the tests with an MLP width M other than 4D fail: take M from W1.shape[1]."),
+        (_only(hidden_failed, "batch", others_ok), ("attention_scores",),
+         "Only the tests with several sequences fail: sequences of a batch must not attend to each other."),
+        (_only(hidden_failed, "realistic", others_ok), ("precision",),
+         "Only the large ViT-Tiny-sized test fails: look for a size-dependent assumption or lost precision."),
+        ({"attention_only", "mlp_only"} <= passed, ("block_structure",),
+         "attention_only and mlp_only pass but the full block fails: each path is right alone, so look at "
+         "how they connect (the MLP reads y, the first residual's output, and adds it back)."),
+        ("attention_only" in passed and "mlp_only" in failed, ("activation", "mlp"),
+         "attention_only passes but mlp_only fails: the attention path is right and the error is in the "
+         "MLP path (second layer norm, W1, GELU, W2, second residual)."),
+        ("mlp_only" in passed and "single_head" in passed and "multi_head" in failed, ("heads", "attention_scores"),
+         "mlp_only and single_head pass but multi_head fails: the error appears only with several heads "
+         "(splitting and merging heads, or the per-head scale)."),
+        ("mlp_only" in passed and "single_token" in passed and "attention_only" in failed,
+         ("attention_scores", "heads"),
+         "mlp_only and single_token (N = 1) pass but attention_only fails: the value path is right and the "
+         "attention weights are wrong (Q and K, the scale, the softmax axis, the heads)."),
+        ("mlp_only" in passed and "attention_only" in failed, ("attention_scores", "heads"),
+         "mlp_only passes but attention_only fails: the error is in the attention path "
+         "(first layer norm, Q/K/V, softmax, heads, Wo, first residual)."),
+        ({"attention_only", "mlp_only"} <= failed, ("layer_norm", "block_structure", "precision"),
+         "attention_only and mlp_only both fail: look at what both paths share: layer norm, the residuals, "
+         "float64 precision."),
+    ]
+    for applies, parts, text in rules:
+        if applies:
+            return GroupReading(parts, text + _also(other))
+    names = ", ".join(sorted(failed, key=list(ran).index))
+    return GroupReading((), f"Failing groups: {names}; see what each exercises in the table." + _also(other))
+
+
+def _also(other: Mapping[str, str]) -> str:
+    if not other:
+        return ""
+    return " Also: " + ", ".join(f"{n} {v}" for n, v in other.items()) + "."
+
+
+def _read_other_verdicts(other: Mapping[str, str]) -> GroupReading:
+    verdicts = set(other.values())
+    names = ", ".join(other)
+    if verdicts == {"TLE"}:
+        if set(other) == {"realistic"}:
+            return GroupReading((), "Only the large ViT-Tiny-sized test is too slow: use batched matrix "
+                                    "products instead of Python loops over tokens or heads.")
+        return GroupReading((), f"Too slow in: {names}.")
+    return GroupReading((), f"Not a wrong value but {', '.join(sorted(verdicts))} in: {names}; "
+                            "see the first failing test's message.")
+
+
+def _read_samples(tests: Sequence[CaseResult], flavour: str) -> GroupReading:
+    bad = {c.name for c in tests if c.group == "sample" and c.verdict != "AC"}
+    more = ("grade with --tests all to see which part of the block fails" if flavour == "judge"
+            else "the hidden groups that localise the error are not in the practice archive")
+    if bad == {"sample/02-two-heads"}:
+        return GroupReading(("heads", "attention_scores"),
+                            "Only example 2, the one with two heads, fails: look at splitting and merging "
+                            "heads and the per-head scale.")
+    if bad and bad <= {"sample/03-batch-of-two"}:
+        return GroupReading((), f"Only example 3, the batch of two, fails; {more}.")
+    return GroupReading((), f"Only the samples ran; {more}.")
+
+
+# --- assembling the diagnosis ----------------------------------------------------------------
+
+def mistake_record(mistake_id: str) -> dict[str, Any]:
+    """A catalogue entry as JSON-ready data."""
+    m = CATALOGUE[mistake_id]
+    return {"id": m.id, "title": m.title, "part": m.part, "explanation": m.explanation, "fix": m.fix,
+            "statement": {"section": m.section, "anchor": m.anchor, "quote": m.quote}}
+
+
+def _fingerprint_message(fp: Fingerprint, n_run: int, flavour: str, selection: str) -> str:
+    if fp.status == "match":
+        m = CATALOGUE[fp.ids[0]]
+        how = ("returned float32 arrays" if fp.basis == "dtype"
+               else f"reproduce it on every test that ran ({fp.compared} compared)")
+        return f"Known mistake: {m.title}. Your outputs {how}."
+    if fp.status == "ambiguous":
+        names = "; ".join(CATALOGUE[i].title for i in fp.ids)
+        where = ("on the samples" if selection == "sample" else "on these tests")
+        tell = (" Grading with --tests all tells them apart." if selection == "sample" and flavour == "judge"
+                else "")
+        return (f"{len(fp.ids)} known mistakes fit your outputs and cannot be told apart {where}: {names}.{tell}")
+    if fp.status == "no_match":
+        return ("No known mistake matches: your outputs differ from every mistake in the catalogue, "
+                "so the error is something else; use the group reading and the error positions.")
+    if fp.status == "unavailable":
+        return "No fingerprint: the known mistakes' outputs are not available for these tests."
+    return ""
+
+
+def _fingerprint_record(fp: Fingerprint, message: str) -> dict[str, Any]:
+    return {"status": fp.status, "basis": fp.basis, "source": fp.source, "cases_compared": fp.compared,
+            "failures_reproduced": fp.failures_reproduced, "cases_without_evidence": list(fp.without_evidence),
+            "cases_unavailable": list(fp.unavailable), "subsampled": list(fp.subsampled),
+            "mistakes": [mistake_record(i) for i in fp.ids], "message": message}
+
+
+def _next_step(fp: Fingerprint | None, reading: GroupReading | None) -> str | None:
+    if fp is not None and fp.status == "match":
+        m = CATALOGUE[fp.ids[0]]
+        return f"{m.fix} ({m.pointer})"
+    if fp is not None and fp.status == "ambiguous":
+        sections = list(dict.fromkeys(CATALOGUE[i].pointer for i in fp.ids))
+        return f"check the conventions in {'; '.join(sections)}."
+    if reading is not None and reading.parts:
+        return f"check {PARTS[reading.parts[0]]}: {reading.text}"
+    return None
+
+
+def _summary(reading: GroupReading | None, fp_message: str, fp: Fingerprint | None) -> str:
+    lines = []
+    if reading is not None:
+        lines.append(f"Reading: {reading.text}")
+    if fp_message:
+        lines.append(fp_message)
+    if fp is not None and fp.status == "match":
+        m = CATALOGUE[fp.ids[0]]
+        lines.append(f"Why: {m.explanation}")
+        lines.append(f"Part: {PARTS[m.part]}. Statement: {m.pointer}: \"{m.quote}\".")
+    return "\n".join(lines)
+
+
+def observations(cases: Sequence[TestCase], results: Sequence[CaseResult],
+                 returned: Mapping[str, Any]) -> list[Observation]:
+    """Pair each case with its result and the value it returned (a sandbox ReturnedValue, or None)."""
+    by_name = {c.name: c for c in cases}
+    out = []
+    for r in results:
+        case = by_name.get(r.name)
+        if case is None or case.expected is None or r.check in ("compile",) or r.message.startswith("not run"):
+            continue
+        value = returned.get(r.name)
+        array = getattr(value, "array", None)
+        usable = array is not None and r.check in ("finite", "tolerance", "passed")
+        out.append(Observation(case, r.verdict, r.check, array if usable else None, getattr(value, "dtype", None)))
+    return out
+
+
+def mistake_outputs(bundle: Bundle) -> MistakeOutputs | None:
+    """Live outputs from reference/variants.py when the bundle has it, else the stored sample file."""
+    if (bundle.reference_dir / "variants.py").is_file():
+        return LiveOutputs(bundle.load_reference_module("variants"))
+    doc = read_sample_file(bundle.testcases / SAMPLE_FILE)
+    return StoredOutputs(doc) if doc is not None else None
+
+
+def with_patterns(results: Sequence[CaseResult], observed: Sequence[Observation], rtol: float,
+                  atol: float) -> list[CaseResult]:
+    """Add error.pattern (tolerance failures) and diagnosis.pattern (every failure with an array)."""
+    by_name = {o.case.name: o for o in observed}
+    out = []
+    for r in results:
+        o = by_name.get(r.name)
+        if r.verdict != "WA" or o is None or o.array is None:
+            out.append(r)
+            continue
+        pattern = locate(o.array, o.case.expected, int(o.case.inputs["num_heads"]), rtol, atol)
+        error = replace(r.error, pattern=pattern) if r.error is not None else None
+        out.append(replace(r, error=error, diagnosis={"pattern": pattern}))
+    return out
+
+
+def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
+             returned: Mapping[str, Any], outputs: MistakeOutputs | None = None) -> GradeReport:
+    """The report with error patterns, the group reading and the fingerprint added.
+
+    An accepted submission, or one that did not compile, is returned unchanged:
+    there is nothing to diagnose (and an AC is never fingerprinted).
+    """
+    if report.verdict in ("AC", "CE", "JE") or report.compile.verdict != "OK":
+        return report
+    rtol, atol = bundle.spec.comparison.rtol, bundle.spec.comparison.atol
+    observed = observations(cases, report.tests, returned)
+    tests = with_patterns(report.tests, observed, rtol, atol)
+    reading = read_groups(report.groups, tests, bundle.flavour)
+    fp = None
+    if outputs is None:
+        outputs = mistake_outputs(bundle)
+    if outputs is not None:
+        fp = fingerprint(observed, outputs, rtol, atol)
+    message = _fingerprint_message(fp, len(observed), bundle.flavour, report.selection) if fp else ""
+    diagnosis = {
+        "groups": None if reading is None else {
+            "failing": [g.name for g in report.groups if g.verdict != "AC"],
+            "passing": [g.name for g in report.groups if g.verdict == "AC"],
+            "parts": list(reading.parts), "reading": reading.text},
+        "fingerprint": None if fp is None else _fingerprint_record(fp, message),
+        "summary": _summary(reading, message, fp),
+        "next_step": _next_step(fp, reading),
+    }
+    return replace(report, tests=tuple(tests), diagnosis=diagnosis)

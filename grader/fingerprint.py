@@ -1,0 +1,294 @@
+"""Mistake fingerprints: does a wrong submission behave like a catalogued mistake?
+
+For every case that ran, the parent knows the submission's verdict and, when
+it returned a float64 array of the right shape, its values. A catalogue
+mistake (reference/variants.MISTAKES[id]) is *consistent* with that evidence
+when, on every case:
+
+- the submission passed and the mistake's output passes the same comparison, or
+- the submission failed with an array (wrong values, or NaN/inf) and the
+  mistake's output fails too and reproduces the submission's: identical NaN and
+  +-inf positions, and the finite values within a tolerance comparable to the
+  grading one (MATCH_FACTOR times rtol and atol), or, for mistakes of kind
+  "rounding" (float32 arithmetic), errors of the same size as the mistake's.
+
+Cases without a returned array (RE, TLE, wrong shape, ...) are no evidence
+either way. A mistake matches when it is consistent everywhere and reproduces
+at least one failure. One match is a diagnosis; several are reported as
+indistinguishable on these cases; none is reported as such, never guessed.
+
+The mistakes' outputs come from reference/variants.py (judge bundle, live), or
+from the precomputed sample-case file SAMPLE_FILE (practice archive, which has
+no reference/): see sample_document / check_sample_file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterable, Protocol, Sequence
+
+import numpy as np
+
+from .cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
+from .mistakes import CATALOGUE
+
+SAMPLE_FILE = "mistakes-sample.json"      # under testcases/
+SAMPLE_FORMAT = "vit-encoder-block/mistake-outputs/1"
+STORED_DIGITS = 10                        # significant digits kept in SAMPLE_FILE
+# Two float64 implementations of the same formula differ by rounding only
+# (~1e-15 relative); the closest two catalogue mistakes differ by ~2e-4. A
+# match tolerance of 100x the grading one, but never below 1e-9 (stored
+# values carry 5e-11 relative rounding), sits safely between the two.
+MATCH_FACTOR = 100.0
+MATCH_FLOOR = 1e-9
+# "rounding" mistakes: the submission's error must be within this factor of
+# the mistake's own error (float32 rounding differs between implementations).
+ROUNDING_FACTOR = 10.0
+# Cases with more input elements than this are compared on their first batch
+# only (every block is independent per batch): halves the realistic case.
+SUBSAMPLE_ELEMENTS = 20_000
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one case showed about the submission."""
+    case: TestCase
+    verdict: str
+    check: str
+    array: np.ndarray | None = None   # the returned float64 array, when one arrived
+    dtype: str | None = None          # dtype of a returned ndarray (even if not float64)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    status: str                        # match | ambiguous | no_match | no_evidence | unavailable
+    ids: tuple[str, ...] = ()          # consistent mistakes, catalogue order
+    basis: str | None = None           # "values" or "dtype"
+    source: str = "live"               # "live" or "precomputed"
+    compared: int = 0                  # cases whose evidence was compared
+    failures_reproduced: int = 0       # failing cases the matched mistake(s) reproduce
+    without_evidence: tuple[str, ...] = ()   # non-AC cases with no array to compare
+    unavailable: tuple[str, ...] = ()        # cases the mistakes' outputs are unknown for
+    subsampled: tuple[str, ...] = ()         # cases compared on their first batch only
+
+
+class MistakeOutputs(Protocol):
+    source: str
+
+    def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
+        """The mistake's output on `case` (possibly its first batches only), or None if unknown."""
+
+
+# --- the mistakes' outputs ------------------------------------------------------
+
+def subsample(case: TestCase) -> TestCase:
+    """The case restricted to its first batch when it is large (see SUBSAMPLE_ELEMENTS)."""
+    x = case.inputs["x"]
+    if x.size <= SUBSAMPLE_ELEMENTS or x.shape[0] == 1:
+        return case
+    inputs = dict(case.inputs, x=x[:1])
+    expected = None if case.expected is None else case.expected[:1]
+    return TestCase(case.name, case.group, case.description, inputs, expected)
+
+
+class LiveOutputs:
+    """Evaluates reference/variants.block per mistake, memoised for one grading run."""
+    source = "live"
+
+    def __init__(self, variants: ModuleType):
+        self._variants = variants
+        self._memo: dict[tuple[str, str], np.ndarray] = {}
+
+    def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
+        key = (mistake_id, case.name)
+        if key not in self._memo:
+            small = subsample(case)
+            self._memo[key] = self._variants.block(*small.args(), v=self._variants.MISTAKES[mistake_id])
+        return self._memo[key]
+
+
+class StoredOutputs:
+    """Outputs read from SAMPLE_FILE; a case whose inputs changed since is unknown."""
+    source = "precomputed"
+
+    def __init__(self, document: dict[str, Any]):
+        self._cases = document.get("cases", {})
+
+    def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
+        entry = self._cases.get(case.name)
+        if entry is None or entry.get("inputs_sha256") != inputs_digest(case):
+            return None
+        raw = entry.get("outputs", {}).get(mistake_id)
+        return None if raw is None else _decode(raw)
+
+
+def inputs_digest(case: TestCase) -> str:
+    """sha256 of the case's inputs (shapes, float64 bytes, num_heads), to detect stale data."""
+    h = hashlib.sha256()
+    for key in INPUT_ORDER:
+        value = case.inputs[key]
+        if key in ARRAY_INPUTS:
+            a = np.ascontiguousarray(value, dtype="<f8")
+            h.update(f"{key}{a.shape}".encode())
+            h.update(a.tobytes())
+        else:
+            h.update(f"{key}={int(value)}".encode())
+    return h.hexdigest()
+
+
+def _encode(a: np.ndarray) -> Any:
+    def one(v: float) -> Any:
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return float(f"{v:.{STORED_DIGITS - 1}e}") + 0.0   # + 0.0: no "-0.0"
+    return np.vectorize(one, otypes=[object])(a).tolist() if a.size else a.tolist()
+
+
+def _decode(raw: Any) -> np.ndarray:
+    special = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return special[v] if isinstance(v, str) else float(v)
+    return np.array(walk(raw), dtype=np.float64)
+
+
+def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
+    """SAMPLE_FILE's text: every mistake's output on every sample case (deterministic)."""
+    doc = {
+        "format": SAMPLE_FORMAT,
+        "about": "Outputs of each mistake of reference/variants.MISTAKES on the sample cases, "
+                 "for offline fingerprints in the practice archive (which has no reference/). "
+                 "Written by `python -m grader generate`; do not edit.",
+        "significant_digits": STORED_DIGITS,
+        "cases": {c.name: {"inputs_sha256": inputs_digest(c),
+                           "outputs": {mid: _encode(variants.block(*c.args(), v=v))
+                                       for mid, v in variants.MISTAKES.items()}}
+                  for c in cases},
+    }
+    return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+
+def read_sample_file(path: Path) -> dict[str, Any] | None:
+    """The parsed SAMPLE_FILE, or None when it is missing or not in the expected format."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("format") == SAMPLE_FORMAT else None
+
+
+# --- comparing -------------------------------------------------------------------
+
+def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
+    """The grading comparison: finite and |got - expected| <= atol + rtol*|expected| everywhere."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected)))
+
+
+def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -> bool:
+    """Same NaN and +-inf positions, finite values within the match tolerance."""
+    if got.shape != mistake.shape:
+        return False
+    if not (np.array_equal(np.isnan(got), np.isnan(mistake))
+            and np.array_equal(np.isposinf(got), np.isposinf(mistake))
+            and np.array_equal(np.isneginf(got), np.isneginf(mistake))):
+        return False
+    fin = np.isfinite(got)
+    r, a = max(MATCH_FACTOR * rtol, MATCH_FLOOR), max(MATCH_FACTOR * atol, MATCH_FLOOR)
+    return bool(np.all(np.abs(got[fin] - mistake[fin]) <= a + r * np.abs(mistake[fin])))
+
+
+def _spread(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b) / (1.0 + np.abs(b)))) if a.size else 0.0
+
+
+def rounding_like(got: np.ndarray, expected: np.ndarray, mistake: np.ndarray) -> bool:
+    """The submission's error has the size of the mistake's own error (and sits as close to it)."""
+    if not (np.isfinite(got).all() and np.isfinite(mistake).all()):
+        return False
+    own = _spread(mistake, expected)
+    if own == 0.0:
+        return False
+    mine = _spread(got, expected)
+    return own / ROUNDING_FACTOR <= mine <= own * ROUNDING_FACTOR and _spread(got, mistake) <= own * ROUNDING_FACTOR
+
+
+def _consistent(obs: Observation, m: np.ndarray, kind: str, rtol: float, atol: float) -> tuple[bool, bool]:
+    """(consistent, reproduces a failure) for one observation and one mistake output."""
+    k = m.shape[0]
+    expected = obs.case.expected[:k]
+    mistake_passes = passes(m, expected, rtol, atol)
+    if obs.verdict == "AC":
+        return mistake_passes, False
+    got = obs.array[:k]
+    if mistake_passes:
+        return False, False
+    same = reproduces(got, m, rtol, atol) if kind == "values" else rounding_like(got, expected, m)
+    return same, same
+
+
+def _evidence_order(observations: Iterable[Observation]) -> list[Observation]:
+    """Failures first (they eliminate most), small cases before large ones."""
+    useful = [o for o in observations if o.verdict == "AC" or o.array is not None]
+    return sorted(useful, key=lambda o: (o.verdict == "AC", o.case.inputs["x"].size))
+
+
+def _dtype_fingerprint(observations: Sequence[Observation]) -> Fingerprint | None:
+    """A float32 array returned (dtype check) is the float32 mistake, whatever its values."""
+    dtypes = {o.dtype for o in observations if o.check == "dtype"}
+    if dtypes != {"float32"}:
+        return None
+    return Fingerprint("match", ("float32_arithmetic",), basis="dtype",
+                       compared=sum(o.check == "dtype" for o in observations),
+                       failures_reproduced=sum(o.check == "dtype" for o in observations))
+
+
+def fingerprint(observations: Sequence[Observation], outputs: MistakeOutputs, rtol: float, atol: float,
+                ids: Sequence[str] | None = None) -> Fingerprint:
+    """Which catalogue mistakes are consistent with everything the submission did."""
+    ids = list(CATALOGUE if ids is None else ids)
+    without = tuple(o.case.name for o in observations if o.verdict != "AC" and o.array is None)
+    failing = [o for o in observations if o.verdict != "AC" and o.array is not None]
+    if not failing:
+        found = _dtype_fingerprint(observations)
+        if found is not None:
+            return found
+        return Fingerprint("no_evidence", source=outputs.source, without_evidence=without)
+    candidates = {mid: 0 for mid in ids}      # mistake -> failures it reproduces
+    compared: set[str] = set()
+    unavailable: set[str] = set()
+    subsampled: set[str] = set()
+    for obs in _evidence_order(observations):
+        if not candidates:
+            break
+        for mid in list(candidates):
+            m = outputs.output(mid, obs.case)
+            if m is None:
+                unavailable.add(obs.case.name)
+                continue
+            if m.shape[0] < obs.case.expected.shape[0]:
+                subsampled.add(obs.case.name)
+            compared.add(obs.case.name)
+            ok, reproduced = _consistent(obs, m, CATALOGUE[mid].match, rtol, atol)
+            if not ok:
+                del candidates[mid]
+            elif reproduced:
+                candidates[mid] += 1
+    common = dict(source=outputs.source, compared=len(compared), without_evidence=without,
+                  unavailable=tuple(sorted(unavailable)), subsampled=tuple(sorted(subsampled)))
+    if not compared:
+        return Fingerprint("unavailable", **common)
+    matched = tuple(mid for mid in ids if candidates.get(mid, 0) > 0)
+    if not matched:
+        return Fingerprint("no_match", **common)
+    status = "match" if len(matched) == 1 else "ambiguous"
+    return Fingerprint(status, matched, basis="values",
+                       failures_reproduced=min(candidates[mid] for mid in matched), **common)
