@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -47,14 +48,23 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from .judge import GradeOptions, grade
     from .report.json_report import render_json
     from .report.text_report import render_text
-    options = GradeOptions(tests=args.tests, secret_seed=args.secret_seed, isolation=args.isolation)
+    from .export import render_platform, render_platform_error
+    # A platform format always goes somewhere: to --json OUT, else to stdout.
+    dest = args.json if args.json is not None or args.format == "native" else "-"
+    # The practice archive has only the visible cases, so it judges those unless told otherwise.
+    tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
+    options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation)
+    started = time.monotonic()
     try:
         report = grade(bundle, Path(args.submission), options)
     except SubmissionUnreadable as exc:
+        if args.format != "native":
+            _write_output(dest, render_platform_error(args.format, bundle, Path(args.submission), str(exc)))
         raise CannotJudge(str(exc)) from None
-    if args.json is not None:
-        _write_output(args.json, render_json(report))
-    if args.json != "-":
+    if dest is not None:
+        _write_output(dest, render_json(report) if args.format == "native"
+                      else render_platform(args.format, report, bundle, time.monotonic() - started))
+    if dest != "-":
         colour = sys.stdout.isatty() and not args.no_color and "NO_COLOR" not in os.environ
         sys.stdout.write(render_text(report, colour=colour))
     if report.verdict == "JE":
@@ -114,6 +124,47 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
         print(f"wrote {path}")
     return 0 if evidence.bar_met else 1
 
+def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .pack import PackError, pack
+    out = Path(args.out) if args.out else bundle.root / "dist"
+    try:
+        result = pack(bundle, args.flavour, out)
+    except PackError as exc:
+        raise CannotJudge(str(exc)) from None
+    m = result.manifest
+    print(f"wrote {result.path} ({len(m.files)} files, {m.total_bytes / 1e6:.2f} MB unpacked, "
+          f"{result.path.stat().st_size / 1e6:.2f} MB packed)")
+    print(f"sha256 {result.sha256}")
+    return 0
+
+def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .pack import check_archive
+    path = Path(args.archive)
+    if not path.is_file():
+        raise CannotJudge(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
+    report = check_archive(path, run_grader=not args.quick)
+    for step in report.steps:
+        print(f"{step.status:<8}{step.name}: {step.detail}")
+    if not report.ok:
+        print(f"grader: archive rejected: {report.reason}", file=sys.stderr)
+        return EXIT_NOT_AC
+    m = report.manifest
+    print(f"archive OK: {m.bundle_id} {m.version} ({m.flavour}), {len(m.files)} files")
+    return 0
+
+def cmd_export_gradescope(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .export import export_gradescope
+    from .pack import PackError
+    spec = bundle.spec
+    dest = Path(args.out) if args.out else bundle.root / "dist" / f"{spec.id}-{spec.version}-gradescope.zip"
+    try:
+        path = export_gradescope(bundle, dest)
+    except PackError as exc:
+        raise CannotJudge(str(exc)) from None
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB): upload it as the autograder of a "
+          f"Gradescope programming assignment")
+    return 0
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -124,7 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="judge a submission (solution.py or a .ipynb notebook)")
     g.add_argument("submission", metavar="PATH")
     g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
-    g.add_argument("--tests", choices=("sample", "all"), default="all", help="which tests to run (default: all)")
+    g.add_argument("--tests", choices=("sample", "all"), default=None,
+                   help="which tests to run (default: all; sample in the practice archive)")
+    g.add_argument("--format", choices=("native", "gradescope", "exercism", "junit"), default="native",
+                   help="what --json OUT receives: the native verdict JSON, Gradescope's or Exercism's "
+                        "results.json, or JUnit XML (a platform format goes to stdout without --json)")
+    g.add_argument("--output", dest="json", metavar="OUT", help="same as --json (reads better with --format junit)")
     g.add_argument("--secret-seed", type=_seed, metavar="SEED",
                    help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
                         "defeats answers hard-coded from the published cases")
@@ -150,6 +206,22 @@ def build_parser() -> argparse.ArgumentParser:
     tol.add_argument("--seeds", type=int, default=0, metavar="K",
                      help="also measure on K freshly generated hidden sets (seeds 1..K)")
     tol.set_defaults(func=cmd_tolerance)
+
+    pk = sub.add_parser("pack", help="write a reproducible, versioned archive of the bundle with a manifest")
+    pk.add_argument("--flavour", choices=("judge", "practice"), default="judge",
+                    help="judge: everything (default); practice: statement, starter, samples and the grader")
+    pk.add_argument("--out", metavar="DIR", help="output folder (default: dist/ in the bundle)")
+    pk.set_defaults(func=cmd_pack)
+
+    ca = sub.add_parser("check-archive", help="unpack an archive safely and check it as a platform would")
+    ca.add_argument("archive", metavar="FILE")
+    ca.add_argument("--quick", action="store_true",
+                    help="only unpack and check the manifest and problem.yaml (no validate/regenerate/grade/verify)")
+    ca.set_defaults(func=cmd_check_archive)
+
+    eg = sub.add_parser("export-gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder)")
+    eg.add_argument("--out", metavar="FILE", help="zip path (default: dist/<id>-<version>-gradescope.zip)")
+    eg.set_defaults(func=cmd_export_gradescope)
     return parser
 
 COMMANDS: dict[str, Callable] = {}

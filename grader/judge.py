@@ -58,6 +58,12 @@ def static_step(sub: Submission, spec: ProblemSpec) -> StaticCheck:
 
 def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
     """Published cases, or samples plus a hidden set generated from a secret seed."""
+    if bundle.flavour == "practice" and (options.tests == "all" or options.secret_seed is not None):
+        # Judging "all" on the samples alone would pass for a full verdict: refuse instead.
+        what = "--secret-seed needs the reference solution" if options.secret_seed is not None \
+            else "--tests all needs the hidden test cases"
+        raise BundleError(f"{what}, which the practice archive does not contain: grade with --tests sample, "
+                          "or use the judge bundle")
     groups = bundle.group_names(options.tests)
     try:
         if options.secret_seed is None:

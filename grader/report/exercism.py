@@ -1,0 +1,145 @@
+"""Exercism's test-runner results.json, version 3
+(https://exercism.org/docs/building/tooling/test-runners/interface).
+
+Top level: version 3, status "pass" (every test passed), "fail" (at least one
+test failed or errored) or "error" (no test ran: a compilation error, a file
+that cannot be judged, a grader fault), and `message` only for "error".
+One entry per case, in judging order (the spec requires the tests file's
+order): name, status "pass"/"fail"/"error" (a wrong answer fails, a crash or
+a limit errors), message for a failing case, output (what the submission
+printed, visible cases only) and test_code (the call and the check, with the
+inputs, for visible cases). task_id is left out: the statement has no
+numbered tasks, and the spec links a test to a task only when it belongs to
+exactly one.
+
+Size limits: `output` must be at most 500 characters, truncated with the
+spec's notice; messages are capped at 65535 characters, the limit the current
+interface page gives for `message` ("if the value contains multibyte
+characters, the effective max length is smaller", so the cap is on UTF-8
+bytes).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..bundle import Bundle
+from ..cases import INPUT_ORDER, TestCase, load_cases
+from ..spec import ProblemSpec
+from ..verdict import VERDICT_NAMES, CaseResult, GradeReport
+
+VERSION = 3
+OUTPUT_LIMIT = 500
+TRUNCATION_NOTICE = "\nOutput was truncated. Please limit to 500 chars"
+MESSAGE_LIMIT_BYTES = 65535
+TEST_CODE_LIMIT_BYTES = 65535
+
+
+def truncate_output(text: str) -> str:
+    """At most 500 characters, the notice included."""
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    return text[:OUTPUT_LIMIT - len(TRUNCATION_NOTICE)] + TRUNCATION_NOTICE
+
+
+def cap_bytes(text: str, limit: int = MESSAGE_LIMIT_BYTES) -> str:
+    """At most `limit` UTF-8 bytes, cut on a character boundary, with a marker."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    marker = "\n[... truncated]"
+    return data[:limit - len(marker.encode())].decode("utf-8", errors="ignore") + marker
+
+
+def _status(c: CaseResult) -> str:
+    if c.verdict == "AC":
+        return "pass"
+    return "fail" if c.verdict == "WA" else "error"
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"np.array({value.tolist()!r})"
+    return repr(value)
+
+
+def case_test_code(case: TestCase, spec: ProblemSpec) -> str:
+    """The call and the comparison a learner can paste into a Python session."""
+    lines = ["import numpy as np", f"from {Path(spec.entry_file).stem} import {spec.function}", ""]
+    lines += [f"{k} = {_literal(case.inputs[k])}" for k in INPUT_ORDER]
+    lines.append(f"z = {spec.function}({', '.join(INPUT_ORDER)})")
+    if case.expected is not None:
+        lines.append(f"expected = {_literal(case.expected)}")
+        lines.append(f"np.testing.assert_allclose(z, expected, rtol={spec.comparison.rtol:g}, "
+                     f"atol={spec.comparison.atol:g})")
+    return "\n".join(lines)
+
+
+def _test(c: CaseResult, spec: ProblemSpec | None, cases: Mapping[str, TestCase]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": c.name, "status": _status(c)}
+    if c.verdict != "AC":
+        out["message"] = cap_bytes(f"{c.verdict} ({VERDICT_NAMES.get(c.verdict, c.verdict)}): {c.message}")
+    printed = (c.stdout + c.stderr) if c.visible else ""
+    if printed:
+        out["output"] = truncate_output(printed)
+    if c.visible and spec is not None and c.name in cases:
+        code = case_test_code(cases[c.name], spec)
+        if len(code.encode("utf-8")) <= TEST_CODE_LIMIT_BYTES:
+            out["test_code"] = code
+    return out
+
+
+def exercism_results(r: GradeReport, spec: ProblemSpec | None = None,
+                     cases: Mapping[str, TestCase] | None = None) -> dict[str, Any]:
+    """The results.json document; `cases` (visible ones) give each test its test_code."""
+    if r.compile.verdict != "OK" and all(c.check == "compile" for c in r.tests):
+        message = f"{VERDICT_NAMES.get(r.compile.verdict, r.compile.verdict)}: {r.compile.message}"
+        return {"version": VERSION, "status": "error", "message": cap_bytes(message), "tests": []}
+    if r.verdict == "JE" and all(c.verdict == "JE" for c in r.tests):
+        return {"version": VERSION, "status": "error", "message": cap_bytes(f"Judging error: {r.summary}"),
+                "tests": []}
+    status = "pass" if r.tests and all(c.verdict == "AC" for c in r.tests) else "fail"
+    return {"version": VERSION, "status": status, "message": None,
+            "tests": [_test(c, spec, cases or {}) for c in r.tests]}
+
+
+def exercism_error(reason: str, solution_dir: Path | None = None) -> dict[str, Any]:
+    """results.json when nothing could run (no solution file, unreadable).
+
+    The interface asks for `<solution-dir>/relative/path` rather than the runner's full paths."""
+    if solution_dir is not None:
+        reason = reason.replace(str(Path(solution_dir)), "<solution-dir>")
+    return {"version": VERSION, "status": "error", "message": cap_bytes(reason), "tests": []}
+
+
+def visible_cases(bundle: Bundle) -> dict[str, TestCase]:
+    """The visible cases by name, for test_code (hidden inputs never reach a report)."""
+    return {c.name: c for c in load_cases(bundle.testcases, bundle.group_names("sample"))}
+
+
+def find_solution(input_dir: Path, slug: str, entry_file: str) -> Path:
+    """The solution file in an Exercism input folder: .meta/config.json's first solution file,
+    else the problem's entry file, else <slug with '-' as '_'>.py (the Python track's naming)."""
+    input_dir = Path(input_dir)
+    config = input_dir / ".meta" / "config.json"
+    try:
+        files = json.loads(config.read_text(encoding="utf-8"))["files"]["solution"]
+        if files and isinstance(files[0], str):
+            return input_dir / files[0]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        pass
+    for name in (entry_file, slug.replace("-", "_") + ".py"):
+        if (input_dir / name).is_file():
+            return input_dir / name
+    return input_dir / entry_file
+
+
+def render(r: GradeReport, spec: ProblemSpec | None = None, cases: Mapping[str, TestCase] | None = None) -> str:
+    return json.dumps(exercism_results(r, spec, cases), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def render_error(reason: str, solution_dir: Path | None = None) -> str:
+    return json.dumps(exercism_error(reason, solution_dir), indent=2, ensure_ascii=False) + "\n"
