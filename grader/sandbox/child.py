@@ -107,6 +107,22 @@ SYSCALLS = {
         "setresuid": 117, "setresgid": 119, "setgroups": 116,
         "setfsuid": 122, "setfsgid": 123,
         "shmget": 29, "shmat": 30, "msgget": 68, "semget": 64, "mq_open": 240,
+        # Landlock does not cover metadata writes (xattrs, fchmod/fchown on an fd).
+        "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
+        "lremovexattr": 198, "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466,
+        "fchmod": 91, "fchown": 93, "file_setattr": 469, "quotactl_fd": 443,
+        # Calls that act on *another* process of the same uid (plain and user-namespace
+        # modes share the grader's uid): only pid 0 / ourselves is allowed, see _SELF_OR_ZERO.
+        "prlimit64": 302, "sched_setparam": 142, "sched_setscheduler": 144,
+        "sched_setaffinity": 203, "sched_setattr": 314,
+        "setpriority": 141, "ioprio_set": 251, "pidfd_open": 434, "process_madvise": 440,
+        "process_mrelease": 448, "move_pages": 279, "migrate_pages": 256,
+        "fcntl": 72,                  # F_SETOWN/F_SETSIG would aim SIGIO at another process
+        # Not needed by NumPy, and each one is a way around a layer above.
+        "memfd_create": 319, "memfd_secret": 447, "inotify_init": 253, "inotify_init1": 294,
+        "inotify_add_watch": 254, "fanotify_init": 300, "fanotify_mark": 301,
+        "syslog": 103, "uselib": 134, "modify_ldt": 154, "listmount": 458, "statmount": 457,
+        "open_tree_attr": 467,
     },
     "aarch64": {
         "openat": 56, "openat2": 437, "socket": 198, "socketpair": 199,
@@ -135,14 +151,31 @@ SYSCALLS = {
         "setresuid": 147, "setresgid": 149, "setgroups": 159,
         "setfsuid": 151, "setfsgid": 152,
         "shmget": 194, "shmat": 196, "msgget": 186, "semget": 190, "mq_open": 180,
+        "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
+        "lremovexattr": 15, "fremovexattr": 16, "setxattrat": 463, "removexattrat": 466,
+        "fchmod": 52, "fchown": 55, "file_setattr": 469, "quotactl_fd": 443,
+        "prlimit64": 261, "sched_setparam": 118, "sched_setscheduler": 119,
+        "sched_setaffinity": 122, "sched_setattr": 274,
+        "setpriority": 140, "ioprio_set": 30, "pidfd_open": 434, "process_madvise": 440,
+        "process_mrelease": 448, "move_pages": 239, "migrate_pages": 238,
+        "fcntl": 25,
+        "memfd_create": 279, "memfd_secret": 447, "inotify_init1": 26,
+        "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263,
+        "syslog": 116, "listmount": 458, "statmount": 457, "open_tree_attr": 467,
     },
 }
 
 EPERM, ENOSYS, EACCES = 1, 38, 13
-CLONE_THREAD = 0x00010000
-# The few syscalls whose arguments decide: signals only to ourselves, clone
-# only for threads, clone3 "absent" so glibc falls back to clone.
-_ARG_RULES = {"kill", "tkill", "tgkill", "clone", "clone3"}
+F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
+# The few syscalls whose arguments decide: signals only to ourselves; the
+# pid-taking setters only on pid 0 (= the caller) or ourselves; fcntl except
+# the commands that redirect SIGIO; clone3 "absent" so glibc falls back to
+# clone, which is refused outright: one process, one thread (threads would
+# race the harness on fd 3, and need RLIMIT_NPROC > 1 as root, so refusing
+# them everywhere keeps verdicts identical in every mode).
+_SELF_ONLY = {"kill", "tkill", "tgkill"}
+_SELF_OR_ZERO = {"prlimit64", "sched_setparam", "sched_setscheduler", "sched_setaffinity",
+                 "sched_setattr"}
 _OPEN_LIKE = {"open", "creat", "openat", "openat2"}
 
 
@@ -158,9 +191,10 @@ def seccomp_program(arch, own_pid):
     def ins(code, jt, jf, k):
         return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
 
-    LD_W_ABS, JEQ_K, JSET_K, JGE_K, RET_K = 0x20, 0x15, 0x45, 0x35, 0x06
+    LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
     ALLOW, ERRNO, KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-    OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG0_HI = 0, 4, 16, 20
+    OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG0_HI, OFF_ARG1_LO = 0, 4, 16, 20, 24
+    allow, deny = ins(RET_K, 0, 0, ALLOW), ins(RET_K, 0, 0, ERRNO | EPERM)
 
     prog = [ins(LD_W_ABS, 0, 0, OFF_ARCH),
             ins(JEQ_K, 1, 0, AUDIT_ARCH[arch]),
@@ -169,27 +203,27 @@ def seccomp_program(arch, own_pid):
     if arch == "x86_64":                          # x32 syscalls alias the x86-64 ones
         prog += [ins(JGE_K, 0, 1, 0x40000000), ins(RET_K, 0, 0, ERRNO | ENOSYS)]
 
-    def reload_nr():
-        return ins(LD_W_ABS, 0, 0, OFF_NR)
-
+    # Every body below ends in a return on every path, so the accumulator
+    # (the syscall number) is intact whenever a body is skipped.
     for name, nr in sorted(table.items(), key=lambda kv: kv[1]):
-        if name in ("kill", "tkill", "tgkill"):
-            # allowed only when the target (arg0) is this very process
+        if name in _SELF_ONLY:
+            # arg0 (the target) must be this very process
             body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_HI), ins(JEQ_K, 0, 3, 0),
-                    ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JEQ_K, 0, 1, own_pid),
-                    ins(RET_K, 0, 0, ALLOW), ins(RET_K, 0, 0, ERRNO | EPERM)]
-        elif name == "clone":
-            body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JSET_K, 0, 1, CLONE_THREAD),
-                    ins(RET_K, 0, 0, ALLOW), ins(RET_K, 0, 0, ERRNO | EPERM)]
+                    ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JEQ_K, 0, 1, own_pid), allow, deny]
+        elif name in _SELF_OR_ZERO:
+            body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_HI), ins(JEQ_K, 0, 4, 0),
+                    ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JEQ_K, 1, 0, 0),
+                    ins(JEQ_K, 0, 1, own_pid), allow, deny]
+        elif name == "fcntl":
+            body = [ins(LD_W_ABS, 0, 0, OFF_ARG1_LO), ins(JEQ_K, 3, 0, F_SETOWN),
+                    ins(JEQ_K, 2, 0, F_SETSIG), ins(JEQ_K, 1, 0, F_SETOWN_EX), allow, deny]
         elif name == "clone3":
             body = [ins(RET_K, 0, 0, ERRNO | ENOSYS)]
         else:
             body = [ins(RET_K, 0, 0, ERRNO | (EACCES if name in _OPEN_LIKE else EPERM))]
         prog.append(ins(JEQ_K, 0, len(body), nr))
         prog += body
-        if name in _ARG_RULES:
-            prog.append(reload_nr())  # the accumulator was overwritten by arg loads
-    prog.append(ins(RET_K, 0, 0, ALLOW))
+    prog.append(allow)
     return b"".join(prog)
 
 
@@ -213,7 +247,8 @@ def apply_seccomp(own_pid):
         return False, f"no_new_privs failed: {os.strerror(ctypes.get_errno())}"
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         return False, f"seccomp refused: {os.strerror(ctypes.get_errno())}"
-    return True, f"{n} BPF instructions ({arch}): no open, socket, exec, fork, ptrace or signals to others"
+    return True, (f"{n} BPF instructions ({arch}): no open, socket, exec, fork, threads, ptrace, "
+                  "xattr writes, or signals/rlimits/scheduling aimed at other processes")
 
 
 LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 444, 446
@@ -255,6 +290,14 @@ def apply_landlock():
     scope = ", signals and abstract sockets scoped" if abi >= 6 else ""
     net = ", no TCP" if abi >= 4 else ""
     return True, f"ABI {abi}: no file-system access{net}{scope}"
+
+
+def _dumpable():
+    try:
+        _, libc = _libc()
+        return libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+    except OSError:
+        return None
 
 
 def set_dumpable(flag):
@@ -318,18 +361,21 @@ def _drop_privileges(uid):
 
 
 def _lock_down(job, result_fd):
-    """Apply every layer, report them on the result pipe, then return."""
+    """Apply every layer, report them on the result pipe, then return.
+
+    Writing the "layers" frame is the last thing done before submission code
+    runs, so the parent knows that an exit without that frame (111, 112) is
+    the harness's own failure, and one after it is the submission's doing.
+    """
     layers = {}
     os.setsid()
     ok, detail = _apply_rlimits(job)
     layers["rlimits"] = ["active" if ok else "partial", detail]
     uid = job.get("drop_uid")
     if uid is not None:
-        try:
-            _drop_privileges(uid)
-            layers["uid_drop"] = ["active", f"uid/gid {uid}, no supplementary groups"]
-        except OSError as exc:
-            layers["uid_drop"] = ["failed", str(exc)]
+        # Never run submission code as root: a failed drop is a grader fault (112).
+        _drop_privileges(uid)
+        layers["uid_drop"] = ["active", f"uid/gid {uid}, no supplementary groups"]
     try:
         _, libc = _libc()
         libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # after the uid change, which clears it
@@ -426,7 +472,6 @@ def run_worker(job, code, payload, fds, np):
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.closerange(4, 65536)
-        _lock_down(job, result_fd)
         args = []
         offset = 0
         for spec in job["args"]:
@@ -440,6 +485,7 @@ def run_worker(job, code, payload, fds, np):
             offset += count * 8
             args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
         del payload
+        _lock_down(job, result_fd)
     except BaseException as exc:  # harness failure before any submission code: say so
         sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
         os._exit(112)
@@ -559,9 +605,50 @@ def _reap_all():
             return
 
 
+PR_SET_CHILD_SUBREAPER = 36
+SWEEP_ROUNDS = 100
+
+
+def _children():
+    """PIDs of this process's children (orphans re-parent here: we are a subreaper)."""
+    pids = []
+    try:
+        for tid in os.listdir(f"/proc/{os.getpid()}/task"):
+            with open(f"/proc/{os.getpid()}/task/{tid}/children", "rb") as f:
+                pids += [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    return pids
+
+
+def _kill_descendants():
+    """SIGKILL every descendant, round after round, until none is left.
+
+    Needed where neither a PID namespace nor a private uid can sweep (plain
+    mode as an ordinary user): a setsid()'d grandchild leaves our process
+    group, but as a subreaper we still inherit it when its parent dies.
+    """
+    import signal
+    for _ in range(SWEEP_ROUNDS):
+        pids = _children()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in pids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
 def _sweep(job):
     """Kill whatever the worker left behind, when this can be done safely."""
     import signal
+    _kill_descendants()
     if os.getpid() == 1:                     # PID 1 of our own namespace: kill the rest
         try:
             os.kill(-1, signal.SIGKILL)
@@ -643,12 +730,17 @@ def zygote_main(ctrl_fd):
     if init is None:
         return
     set_dumpable(False)
+    try:
+        _, libc = _libc()
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except OSError:
+        pass
     failed = []
     import numpy as np
     for mod in init["preload"]:
         try:
             __import__(mod)
-        except Exception as exc:  # a missing optional module only limits what may be imported
+        except BaseException as exc:  # a missing (or exiting) module only limits what may be imported
             failed.append(f"{mod}: {type(exc).__name__}")
     import linecache
     source = init["source"]
@@ -662,6 +754,7 @@ def zygote_main(ctrl_fd):
     abi, _ = landlock_abi()
     _send(sock, {"event": "ready", "pid": os.getpid(), "uid": os.getuid(), "euid": os.geteuid(),
                  "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
+                 "dumpable": _dumpable(),
                  "landlock_abi": abi, "arch": os.uname().machine,
                  "python": sys.version.split()[0], "numpy": np.__version__,
                  "preload_failed": failed})
