@@ -8,6 +8,7 @@ tolerance |got - expected| <= atol + rtol * |expected| for every element.
 """
 from __future__ import annotations
 
+import builtins
 import signal
 from dataclasses import dataclass
 
@@ -63,11 +64,17 @@ def describe_exception(err: ErrorInfo | None, show_message: bool) -> str:
     """'ValueError at line 12: message' plus the submission's own traceback lines."""
     if err is None:
         return "an exception"
+    if not show_message:
+        # Hidden case: class names and traceback text are chosen by the submission
+        # (a class built at run time, a rewritten linecache) and would carry hidden
+        # inputs out; only a built-in exception's name and the line number are shown.
+        known = isinstance(getattr(builtins, err.type, None), type) and \
+            issubclass(getattr(builtins, err.type), BaseException)
+        kind = err.type if known else "an exception of a class defined in your code"
+        return f"{kind}{_where(err)} (details are not shown for hidden cases; reproduce on the samples)"
     text = f"{err.type}{_where(err)}"
-    if show_message and err.message:
+    if err.message:
         text += f": {err.message}"
-    elif err.message:
-        text += " (the exception's message is not shown for hidden cases; reproduce on the samples)"
     if err.traceback:
         text += "\n  " + "\n  ".join(err.traceback)
     return text
@@ -91,14 +98,18 @@ def load_problem(out: RunOutcome, ctx: RunContext) -> Decision | None:
 
 def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decision | None:
     """TLE, OLE, MLE, RE and JE, from how the worker ended."""
-    if out.exit_code in HARNESS_FAILURES:
+    # Only an exit before the worker's "layers" frame is the harness's: after
+    # it, submission code ran and could have called os._exit(111) itself.
+    if out.exit_code in HARNESS_FAILURES and out.worker_layers is None:
         return Decision("JE", "run", f"{HARNESS_FAILURES[out.exit_code]} (a grader fault, not yours)")
     if out.killed_by == "wall":
         return Decision("TLE", "limits", f"still running after {ctx.wall_limit_s:g} s of wall-clock time "
                         f"(sleeping and waiting count; CPU time used {out.cpu_s:.2f} s)")
     if out.cpu_s > ctx.cpu_limit_s or out.signal == signal.SIGXCPU:
-        return Decision("TLE", "limits", f"used {out.cpu_s:.2f} s of CPU time; the limit is "
-                        f"{ctx.cpu_limit_s:.2f} s per test")
+        # rusage is sampled and can read a little under the kernel's own count
+        # that fired SIGXCPU: never print "used 1.97 s; the limit is 2.00 s".
+        return Decision("TLE", "limits", f"used {max(out.cpu_s, ctx.cpu_limit_s):.2f} s of CPU time "
+                        f"or more; the limit is {ctx.cpu_limit_s:.2f} s per test")
     if out.killed_by == "output":
         return Decision("OLE", "limits", f"printed more than {ctx.flood_bytes >> 20} MiB to stdout/stderr; "
                         "remove debugging prints")
@@ -155,6 +166,9 @@ def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...]) -> Decis
             hint = " - the batch axis B is missing"
         return Decision("WA", "shape", f"returned shape {v.shape}; expected exactly {tuple(expected_shape)} = "
                         f"(B, N, D){hint}. Shapes must match exactly (no broadcasting)")
+    if v.array is None:  # a header written by hand to fd 3, without its data
+        return Decision("RE", "run", "the result arrived without its data (the result channel was "
+                        "tampered with); do not write to file descriptor 3")
     return None
 
 
