@@ -85,6 +85,14 @@ class ResultReader:
             return self._fail("frame header is not valid JSON")
         if not isinstance(header, dict) or header.get("kind") not in ("layers", "result"):
             return self._fail("frame header has no valid 'kind'")
+        # A worker writes at most one "layers" frame (first) and one "result"
+        # frame; anything more is not the harness, and storing it unbounded
+        # would let a submission grow the grader's memory frame by frame.
+        kinds = [f.header.get("kind") for f in self.frames]
+        if "result" in kinds:
+            return self._fail("more than one result frame")
+        if header["kind"] == "layers" and kinds:
+            return self._fail("a second 'layers' frame")
         del self._buf[:_PREFIX + hlen]
         nbytes = self._body_size(header)
         if nbytes is None:
