@@ -138,6 +138,34 @@ def _function_problem(tree: ast.Module, spec: ProblemSpec) -> tuple[str, int | N
     return None
 
 
+def _compile_problem(tree: ast.Module, filename: str) -> StaticCheck | None:
+    """Errors that only the compiler finds ('return' outside a function, a bad
+    `nonlocal`, `from __future__ import braces`): found here they are a CE, not a
+    sandbox that cannot start. Compiling executes nothing."""
+    try:
+        compile(tree, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "unknown line"
+        return StaticCheck(False, f"syntax error at {where}: {exc.msg}", exc.lineno)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return StaticCheck(False, f"the source cannot be compiled: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _private_part(module: str) -> str | None:
+    """The first private ('_x') or test component below the top-level package.
+
+    Modules named by the submission are imported by the zygote *before* the
+    worker is locked down, so only the public API may be named: private and
+    test modules of NumPy run code at import time (numpy.random._examples.cffi
+    opens libraries, numpy.conftest configures pytest).
+    """
+    for part in module.split(".")[1:]:
+        if part.startswith("_") or part in ("tests", "conftest"):
+            return part
+    return None
+
+
 def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
     """Syntax, imports and the entry point's signature, in that order."""
     try:
@@ -149,11 +177,18 @@ def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
         return StaticCheck(False, f"syntax error at {where}: {exc.msg}{shown}", exc.lineno)
     except (ValueError, RecursionError, MemoryError) as exc:
         return StaticCheck(False, f"the source cannot be parsed: {type(exc).__name__}: {exc}")
+    problem = _compile_problem(tree, submission.display_name)
+    if problem:
+        return problem
     imports = _imports(tree)
     allowed = spec.allowed_imports
     for module, line, level in imports:
         if level:
             return StaticCheck(False, "relative imports are not possible: submit a single file", line)
+        private = _private_part(module)
+        if private:
+            return StaticCheck(False, f"import of '{module}' is not allowed (line {line}): '{private}' is a "
+                                      "private or test module; use the public NumPy API", line)
         if not allowed.allows(module):
             stdlib = ", ".join(allowed.stdlib)
             return StaticCheck(False, f"import of '{module}' is not allowed (line {line}); allowed: NumPy "
