@@ -46,6 +46,8 @@ BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+WORKER_LAYERS = ("landlock", "seccomp")   # applied by the worker itself; can be switched off
+PR_GET_DUMPABLE = 3
 READY_TIMEOUT_S = 60.0
 FINISH_GRACE_S = 5.0
 DRAIN_S = 2.0
@@ -136,8 +138,14 @@ class _Messages:
         return out
 
 
+# Control characters other than newline and tab are shown as U+FFFD: a
+# submission's output must not be able to move the cursor, erase or recolour
+# lines of the report on a terminal (e.g. print a fake "AC Accepted").
+_CONTROL = {c: "\ufffd" for c in (*range(0, 9), *range(11, 32), *range(127, 160))}
+
+
 def _decode_text(data: bytes, total: int) -> str:
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace").translate(_CONTROL)
     if total > len(data):
         text += f"\n[... {total - len(data)} more bytes not shown ...]"
     return text
@@ -148,7 +156,14 @@ class Sandbox:
 
     def __init__(self, source: str, *, function: str, n_args: int, limits: SandboxLimits,
                  allowed: dict, preload: Sequence[str], filename: str = "solution.py",
-                 isolation: str = "auto", python: str | None = None) -> None:
+                 isolation: str = "auto", python: str | None = None,
+                 disable_layers: frozenset[str] = frozenset()) -> None:
+        """`disable_layers` ({"landlock", "seccomp"}) is for tests only: it switches a
+        worker layer off so that the report can be checked to say so."""
+        unknown = set(disable_layers) - set(WORKER_LAYERS)
+        if unknown:
+            raise ValueError(f"unknown layers {sorted(unknown)}; known: {', '.join(WORKER_LAYERS)}")
+        self.disable_layers = frozenset(disable_layers)
         self.source = source
         self.function = function
         self.n_args = n_args
@@ -224,7 +239,7 @@ class Sandbox:
         return {"function": self.function, "filename": self.filename,
                 "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s,
                 "memory_bytes": self.limits.memory_bytes,
-                "layers": {"landlock": linux, "seccomp": linux}}
+                "layers": {name: linux and name not in self.disable_layers for name in WORKER_LAYERS}}
 
     def close(self) -> None:
         if self.sock is not None:
@@ -294,10 +309,14 @@ class Sandbox:
                               ("uid_drop", "the grader is not root" if not root else "not reported yet"),
                               ("landlock", "not Linux" if not linux else "not reported yet"),
                               ("seccomp", "not Linux" if not linux else "not reported yet")):
+            if name in self.disable_layers:
+                missing = "switched off by the caller (disable_layers, a test-only parameter)"
             status, detail = wl.get(name, ("unavailable", missing))
             layers.append(Layer(name, "active" if status == "active" else "unavailable", detail))
-        layers.append(Layer("parent_nondumpable", "active" if linux else "unavailable",
-                            "PR_SET_DUMPABLE=0 on grader and zygote" if linux else "not Linux"))
+        nondumpable = linux and _dumpable() == 0 and r.get("dumpable") == 0
+        layers.append(Layer("parent_nondumpable", "active" if nondumpable else "unavailable",
+                            "PR_SET_DUMPABLE=0 on grader and zygote" if nondumpable else
+                            f"grader dumpable={_dumpable()}, zygote dumpable={r.get('dumpable')}"))
         return SandboxInfo(mode=s.mode if s else "none", layers=tuple(layers))
 
     def set_time_limits(self, cpu_s: float, wall_s: float) -> None:
@@ -416,8 +435,8 @@ class Sandbox:
 
     def _outcome(self, fin: dict, reader: ResultReader, captured, totals, out_r, err_r) -> RunOutcome:
         layers = reader.layers()
-        if layers is not None and self.worker_layers is None:
-            self.worker_layers = layers
+        if layers is not None:
+            self.worker_layers = merge_layers(self.worker_layers, layers)
         frame = reader.result()
         status, value, error, detail, probe_s = "no_result", None, None, "", None
         if reader.error:
@@ -428,7 +447,7 @@ class Sandbox:
             if status == child.STATUS_OK:
                 value = _returned_value(h, reader)
             elif isinstance(h.get("error"), dict):
-                error = _error_info(h["error"])
+                error = _error_info(h["error"], self.source.count("\n") + 1)
             elif status == "probe" and isinstance(h.get("seconds"), float):
                 probe_s = h["seconds"]
             detail = str(h.get("message", "") or h.get("type", ""))[:2000]
@@ -443,6 +462,27 @@ class Sandbox:
             result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s)
 
 
+def _dumpable() -> int | None:
+    try:
+        import ctypes
+        return ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        return None
+
+
+def merge_layers(seen: dict | None, new: dict) -> dict:
+    """Worker layers over every run so far: a layer is active only if it was
+    active in every run (the report never claims more than the weakest run)."""
+    out = dict(seen or {})
+    for name, value in (new or {}).items() if isinstance(new, dict) else ():
+        ok = (isinstance(value, (list, tuple)) and len(value) == 2
+              and all(isinstance(v, str) for v in value))
+        value = list(value) if ok else ["unavailable", "malformed layer report"]
+        if name not in out or (out[name][0] == "active" and value[0] != "active"):
+            out[name] = value
+    return out
+
+
 def _returned_value(h: dict, reader: ResultReader) -> ReturnedValue:
     shape = h.get("shape")
     shape_t = tuple(shape) if isinstance(shape, list) and all(isinstance(d, int) for d in shape) else None
@@ -451,9 +491,13 @@ def _returned_value(h: dict, reader: ResultReader) -> ReturnedValue:
                          shape=shape_t, array=reader.result_array())
 
 
-def _error_info(e: dict) -> ErrorInfo:
+def _error_info(e: dict, n_lines: int) -> ErrorInfo:
     tb = e.get("traceback") if isinstance(e.get("traceback"), list) else []
-    line = e.get("line") if isinstance(e.get("line"), int) and not isinstance(e.get("line"), bool) else None
+    line = e.get("line")
+    # A line number outside the file can only be forged (code.replace): drop it,
+    # it would otherwise be a free integer channel out of a hidden case.
+    if not (isinstance(line, int) and not isinstance(line, bool) and 1 <= line <= n_lines):
+        line = None
     return ErrorInfo(type=str(e.get("type", "?"))[:200], message=str(e.get("message", ""))[:child.TEXT_CAP + 10],
                      traceback=tuple(str(x)[:child.TEXT_CAP + 10] for x in tb[:child.TRACEBACK_LINES + 1]),
                      line=line)
