@@ -100,7 +100,34 @@ def write_case(root: Path, case: TestCase) -> Path:
 
 # --- reading ----------------------------------------------------------------
 
+_NUMBER_TYPES = {float, int}
+
+
+def _non_number(raw: Any) -> tuple[tuple[int, ...], Any] | None:
+    """Index and value of the first leaf that is not a JSON number, if any.
+
+    np.array(..., dtype=float64) would silently turn true into 1.0, null into
+    NaN and the string "1.5" into 1.5, so the leaves are checked first.
+    """
+    stack: list[tuple[tuple[int, ...], Any]] = [((), raw)]
+    while stack:
+        index, node = stack.pop()
+        if type(node) is list:
+            if node and set(map(type, node)) <= _NUMBER_TYPES:
+                continue  # the common case: an innermost row of numbers
+            stack.extend((index + (i,), v) for i, v in reversed(list(enumerate(node))))
+        elif type(node) is not float and type(node) is not int:
+            return index, node
+    return None
+
+
 def _float_array(raw: Any, where: str) -> np.ndarray:
+    if type(raw) is not list:
+        raise CaseFileError(f"{where}: expected a nested list of numbers, got {type(raw).__name__}")
+    bad = _non_number(raw)
+    if bad is not None:
+        at = "".join(f"[{i}]" for i in bad[0])
+        raise CaseFileError(f"{where}{at}: {bad[1]!r} is a {type(bad[1]).__name__}, not a number")
     try:
         arr = np.array(raw, dtype=np.float64)
     except (ValueError, TypeError) as exc:
