@@ -21,6 +21,7 @@ import numpy as np
 
 from .bundle import Bundle
 from .cases import TestCase, case_to_text, write_case
+from .fingerprint import sample_file_text
 from .spec import ProblemSpec
 
 Inputs = dict[str, object]
@@ -236,7 +237,11 @@ def write_testcases(bundle: Bundle) -> list[Path]:
     for stale in bundle.testcases.glob("*/*.json"):
         if stale not in keep:
             stale.unlink()
-    return [write_case(bundle.testcases, c) for c in cases]
+    paths = [write_case(bundle.testcases, c) for c in cases]
+    # The mistakes' outputs on the samples, for fingerprints in the practice archive.
+    path, text = sample_file_text(bundle.root, bundle.load_reference_module("variants"), cases)
+    path.write_text(text, encoding="utf-8")
+    return paths
 
 
 def check_testcases(bundle: Bundle) -> list[str]:
@@ -251,4 +256,7 @@ def check_testcases(bundle: Bundle) -> list[str]:
             problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration")
     for extra in sorted(set(bundle.testcases.glob("*/*.json")) - set(wanted)):
         problems.append(f"{extra.relative_to(bundle.root)}: not produced by the generator")
+    path, text = sample_file_text(bundle.root, bundle.load_reference_module("variants"), cases)
+    if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
+        problems.append(f"{path.relative_to(bundle.root)}: missing or differs from a fresh regeneration")
     return problems

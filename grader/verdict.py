@@ -54,6 +54,7 @@ class GroupResult:
     points: int
     score: int
     description: str = ""
+    exercises: tuple[str, ...] = ()   # what the group isolates (problem.yaml), for the report
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ def group_results(groups: Sequence, cases: Sequence[CaseResult]) -> list[GroupRe
         passed = sum(c.verdict == "AC" for c in mine)
         verdict = overall_verdict(mine)
         out.append(GroupResult(g.name, g.visible, verdict, passed, len(mine), g.points,
-                               g.points if verdict == "AC" else 0, g.description))
+                               g.points if verdict == "AC" else 0, g.description,
+                               tuple(getattr(g, "exercises", ()))))
     return out
 
 
