@@ -165,6 +165,36 @@ def cmd_export_gradescope(args: argparse.Namespace, bundle: Bundle) -> int:
           f"Gradescope programming assignment")
     return 0
 
+def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .verify import render_report, verify
+
+    def progress(check) -> None:
+        mark = "ok" if check.ok else "FAIL"
+        print(f"  {mark:<4} {check.submission.display(bundle.root)}: {check.at_limit.verdict}/"
+              f"{check.at_margin.verdict}", file=sys.stderr, flush=True)
+    print("verify: checking the bundle, then judging submissions/ (progress on stderr)", file=sys.stderr, flush=True)
+    report = verify(bundle, jobs=args.jobs, only=args.only, isolation=args.isolation, progress=progress)
+    sys.stdout.write(render_report(report, bundle.root))
+    return 0 if report.ok else 1
+
+def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .calibrate import (BackgroundLoad, calibrate, measure_probe, render_probe, render_summary,
+                            write_calibration)
+    if args.probe_only:
+        stats = [("idle", measure_probe(bundle, args.probe_runs, args.isolation))]
+        if args.load:
+            with BackgroundLoad(args.load):
+                stats.append((f"{args.load} busy process(es)", measure_probe(bundle, args.probe_runs, args.isolation)))
+        sys.stdout.write(render_probe(stats))
+        return 0
+    cal = calibrate(bundle, repeats=args.repeats, probe_runs=args.probe_runs, tle_cap_s=args.tle_cap,
+                    isolation=args.isolation, progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    sys.stdout.write(render_summary(cal))
+    if args.write and cal.derivation.ok:
+        for path in write_calibration(bundle, cal):
+            print(f"wrote {path.relative_to(bundle.root)}")
+    return 0 if cal.derivation.ok else 1
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -222,6 +252,26 @@ def build_parser() -> argparse.ArgumentParser:
     eg = sub.add_parser("export-gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder)")
     eg.add_argument("--out", metavar="FILE", help="zip path (default: dist/<id>-<version>-gradescope.zip)")
     eg.set_defaults(func=cmd_export_gradescope)
+
+    ver = sub.add_parser("verify", help="check the bundle, then judge every submissions/<verdict>/ file "
+                                         "at 1x and 1.5x the time limit")
+    ver.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions judged at once (default: 2)")
+    ver.add_argument("--only", metavar="TEXT", help="judge only submissions whose path contains TEXT")
+    ver.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
+    ver.set_defaults(func=cmd_verify)
+
+    cal = sub.add_parser("calibrate", help="measure accepted and too-slow submissions and derive the time limit")
+    cal.add_argument("--write", action="store_true",
+                     help="write calibration.yaml and set the two derived figures in problem.yaml")
+    cal.add_argument("--repeats", type=int, default=3, metavar="R", help="gradings per submission (default: 3)")
+    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe runs (default: 25)")
+    cal.add_argument("--tle-cap", type=float, metavar="S",
+                     help="CPU seconds a too-slow submission may use (default: 10x the provisional limit)")
+    cal.add_argument("--probe-only", action="store_true", help="only measure the speed probe's stability")
+    cal.add_argument("--load", type=int, default=0, metavar="N",
+                     help="with --probe-only: measure again with N busy processes running")
+    cal.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
+    cal.set_defaults(func=cmd_calibrate)
     return parser
 
 COMMANDS: dict[str, Callable] = {}
