@@ -398,17 +398,58 @@ def _short(text):
     return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + " [...]"
 
 
-def _error_info(exc, filename):
-    """Exception type, message, and only the frames inside the submission."""
-    import traceback
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    lines = [f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames]
+def _guarded(fn, fallback):
+    try:
+        return fn()
+    except BaseException:  # the submission's object misbehaved while being described
+        return fallback
+
+
+def _submission_frames(exc, filename):
+    """(line, function) of the traceback's frames that run the submission's code."""
+    out, tb = [], exc.__traceback__
+    while tb is not None and len(out) < 100_000:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename and type(tb.tb_lineno) is int:
+            out.append((tb.tb_lineno, str(code.co_name)))
+        tb = tb.tb_next
+    return out
+
+
+def _error_info(exc, filename, source_lines):
+    """Exception type, message, and only the frames inside the submission.
+
+    Source text comes from the zygote's own copy of the file, not from
+    linecache (which the submission can rewrite) and without touching any
+    other file (tracebacks through NumPy would try to read its sources)."""
+    frames = _guarded(lambda: _submission_frames(exc, filename), [])
+
+    def text(lineno):
+        return source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
+    lines = [f"line {n}, in {name}: {text(n)}" for n, name in frames]
     if len(lines) > TRACEBACK_LINES:
         half = TRACEBACK_LINES // 2
         lines = lines[:half] + [f"... {len(lines) - 2 * half} more frames ..."] + lines[-half:]
-    lineno = frames[-1].lineno if frames else getattr(exc, "lineno", None)
-    return {"type": type(exc).__name__, "message": _short(exc), "traceback": [_short(x) for x in lines],
-            "line": lineno}
+    lineno = frames[-1][0] if frames else _guarded(lambda: getattr(exc, "lineno", None), None)
+    return {"type": _guarded(lambda: _short(type(exc).__name__), "exception"),
+            "message": _guarded(lambda: _short(exc), "(str() of the exception raised an error)"),
+            "traceback": [_short(x) for x in lines],
+            "line": lineno if type(lineno) is int else None}
+
+
+def _exception_frame(exc, filename, source_lines, status):
+    """The result frame reporting `exc`. The exception object is the
+    submission's (its __str__, __class__ or metaclass may raise), so every use
+    of it is guarded: a failure here must not escape into harness code."""
+    try:
+        if _guarded(lambda: isinstance(exc, ImportError) and "not allowed here" in str(exc), False):
+            status = STATUS_FORBIDDEN_IMPORT
+        return encode_frame({"kind": "result", "status": status,
+                             "error": _error_info(exc, filename, source_lines)})
+    except BaseException:
+        return encode_frame({"kind": "result", "status": status, "error": {
+            "type": "exception", "message": "(the exception could not be described)",
+            "traceback": [], "line": None}})
 
 
 def _describe_type(value, np):
@@ -462,7 +503,7 @@ def probe_workload(np):
     return time.process_time() - start, acc
 
 
-def run_worker(job, code, payload, fds, np):
+def run_worker(job, code, source_lines, payload, fds, np):
     """Body of the forked worker. Never returns."""
     result_fd = 3
     try:
@@ -525,9 +566,7 @@ def run_worker(job, code, payload, fds, np):
             except ValueError:
                 pass  # no signature available (e.g. a builtin): let the call decide
     except BaseException as exc:
-        status = STATUS_FORBIDDEN_IMPORT if (isinstance(exc, ImportError) and "not allowed here" in str(exc)) \
-            else STATUS_IMPORT_EXCEPTION
-        frame = encode_frame({"kind": "result", "status": status, "error": _error_info(exc, filename)})
+        frame = _exception_frame(exc, filename, source_lines, STATUS_IMPORT_EXCEPTION)
     if frame is None and job["mode"] == "load":
         frame = encode_frame({"kind": "result", "status": STATUS_LOADED})
     if frame is None:
@@ -535,9 +574,7 @@ def run_worker(job, code, payload, fds, np):
             value = fn(*args)
             frame = _result_frame(value, np)
         except BaseException as exc:
-            status = STATUS_FORBIDDEN_IMPORT if (isinstance(exc, ImportError) and "not allowed here" in str(exc)) \
-                else STATUS_CALL_EXCEPTION
-            frame = encode_frame({"kind": "result", "status": status, "error": _error_info(exc, filename)})
+            frame = _exception_frame(exc, filename, source_lines, STATUS_CALL_EXCEPTION)
     try:
         _write_all(result_fd, frame)
     except BaseException:
@@ -745,7 +782,8 @@ def zygote_main(ctrl_fd):
     import linecache
     source = init["source"]
     # Tracebacks show the submission's own lines without reading any file.
-    linecache.cache[init["filename"]] = (len(source), None, source.splitlines(True), init["filename"])
+    source_lines = source.splitlines(True)
+    linecache.cache[init["filename"]] = (len(source), None, source_lines, init["filename"])
     try:
         code = compile(source, init["filename"], "exec", dont_inherit=True)
     except BaseException as exc:  # the parent already checked the syntax; report anyway
@@ -771,8 +809,11 @@ def zygote_main(ctrl_fd):
         job["allowed"] = init["allowed"]
         pid = os.fork()
         if pid == 0:
-            sock.close()
-            run_worker(job, code, payload, fds, np)
+            try:
+                sock.close()
+                run_worker(job, code, source_lines, payload, fds, np)
+            finally:
+                os._exit(114)  # whatever escapes (a signal handler raising in harness code): never the zygote loop
         for fd in fds:
             os.close(fd)
         _send(sock, {"event": "started"})
