@@ -9,8 +9,9 @@ tolerance |got - expected| <= atol + rtol * |expected| for every element.
 from __future__ import annotations
 
 import builtins
+import re
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -80,9 +81,17 @@ def describe_exception(err: ErrorInfo | None, show_message: bool) -> str:
     return text
 
 
-def load_problem(out: RunOutcome, ctx: RunContext) -> Decision | None:
-    """CE decided at run time: the function is missing or cannot take the arguments."""
+def load_problem(out: RunOutcome, ctx: RunContext, show_detail: bool = True) -> Decision | None:
+    """CE decided at run time: the function is missing or cannot take the arguments.
+
+    On hidden cases the detail text is dropped: a forged result frame, a
+    __signature__ that raises, or a class made at run time can fill it with inputs.
+    """
     s = out.status
+    if not show_detail and s in CE_STATUSES:
+        out = replace(out, detail="(details are not shown for hidden cases)",
+                      error=replace(out.error, message="(details are not shown for hidden cases)", traceback=())
+                      if out.error else None)
     if s == child.STATUS_MISSING_FUNCTION:
         return Decision("CE", "compile", f"after running your file there is no function named {ctx.function}")
     if s == child.STATUS_NOT_CALLABLE:
@@ -148,23 +157,51 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     return None
 
 
-def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...]) -> Decision | None:
+# Names the report may repeat for a hidden case: anything else was chosen by the
+# submission (a class or structured dtype built at run time) and could carry inputs.
+SAFE_TYPES = frozenset({"NoneType", "list", "tuple", "dict", "set", "int", "float", "complex", "str", "bool",
+                        "bytes", "0-d array", "masked array (numpy.ma.MaskedArray)",
+                        "ndarray subclass numpy.matrix", "ndarray subclass numpy.memmap", "ndarray subclass numpy.recarray"})
+SAFE_DTYPE = re.compile(r"(bool|u?int(8|16|32|64)|float(16|32|64|128)|longdouble|complex(64|128|256)|object)")
+
+
+def _safe_type(kind: str, show: bool) -> str:
+    if show or kind in SAFE_TYPES or re.fullmatch(r"NumPy scalar " + SAFE_DTYPE.pattern, kind):
+        return kind
+    return "an object of a class defined in your code (its name is not shown for hidden cases)"
+
+
+def _safe_dtype(dtype: str | None, show: bool) -> str:
+    if show or (dtype is not None and SAFE_DTYPE.fullmatch(dtype)):
+        return str(dtype)
+    return "another dtype (its description is not shown for hidden cases)"
+
+
+def _safe_shape(shape: tuple[int, ...], expected_shape: tuple[int, ...], show: bool) -> str:
+    """Hidden cases: sizes only when they are sizes of the case itself (no free numbers)."""
+    if show or (len(shape) <= len(expected_shape) + 1 and set(shape) <= set(expected_shape) | {0, 1}):
+        return str(shape)
+    return f"with {len(shape)} axes (other sizes are not shown for hidden cases)"
+
+
+def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...], show: bool = True) -> Decision | None:
     v = out.value
     if v is None:
         return Decision("RE", "run", "no result was received")
     if v.type != "ndarray":
         hint = {"NoneType": "returned None: is a `return` statement missing?"}.get(v.type)
-        what = hint or f"returned a {v.type}"
+        what = hint or f"returned a {_safe_type(v.type, show)}"
         return Decision("WA", "type", f"{what}; the result must be a plain numpy.ndarray of shape "
                         f"{expected_shape} (use np.asarray(result, dtype=np.float64))")
     if v.dtype != "float64":
-        return Decision("WA", "dtype", f"returned an array of dtype {v.dtype}; it must be float64 "
+        return Decision("WA", "dtype", f"returned an array of dtype {_safe_dtype(v.dtype, show)}; it must be float64 "
                         "(compute in float64, or convert with .astype(np.float64))")
     if v.shape != tuple(expected_shape):
         hint = ""
         if v.shape == tuple(expected_shape[1:]):
             hint = " - the batch axis B is missing"
-        return Decision("WA", "shape", f"returned shape {v.shape}; expected exactly {tuple(expected_shape)} = "
+        return Decision("WA", "shape", f"returned shape {_safe_shape(v.shape, expected_shape, show)}; "
+                        f"expected exactly {tuple(expected_shape)} = "
                         f"(B, N, D){hint}. Shapes must match exactly (no broadcasting)")
     if v.array is None:  # a header written by hand to fd 3, without its data
         return Decision("RE", "run", "the result arrived without its data (the result channel was "
@@ -218,7 +255,7 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
 def decide(out: RunOutcome, expected: np.ndarray, ctx: RunContext, rtol: float, atol: float,
            show_values: bool) -> Decision:
     """The verdict of one run, from the first check that fails."""
-    return (load_problem(out, ctx)
+    return (load_problem(out, ctx, show_values)
             or limit_problem(out, ctx, show_values)
-            or _returned_problem(out, expected.shape)
+            or _returned_problem(out, expected.shape, show_values)
             or compare(out.value.array, expected, rtol, atol, show_values))
