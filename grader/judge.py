@@ -212,6 +212,11 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions()) ->
         compiled = CompileResult("JE", f"the sandbox could not be started: {exc}")
         results = [not_run(spec, c, "JE", "run", compiled.message) for c in cases]
         return _report(bundle, options, results, compiled, sub)
+    if sub.kind == "notebook":  # cite cells, not lines of the joined source
+        from dataclasses import replace
+        from .notebook import relabel
+        results = [replace(r, message=relabel(r.message, sub.line_map)) for r in results]
+        compiled = replace(compiled, message=relabel(compiled.message, sub.line_map))
     report = _report(bundle, options, results, compiled, sub, info, limits, complete)
     if not options.diagnose:
         return report

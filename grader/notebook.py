@@ -8,6 +8,7 @@ messages point at "cell 3, line 2" instead of a line of the joined source.
 from __future__ import annotations
 
 import json
+import re
 
 
 class NotebookError(ValueError):
@@ -23,6 +24,9 @@ def _cell_lines(cell: dict, index: int) -> list[str]:
     if not isinstance(src, str):
         raise NotebookError(f"cell {index} has a malformed source")
     lines = src.splitlines()
+    if lines and lines[0].lstrip().startswith("%%"):
+        # A cell magic (%%bash, %%writefile, ...) makes the whole cell something other than Python.
+        return [f"# (notebook-only cell removed) {ln.strip()}" for ln in lines]
     return [f"# (notebook-only line removed) {ln.strip()}" if ln.lstrip().startswith(("%", "!")) else ln
             for ln in lines]
 
@@ -49,3 +53,20 @@ def extract_code(text: str) -> tuple[str, tuple[str, ...]]:
     if not code_index:
         raise NotebookError("the notebook has no code cells")
     return "\n".join(lines) + "\n", tuple(labels)
+
+
+_AT_LINE = re.compile(r"\bat line (\d+)")
+_FRAME_LINE = re.compile(r"(?m)^(\s*)line (\d+), in ")
+
+
+def relabel(message: str, line_map: tuple[str, ...]) -> str:
+    """Add "(code cell C, line L)" to the line numbers the grader's messages cite.
+
+    Only the grader's own phrasings are touched: the first "at line N" and the
+    traceback lines "line N, in f: ..."; numbers outside the joined source stay as they are.
+    """
+    def label(n: str) -> str:
+        i = int(n)
+        return f" ({line_map[i - 1]})" if 0 < i <= len(line_map) else ""
+    message = _AT_LINE.sub(lambda m: f"at line {m.group(1)}{label(m.group(1))}", message, count=1)
+    return _FRAME_LINE.sub(lambda m: f"{m.group(1)}line {m.group(2)}{label(m.group(2))}, in ", message)
