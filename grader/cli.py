@@ -47,7 +47,7 @@ def _write_output(dest: str, text: str) -> None:
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from .judge import GradeOptions, grade
     from .report.json_report import render_json
-    from .report.text_report import render_text
+    from .report.text_report import render_text, use_colour
     from .export import render_platform, render_platform_error
     # A platform format always goes somewhere: to --json OUT, else to stdout.
     dest = args.json if args.json is not None or args.format == "native" else "-"
@@ -65,7 +65,7 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
         _write_output(dest, render_json(report) if args.format == "native"
                       else render_platform(args.format, report, bundle, time.monotonic() - started))
     if dest != "-":
-        colour = sys.stdout.isatty() and not args.no_color and "NO_COLOR" not in os.environ
+        colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
         sys.stdout.write(render_text(report, colour=colour))
     if report.verdict == "JE":
         print(f"grader: judging error: {report.summary}", file=sys.stderr)

@@ -9,7 +9,7 @@ mistake, if the outputs match one; and the one next thing to do.
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from typing import Any, Mapping
 
 from ..verdict import VERDICT_NAMES, CaseResult, GradeReport
 
@@ -137,3 +137,9 @@ def next_step(r: GradeReport) -> str:
         return "fix the problem above; the tests could not run."
     first = next(c for c in r.tests if c.verdict != "AC")
     return f"fix test {first.name} first: {first.message.splitlines()[0]}"
+
+
+def use_colour(isatty: bool, no_color_flag: bool, environ: Mapping[str, str]) -> bool:
+    """Colour only on a terminal, unless --no-color, NO_COLOR (set and not empty,
+    https://no-color.org) or TERM=dumb says otherwise."""
+    return isatty and not no_color_flag and not environ.get("NO_COLOR") and environ.get("TERM") != "dumb"
