@@ -160,11 +160,13 @@ def _report(bundle: Bundle, options: GradeOptions, results: list[CaseResult], co
         submission=info, sandbox=sandbox, limits=limits, complete=complete)
 
 
-def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions()) -> GradeReport:
-    """Judge the submission at `path` against the bundle's cases."""
+def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
+          cases: list[TestCase] | None = None) -> GradeReport:
+    """Judge the submission at `path` against the bundle's cases (or `cases`, from cases_step)."""
     spec = bundle.spec
     sub, read_check = read_step(path, spec)
-    cases = cases_step(bundle, options)
+    # verify/calibrate grade many submissions: they read the cases once and pass them in.
+    cases = cases_step(bundle, options) if cases is None else cases
     compiled_check = static_step(sub, spec) if sub is not None else read_check
     if not compiled_check.ok:
         compiled = CompileResult("CE", compiled_check.message, compiled_check.line)
