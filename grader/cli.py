@@ -20,6 +20,13 @@ from .source import SubmissionUnreadable
 
 EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error: usage text would break the one-line stderr promise."""
+
+    def error(self, message: str):
+        print(f"grader: {self.prog}: {message} (see --help)", file=sys.stderr)
+        sys.exit(EXIT_CANNOT_JUDGE)
+
 class CannotJudge(Exception):
     """Raised by a command for an exit-2 condition with a one-line reason."""
 
@@ -196,7 +203,7 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if cal.derivation.ok else 1
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
+    parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--bundle", metavar="DIR", help="bundle root (default: the folder containing grader/)")
     parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
