@@ -220,8 +220,10 @@ def parse_spec(raw: Any) -> ProblemSpec:
     if len({p.name for p in params}) != len(params):
         raise SpecError("entry_point.parameters: duplicate parameter names")
     out = _mapping(top["output"], "output", {"type", "dtype", "shape"})
-    if out["type"] != "ndarray" or out["dtype"] != "float64":
-        raise SpecError("output: only a float64 ndarray is supported")
+    if out["type"] != "ndarray":
+        raise SpecError(f"output.type: only 'ndarray' is supported, got {out['type']!r}")
+    if out["dtype"] != "float64":
+        raise SpecError(f"output.dtype: only 'float64' is supported, got {out['dtype']!r}")
     cmp_ = _mapping(top["comparison"], "comparison", {"rule", "rtol", "atol", "evidence"})
     lim = _mapping(top["limits"], "limits", {
         "time_per_test_s", "wall_factor", "total_time_s", "memory_mib", "output_mib",

@@ -1,0 +1,204 @@
+"""problem.yaml against its published JSON Schema, and grader/spec.py against the same mutations.
+
+The mutations are generated from problem.yaml itself: an unknown key in every
+mapping, every required key removed, and every leaf replaced by a value of
+the wrong type. Both the schema (with jsonschema) and the loader the grader
+really uses (grader/spec.py) must reject each one, the loader with a message
+that names where the problem is.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+
+from grader.spec import SpecError, parse_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_PATH = ROOT / "schemas" / "problem.schema.json"
+OPTIONAL_KEYS = {"dtype"}  # the only optional key: parameters of type int have no dtype
+
+
+_PARSED = yaml.safe_load((ROOT / "problem.yaml").read_text(encoding="utf-8"))
+
+
+def _raw() -> dict:
+    """A fresh copy of problem.yaml as parsed (parsed once: there are hundreds of mutations)."""
+    return copy.deepcopy(_PARSED)
+
+
+def _render(path: tuple) -> str:
+    """('tests', 'groups', 1, 'points') -> 'tests.groups[1].points' (spec.py's spelling)."""
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out or "problem.yaml"
+
+
+def _up_to_last_key(path: tuple) -> tuple:
+    """Drop trailing list indices: spec.py reports constraints.B[0] as 'constraints.B'."""
+    path = tuple(path)
+    while path and isinstance(path[-1], int):
+        path = path[:-1]
+    return path
+
+
+@dataclass(frozen=True)
+class Mutation:
+    id: str
+    apply: Callable[[dict], None]
+    where: tuple              # the mapping or leaf the loader must name
+    must_mention: str         # a word the message must contain (the key at fault)
+    path: tuple = ()          # exactly what was changed (default: `where`)
+
+    @property
+    def changed(self) -> tuple:
+        return self.path or self.where
+
+
+def _get(doc: Any, path: tuple) -> Any:
+    for p in path:
+        doc = doc[p]
+    return doc
+
+
+def _walk(node: Any, path: tuple = ()):
+    yield path, node
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _walk(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, path + (i,))
+
+
+def _wrong_type(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "yes"
+    if isinstance(value, (int, float)):
+        return "a string"
+    if isinstance(value, str):
+        return 12345
+    if isinstance(value, list):
+        return {"not": "a list"}
+    return ["not", "a mapping"]
+
+
+def mutations() -> list[Mutation]:
+    doc = _raw()
+    out = []
+    for path, node in _walk(doc):
+        if any(isinstance(p, int) and p >= 2 for p in path):
+            continue  # the third group (parameter) on is built like the first two
+        if isinstance(node, dict):
+            def add_unknown(d, path=path):
+                _get(d, path)["zz_unknown_key"] = 1
+            out.append(Mutation(f"unknown key in {_render(path)}", add_unknown, path, "zz_unknown_key"))
+            for key in node:
+                if key in OPTIONAL_KEYS:
+                    continue
+                def drop(d, path=path, key=key):
+                    del _get(d, path)[key]
+                out.append(Mutation(f"missing {_render(path + (key,))}", drop, path, str(key)))
+        # Wrong types everywhere, but in a list of scalars only at its first element.
+        if path and not isinstance(node, dict) and not (isinstance(path[-1], int) and path[-1] > 0
+                                                       and not isinstance(node, list)):
+            def retype(d, path=path):
+                _get(d, path[:-1])[path[-1]] = _wrong_type(_get(d, path))
+            leaf = _up_to_last_key(path)
+            out.append(Mutation(f"wrong type at {_render(path)}", retype, leaf, str(leaf[-1]), path))
+    # Value rules that are not about keys or types.
+    def set_at(path, value):
+        def apply(d):
+            _get(d, path[:-1])[path[-1]] = value
+        return apply
+    out += [
+        Mutation("negative rtol", set_at(("comparison", "rtol"), -1e-8), ("comparison", "rtol"), "rtol"),
+        Mutation("zero memory limit", set_at(("limits", "memory_mib"), 0), ("limits", "memory_mib"), "memory_mib"),
+        Mutation("B range starting at 0", set_at(("constraints", "B"), [0, 4]), ("constraints", "B"), "B"),
+        Mutation("schema_version 2", set_at(("schema_version",), 2), ("schema_version",), "schema_version"),
+        Mutation("feedback level not in the enum", set_at(("feedback", "hidden"), "everything"),
+                 ("feedback", "hidden"), "hidden"),
+        Mutation("group name with capitals", set_at(("tests", "groups", 1, "name"), "Single Head"),
+                 ("tests", "groups", 1, "name"), "name"),
+        Mutation("negative points", set_at(("tests", "groups", 1, "points"), -8),
+                 ("tests", "groups", 1, "points"), "points"),
+        Mutation("float32 array parameter", set_at(("entry_point", "parameters", 0, "dtype"), "float32"),
+                 ("entry_point", "parameters", 0, "dtype"), "dtype"),
+        Mutation("first group hidden", set_at(("tests", "groups", 0, "visible"), False),
+                 ("tests", "groups"), "sample"),
+        Mutation("boolean where a number belongs", set_at(("limits", "time_per_test_s"), True),
+                 ("limits", "time_per_test_s"), "time_per_test_s"),
+    ]
+    return out
+
+
+MUTATIONS = mutations()
+
+
+def test_mutations_cover_every_key_of_problem_yaml():
+    """The generated list really walks the whole file (a regression here would hide gaps)."""
+    kinds = {m.id.split(" ")[0] for m in MUTATIONS}
+    assert {"unknown", "missing", "wrong"} <= kinds
+    n_keys = sum(1 for path, _ in _walk(_raw()) if path and isinstance(path[-1], str))
+    top_keys = set(_raw())
+    assert {m.id.removeprefix("missing ") for m in MUTATIONS if m.id.startswith("missing ")} >= top_keys
+    assert n_keys > 100 and len(MUTATIONS) > 100
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.id)
+def test_spec_rejects_mutation_naming_the_path(mutation):
+    doc = _raw()
+    mutation.apply(doc)
+    with pytest.raises(SpecError) as info:
+        parse_spec(doc)
+    message = str(info.value)
+    assert _render(mutation.where) in message, message
+    assert mutation.must_mention in message, message
+
+
+# --- the published schema (needs jsonschema, a dev dependency) --------------------------------
+
+@pytest.fixture(scope="module")
+def validator():
+    jsonschema = pytest.importorskip(
+        "jsonschema", reason="jsonschema is not installed (dev dependency: pip install -r requirements-dev.txt); "
+                             "cannot check problem.yaml against schemas/problem.schema.json")
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_schema_declares_draft_2020_12():
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_every_object_in_the_schema_is_closed():
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    open_objects = [p for p, node in _walk(schema)
+                    if isinstance(node, dict) and node.get("type") == "object"
+                    and node.get("additionalProperties") is not False]
+    assert open_objects == []
+
+
+def test_problem_yaml_is_valid(validator):
+    errors = [f"{_render(tuple(e.absolute_path))}: {e.message}" for e in validator.iter_errors(_raw())]
+    assert errors == []
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.id)
+def test_schema_rejects_mutation(validator, mutation):
+    doc = _raw()
+    mutation.apply(doc)
+    errors = list(validator.iter_errors(doc))
+    assert errors, f"the schema accepts: {mutation.id}"
+    # At least one error points at the mutated place, one of its parents or one of its children.
+    changed = mutation.changed
+    paths = [tuple(e.absolute_path) for e in errors]
+    assert any(changed[:len(p)] == p or p[:len(changed)] == changed for p in paths), paths
