@@ -76,8 +76,13 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
         sys.stdout.write(render_text(report, colour=colour))
     if report.verdict == "JE":
         print(f"grader: judging error: {report.summary}", file=sys.stderr)
+    return exit_status(report.verdict)
+
+def exit_status(verdict: str) -> int:
+    """The exit status of `grade` for an overall verdict: 0 AC, 2 JE, 1 otherwise."""
+    if verdict == "JE":
         return EXIT_CANNOT_JUDGE
-    return EXIT_AC if report.verdict == "AC" else EXIT_NOT_AC
+    return EXIT_AC if verdict == "AC" else EXIT_NOT_AC
 
 def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
     from .generate import check_testcases, write_testcases

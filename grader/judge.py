@@ -41,6 +41,7 @@ class GradeOptions:
     scale_time: bool = True           # scale limits by the speed probe
     stop_after_failure: bool = False  # verify: stop at the first non-AC case
     diagnose: bool = True
+    disable_layers: frozenset = frozenset()  # tests only: switch worker layers off; the report says so
 
 
 # --- steps -------------------------------------------------------------------
@@ -193,7 +194,7 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
         with Sandbox(sub.source, function=spec.function, n_args=len(spec.parameters),
                      limits=sandbox_limits(spec), allowed=allowed, preload=preload,
                      filename=sub.display_name if sub.kind == "python" else "notebook.py",
-                     isolation=options.isolation) as sb:
+                     isolation=options.isolation, disable_layers=options.disable_layers) as sb:
             probe = sb.probe() if options.scale_time else None
             limits = effective_limits(spec, probe, options.time_factor)
             sb.set_time_limits(limits.cpu_s, limits.wall_s)
