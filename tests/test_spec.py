@@ -1,0 +1,124 @@
+"""grader/spec.py: what the loader makes of problem.yaml, and how it refuses broken files.
+
+The schema-level mutations (unknown/missing keys, wrong types) are in
+test_schema.py; this file covers the typed view the grader uses and the
+rules that only the loader can check.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.bundle import BundleError, open_bundle
+from grader.spec import SpecError, load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+RAW = yaml.safe_load((ROOT / "problem.yaml").read_text(encoding="utf-8"))
+
+
+def raw() -> dict:
+    return copy.deepcopy(RAW)
+
+
+def test_entry_point_matches_the_exercise(spec):
+    assert spec.entry_file == "solution.py"
+    assert spec.function == "vit_encoder_block"
+    assert spec.parameter_names == ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
+    shapes = {p.name: p.shape for p in spec.parameters}
+    assert shapes["x"] == ("B", "N", "D") and shapes["W1"] == ("D", "M") and shapes["W2"] == ("M", "D")
+    assert all(p.dtype == "float64" for p in spec.parameters if p.type == "ndarray")
+    assert spec.output_shape == ("B", "N", "D") and spec.output_dtype == "float64"
+
+
+def test_groups_and_points(spec):
+    names = [g.name for g in spec.groups]
+    assert names[0] == "sample" and spec.groups[0].visible
+    assert not any(g.visible for g in spec.groups[1:]), "only the samples may be visible"
+    assert len(set(names)) == len(names)
+    assert spec.max_score == sum(g.points for g in spec.groups) == 100
+    assert spec.group("stability").description
+    with pytest.raises(KeyError):
+        spec.group("no_such_group")
+
+
+def test_tolerance_is_positive_and_symmetric(spec):
+    # grader/tolerance.py's metric assumes rtol == atol; docs/tolerance.md explains the value.
+    assert spec.comparison.rtol == spec.comparison.atol > 0
+    assert (ROOT / spec.comparison.evidence).is_file()
+
+
+@pytest.mark.parametrize("module, allowed", [
+    ("numpy", True), ("numpy.linalg", True), ("math", True), ("itertools", True),
+    ("numpy.ctypeslib", False), ("numpy.f2py.crackfortran", False), ("numpy.distutils", False),
+    ("os", False), ("sys", False), ("ctypes", False), ("importlib", False), ("scipy", False),
+    ("numpyx", False), ("mathx", False),
+])
+def test_allowed_imports(spec, module, allowed):
+    assert spec.allowed_imports.allows(module) is allowed
+
+
+def test_constraints_are_typed(spec):
+    c = spec.constraints
+    assert c["B"] == (1, 4) and c["num_heads"][0] == 1
+    assert isinstance(c["max_abs_input"], float)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["constraints"].update(N=[5, 2]), "constraints.N: need 1 <= min <= max"),
+    (lambda d: d["constraints"].update(D=[1, 2, 3]), "constraints.D: expected [min, max] integers"),
+    (lambda d: d["constraints"].update(M=[1, True]), "constraints.M: expected [min, max] integers"),
+    (lambda d: d["tests"]["groups"].append(copy.deepcopy(d["tests"]["groups"][1])), "duplicate group names"),
+    (lambda d: d["entry_point"]["parameters"].append(copy.deepcopy(d["entry_point"]["parameters"][0])),
+     "duplicate parameter names"),
+    (lambda d: d["tests"]["groups"].reverse(), "the first group must be the visible 'sample' group"),
+    (lambda d: d["tests"].update(groups=[]), "the first group must be the visible 'sample' group"),
+    (lambda d: d["comparison"].update(atol=float("nan")), "comparison.atol: must be a positive finite number"),
+    (lambda d: d["limits"].update(total_time_s=float("inf")), "limits.total_time_s: must be a positive finite"),
+    (lambda d: d["entry_point"]["parameters"][1].update(type="float"),
+     "entry_point.parameters[1].type: must be 'ndarray' or 'int'"),
+])
+def test_rules_beyond_the_schema(mutate, message):
+    doc = raw()
+    mutate(doc)
+    with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+        parse_spec(doc)
+
+
+def test_top_level_must_be_a_mapping():
+    with pytest.raises(SpecError, match="problem.yaml: expected a mapping, got list"):
+        parse_spec(["not", "a", "mapping"])
+
+
+def test_load_spec_reports_unreadable_and_invalid_yaml(tmp_path):
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(tmp_path / "missing.yaml")
+    bad = tmp_path / "problem.yaml"
+    bad.write_text("comparison: [unclosed\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="is not valid YAML"):
+        load_spec(bad)
+    bad.write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(bad)
+
+
+def test_open_bundle_turns_a_broken_spec_into_one_line(tmp_path):
+    doc = raw()
+    doc["limits"]["surprise"] = 1
+    (tmp_path / "problem.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(BundleError, match="broken bundle: limits: unknown key"):
+        open_bundle(tmp_path)
+    with pytest.raises(BundleError, match="no problem.yaml"):
+        open_bundle(tmp_path / "elsewhere")
+
+
+def test_cli_refuses_a_broken_bundle_with_exit_2(tmp_path, cli):
+    doc = raw()
+    del doc["comparison"]["rtol"]
+    (tmp_path / "problem.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = cli("--bundle", str(tmp_path), "validate")
+    assert result.returncode == 2
+    assert "comparison: missing key(s) rtol" in result.stderr
+    assert "Traceback" not in result.stderr
