@@ -45,9 +45,15 @@ class StaticCheck:
 def read_submission(path: Path, max_bytes: int) -> tuple[Submission | None, StaticCheck]:
     """Read `path`. File-level failures raise; content failures return a CE check."""
     path = Path(path)
-    if not path.exists():
+    try:
+        # Path.exists() raises (not False) for a path under a directory we may not search.
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as exc:
+        raise SubmissionUnreadable(f"{path}: cannot read ({exc.strerror or exc}; "
+                                   "is a folder on the way unreadable?)") from None
+    if not exists:
         raise SubmissionUnreadable(f"{path}: no such file")
-    if path.is_dir():
+    if is_dir:
         raise SubmissionUnreadable(f"{path}: is a directory, not a Python file")
     try:
         with open(path, "rb") as f:
