@@ -24,7 +24,7 @@ from .bundle import Bundle
 from .cases import TestCase
 from .fingerprint import (SAMPLE_FILE, Fingerprint, LiveOutputs, MistakeOutputs, Observation,
                           StoredOutputs, fingerprint, read_sample_file)
-from .mistakes import CATALOGUE, PARTS
+from .mistakes import CATALOGUE, PART_SECTIONS, PARTS, STATEMENT
 from .verdict import CaseResult, GradeReport, GroupResult
 
 AXES = ("batches", "tokens", "heads", "channels")
@@ -94,28 +94,28 @@ def locate(got: np.ndarray, expected: np.ndarray, num_heads: int, rtol: float, a
 
 
 def _pattern_sentence(p: dict[str, Any], sizes: Mapping[str, int]) -> str:
-    nonfinite = f" ({p['nonfinite']} of them NaN or infinite)" if p["nonfinite"] else ""
-    head = f"{p['off']} of {p['total']} values are off{nonfinite}"
     if p["scope"] == "none":
         return "No value is outside the tolerance."
+    nonfinite = f", {p['nonfinite']} of them NaN or infinite" if p["nonfinite"] else ""
     if p["scope"] == "everywhere":
-        return f"Every value is off ({p['off']} of {p['total']}{nonfinite[:-1] + ')' if nonfinite else ')'}: " \
-               "the error is not confined to some tokens, heads or batches."
+        return (f"Every value is off ({p['off']} of {p['total']}{nonfinite}): the error is not confined "
+                "to some tokens, heads or batches.")
+    head = f"{p['off']} of {p['total']} values are off{nonfinite}"
     if p["scope"] == "spread":
         return f"{head}, spread over every batch, token and head."
     d_h = sizes["channels"] // sizes["heads"]
+    letter = {"batches": "B", "tokens": "N", "heads": "H", "channels": "D"}
     where = []
     for axis in p["confined_to"]:
         runs = p[axis]
+        one = runs == [[runs[0][0]] * 2]
+        name = axis[:-2] if axis == "batches" and one else (axis[:-1] if one else axis)
+        extra = ""
         if axis == "heads":
-            cols = ", ".join(f"{s * d_h}-{(e + 1) * d_h - 1}" for s, e in runs[:SENTENCE_RANGES])
-            where.append(f"head{'s' if runs != [[runs[0][0]] * 2] else ''} {_spell(runs)} "
-                         f"(columns {cols}) of {sizes['heads']}")
-        else:
-            singular = {"batches": "batch", "tokens": "token", "channels": "channel"}[axis]
-            label = singular if runs == [[runs[0][0]] * 2] else axis
-            where.append(f"{label} {_spell(runs)} of {sizes[axis]}")
-    return f"{head}, only in {' and '.join(where)}; the rest is right."
+            extra = "; columns " + ", ".join(f"{s * d_h}-{(e + 1) * d_h - 1}" for s, e in runs[:SENTENCE_RANGES])
+        where.append(f"{name} {_spell(runs)} ({letter[axis]} = {sizes[axis]}{extra})")
+    joined = where[0] if len(where) == 1 else ", in ".join(where[:-1]) + " and in " + where[-1]
+    return f"{head}, only in {joined}; the rest is right."
 
 
 # --- what the group pattern says -----------------------------------------------------------
@@ -257,7 +257,8 @@ def _next_step(fp: Fingerprint | None, reading: GroupReading | None) -> str | No
         sections = list(dict.fromkeys(CATALOGUE[i].pointer for i in fp.ids))
         return f"check the conventions in {'; '.join(sections)}."
     if reading is not None and reading.parts:
-        return f"check {PARTS[reading.parts[0]]}: {reading.text}"
+        part = reading.parts[0]
+        return f"check {PARTS[part]} against {STATEMENT}, section \"{PART_SECTIONS[part]}\"."
     return None
 
 

@@ -27,6 +27,13 @@ PARTS: dict[str, str] = {
     "mlp": "the MLP path (second layer norm, W1, GELU, W2)",
     "precision": "floating-point precision (float64 throughout)",
 }
+# Where statement.md specifies each part.
+PART_SECTIONS: dict[str, str] = {
+    "layer_norm": "Layer normalization", "attention_scores": "Multi-head self-attention",
+    "softmax_stability": "Multi-head self-attention", "heads": "Multi-head self-attention",
+    "block_structure": "The whole block", "activation": "GELU", "mlp": "The whole block",
+    "precision": "What to return",
+}
 
 
 @dataclass(frozen=True)

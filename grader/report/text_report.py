@@ -130,7 +130,7 @@ def next_step(r: GradeReport) -> str:
     """The one thing to do next."""
     if r.verdict == "AC":
         return ("nothing: every selected test passes." if r.selection == "all"
-                else "the samples pass; grade with --tests all for the hidden tests.")
+                else "the samples pass; the hidden tests decide the score (--tests all, judge bundle only).")
     if r.diagnosis and r.diagnosis.get("next_step"):
         return r.diagnosis["next_step"]
     if r.compile.verdict != "OK":
