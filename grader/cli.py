@@ -75,7 +75,7 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
         sys.stdout.write(render_text(report, colour=colour))
     if report.verdict == "JE":
-        print(f"grader: judging error: {report.summary}", file=sys.stderr)
+        print(f"grader: judging error: {' '.join(report.summary.split())}", file=sys.stderr)
     return exit_status(report.verdict)
 
 def exit_status(verdict: str) -> int:
@@ -295,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         bundle = open_bundle(Path(args.bundle) if args.bundle else None)
         return args.func(args, bundle)
     except (BundleError, CannotJudge) as exc:
-        print(f"grader: {exc}", file=sys.stderr)
+        # One line, always: some reasons (a YAML parser's) arrive spread over several.
+        print(f"grader: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
@@ -303,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a grader fault: one line, never a raw traceback
         if args.debug:
             raise
-        print(f"grader: internal error: {type(exc).__name__}: {exc} (rerun with --debug; please report)",
+        print(f"grader: internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
+              "(rerun with --debug; please report)",
               file=sys.stderr)
         return EXIT_CANNOT_JUDGE
