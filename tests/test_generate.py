@@ -1,0 +1,106 @@
+"""grader/generate.py: the checked-in cases are exactly what the generator produces."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import numpy as np
+import pytest
+
+from grader.bundle import open_bundle
+from grader.cases import load_cases
+from grader.generate import (RECIPES, SAMPLES, check_testcases, expected_output, hidden_cases,
+                             write_testcases)
+
+MAX_TESTCASES_BYTES = 6_000_000
+
+
+def test_checked_in_cases_are_byte_identical_to_a_regeneration(bundle):
+    assert check_testcases(bundle) == []
+
+
+@pytest.fixture
+def bundle_copy(tmp_path, bundle):
+    """A private copy of what generation reads and writes (problem.yaml, reference/, testcases/)."""
+    root = tmp_path / "bundle"
+    root.mkdir()
+    shutil.copy2(bundle.root / "problem.yaml", root / "problem.yaml")
+    shutil.copytree(bundle.reference_dir, root / "reference", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(bundle.testcases, root / "testcases")
+    return open_bundle(root)
+
+
+def test_check_reports_edited_missing_and_stray_files_and_write_repairs_them(bundle_copy, bundle):
+    tc, published = bundle_copy.testcases, bundle.testcases
+    edited = tc / "batch" / "01-b3.json"
+    edited.write_bytes(edited.read_bytes().replace(b"B=3", b"B=4", 1))
+    (tc / "mlp_only" / "02-wo-zero-b2.json").unlink()
+    (tc / "random" / "99-handmade.json").write_text("{}", encoding="utf-8")
+    problems = check_testcases(bundle_copy)
+    assert problems == ["testcases/batch/01-b3.json: differs from a fresh regeneration",
+                        "testcases/mlp_only/02-wo-zero-b2.json: missing",
+                        "testcases/random/99-handmade.json: not produced by the generator"]
+
+    write_testcases(bundle_copy)
+    assert not (tc / "random" / "99-handmade.json").exists()
+    repaired = sorted(p.relative_to(tc) for p in tc.rglob("*.json"))
+    assert repaired == sorted(p.relative_to(published) for p in published.rglob("*.json"))
+    assert all((tc / rel).read_bytes() == (published / rel).read_bytes() for rel in repaired)
+
+
+def test_every_hidden_group_has_recipes_and_nothing_else_does(spec):
+    hidden = [g.name for g in spec.groups if not g.visible]
+    assert sorted(RECIPES) == sorted(hidden)
+    assert all(RECIPES[name] for name in hidden)
+    for name, recipes in RECIPES.items():
+        slugs = [r.slug for r in recipes]
+        assert len(set(slugs)) == len(slugs), f"{name}: two recipes would write the same file"
+
+
+def test_recipes_are_deterministic_per_seed_and_vary_with_it():
+    recipe = RECIPES["random"][0]
+    a = recipe.make(np.random.default_rng([20261129, 10, 0]))
+    b = recipe.make(np.random.default_rng([20261129, 10, 0]))
+    c = recipe.make(np.random.default_rng([1, 10, 0]))
+    assert all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+    assert not all(np.asarray(a[k]).shape == np.asarray(c[k]).shape
+                   and np.array_equal(np.asarray(a[k]), np.asarray(c[k])) for k in a)
+
+
+def test_samples_are_the_statement_inputs_verbatim(bundle):
+    cases = load_cases(bundle.testcases, ["sample"])
+    assert [c.name for c in cases] == [f"sample/{slug}" for slug, *_ in SAMPLES]
+    for case, (_, _, _, raw) in zip(cases, SAMPLES):
+        for key, value in raw.items():
+            if key == "num_heads":
+                assert case.inputs[key] == value
+            else:
+                assert np.array_equal(case.inputs[key], np.array(value, dtype=np.float64)), key
+
+
+def test_secret_seed_sets_differ_from_the_published_one_but_keep_the_groups(bundle, spec):
+    reference = bundle.load_reference_module()
+    # Two cheap groups are enough to see that a different seed gives different data (the
+    # group's position in problem.yaml is part of its random stream, so keep the prefix).
+    prefix = dataclasses.replace(spec, groups=spec.groups[:2])
+    assert prefix.groups[1].name == "single_head"
+    fresh = hidden_cases(prefix, reference, seed=12345)
+    same = hidden_cases(prefix, reference, seed=spec.generator_seed)
+    old = load_cases(bundle.testcases, ["single_head"])
+    assert all(np.array_equal(a.inputs["x"], b.inputs["x"]) and np.array_equal(a.expected, b.expected)
+               for a, b in zip(same, old))
+    assert [c.name for c in fresh] == [c.name for c in old]
+    assert not np.array_equal(fresh[0].inputs["x"], old[0].inputs["x"])
+
+
+def test_expected_outputs_come_from_extended_precision(bundle):
+    reference = bundle.load_reference_module()
+    case = load_cases(bundle.testcases, ["multi_head"])[0]
+    np.testing.assert_array_equal(expected_output(reference, case.inputs), case.expected)
+    assert np.finfo(np.longdouble).eps < np.finfo(np.float64).eps, \
+        "numpy.longdouble is not wider than float64 on this platform: expected outputs would lose accuracy"
+
+
+def test_testcases_folder_stays_small(bundle):
+    total = sum(p.stat().st_size for p in bundle.testcases.rglob("*.json"))
+    assert 0 < total <= MAX_TESTCASES_BYTES, f"testcases/ is {total / 1e6:.2f} MB"
