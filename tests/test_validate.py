@@ -1,0 +1,159 @@
+"""grader/validate.py: every checked-in case is valid, and each kind of invalid case is named."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from grader.cases import TestCase, case_to_text, load_cases
+from grader.validate import case_problems, validate_cases, validate_directory
+
+
+def test_every_checked_in_case_is_valid(bundle, spec):
+    assert validate_directory(bundle.testcases, spec, bundle.group_names("all")) == []
+
+
+def test_cli_validate_passes(cli):
+    result = cli("validate")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all test cases satisfy the constraints" in result.stdout
+
+
+@pytest.fixture(scope="module")
+def base(bundle) -> TestCase:
+    """A valid hidden multi-head case to break in one way at a time."""
+    case = load_cases(bundle.testcases, ["multi_head"])[0]
+    assert case.dims["num_heads"] > 1
+    return case
+
+
+def _with(case: TestCase, **inputs) -> TestCase:
+    new = {k: np.array(v, copy=True) if k != "num_heads" else v for k, v in case.inputs.items()}
+    new.update(inputs)
+    return dataclasses.replace(case, inputs=new)
+
+
+def _problems(case: TestCase, spec) -> list[str]:
+    return case_problems(case, spec)
+
+
+def test_the_base_case_is_valid(base, spec):
+    assert _problems(base, spec) == []
+
+
+def test_wrong_shapes_are_named(base, spec):
+    x = base.inputs["x"]
+    assert _problems(_with(base, x=x[0]), spec) == [f"x must have shape (B, N, D), got {x[0].shape}"]
+    D = x.shape[-1]
+    assert f"Wk must have shape ({D}, {D}), got ({D}, {D + 1})" in \
+        _problems(_with(base, Wk=np.zeros((D, D + 1)) + 0.5), spec)
+    M = base.inputs["W1"].shape[1]
+    assert f"W2 must have shape ({M}, {D}), got ({M + 1}, {D})" in \
+        _problems(_with(base, W2=np.ones((M + 1, D))), spec)
+    assert any(p.startswith("W1 must have shape (D, M)") for p in _problems(_with(base, W1=np.ones((D + 1, M))), spec))
+    bad_expected = dataclasses.replace(base, expected=base.expected[:, :-1])
+    assert any("expected output must have shape" in p for p in _problems(bad_expected, spec))
+
+
+def test_heads_must_divide_d(base, spec):
+    D = base.dims["D"]
+    H = next(h for h in range(2, D + 1) if D % h)
+    assert f"D = {D} is not divisible by num_heads = {H}" in _problems(_with(base, num_heads=H), spec)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("key", ["x", "Wv", "W2"])
+def test_non_finite_inputs(base, spec, key, bad):
+    a = np.array(base.inputs[key], copy=True)
+    a.flat[1] = bad
+    assert f"{key} contains NaN or infinity" in _problems(_with(base, **{key: a}), spec)
+
+
+def test_non_finite_expected_output(base, spec):
+    expected = np.array(base.expected, copy=True)
+    expected.flat[0] = np.nan
+    assert "expected output contains NaN or infinity" in _problems(dataclasses.replace(base, expected=expected), spec)
+
+
+def test_values_above_the_magnitude_bound(base, spec):
+    x = np.array(base.inputs["x"], copy=True)
+    x.flat[0] = spec.constraints["max_abs_input"] * 2
+    assert any(p.startswith("x has a value above") for p in _problems(_with(base, x=x), spec))
+
+
+@pytest.mark.parametrize("dim", ["B", "N", "D", "M", "num_heads"])
+def test_out_of_range_sizes(base, spec, dim):
+    lo, hi = spec.constraints[dim]
+    B, N, D = base.inputs["x"].shape
+    M = base.inputs["W1"].shape[1]
+    sizes = {"B": B, "N": N, "D": D, "M": M, "num_heads": base.dims["num_heads"]}
+    if dim == "num_heads":
+        sizes["num_heads"] = 0
+        sizes["D"], sizes["M"] = D, M
+    else:
+        sizes[dim] = hi + 1
+        if dim == "D":
+            sizes["num_heads"] = 1
+    rng = np.random.default_rng(0)
+    B, N, D, M = sizes["B"], sizes["N"], sizes["D"], sizes["M"]
+    case = _with(base, x=rng.standard_normal((B, N, D)), num_heads=sizes["num_heads"],
+                 **{k: rng.standard_normal((D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
+                 W1=rng.standard_normal((D, M)), W2=rng.standard_normal((M, D)))
+    case = dataclasses.replace(case, expected=np.zeros((B, N, D)))
+    value = sizes[dim]
+    assert f"{dim} = {value} is outside [{lo}, {hi}]" in _problems(case, spec)
+
+
+@pytest.mark.parametrize("key", ["Wq", "Wk", "Wv", "Wo"])
+def test_symmetric_hidden_weights_are_refused(base, spec, key):
+    w = base.inputs[key]
+    sym = np.triu(w) + np.triu(w, 1).T
+    assert f"{key} is symmetric in a hidden case (it would hide transposition bugs)" in \
+        _problems(_with(base, **{key: sym}), spec)
+
+
+def test_symmetric_weights_are_fine_in_samples_and_zero_matrices_anywhere(bundle, spec, base):
+    samples = load_cases(bundle.testcases, ["sample"])
+    assert np.array_equal(samples[0].inputs["Wq"], samples[0].inputs["Wq"].T)  # identity weights
+    assert validate_cases(samples, spec) == []
+    assert _problems(_with(base, Wo=np.zeros_like(base.inputs["Wo"])), spec) == []
+
+
+def test_non_float_data(base, spec):
+    as_int = _with(base, Wq=base.inputs["Wq"].astype(np.int64))
+    assert "Wq must be float64, got int64" in _problems(as_int, spec)
+
+
+def test_unknown_group_and_duplicate_names(base, spec):
+    stray = dataclasses.replace(base, group="extra")
+    assert "group 'extra' is not declared in problem.yaml" in _problems(stray, spec)
+    assert f"{base.name}: duplicate case name" in validate_cases([base, base], spec)
+
+
+def test_directory_problems_name_the_file(tmp_path, base, spec):
+    folder = tmp_path / "multi_head"
+    folder.mkdir()
+    (folder / "01-ok.json").write_text(case_to_text(dataclasses.replace(base, name="multi_head/01-ok")),
+                                       encoding="utf-8")
+    raw = json.loads(case_to_text(dataclasses.replace(base, name="multi_head/02-bool")))
+    raw["input"]["x"][0][0][0] = True
+    (folder / "02-bool.json").write_text(json.dumps(raw), encoding="utf-8")
+    (folder / "03-misnamed.json").write_text(case_to_text(dataclasses.replace(base, name="multi_head/xx")),
+                                             encoding="utf-8")
+    problems = validate_directory(tmp_path, spec, ("multi_head", "batch"))
+    assert any("02-bool.json: input.x[0][0][0]: True is a bool, not a number" in p for p in problems), problems
+    assert any("03-misnamed.json: its name 'multi_head/xx' does not match its location" in p for p in problems)
+    assert "group 'batch' has no test cases" in problems
+
+
+def test_cli_validate_fails_on_a_bad_folder(tmp_path, cli, base):
+    folder = tmp_path / "sample"
+    folder.mkdir()
+    bad = dataclasses.replace(base, name="sample/01-bad", group="sample")
+    bad = _with(bad, num_heads=bad.dims["D"] + 1)
+    (folder / "01-bad.json").write_text(case_to_text(bad), encoding="utf-8")
+    result = cli("validate", str(tmp_path))
+    assert result.returncode == 1
+    assert "is not divisible by num_heads" in result.stdout and "problem(s)" in result.stdout
