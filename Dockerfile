@@ -1,0 +1,92 @@
+# Grading image for the "ViT Encoder Block" bundle. How to run it, and why each
+# `docker run` flag is there: docs/docker.md. Short version:
+#
+#   docker run --rm --network none --read-only --tmpfs /tmp:rw,noexec,nosuid,size=64m \
+#     --memory 1g --memory-swap 1g --pids-limit 128 --cap-drop ALL \
+#     --security-opt no-new-privileges \
+#     --mount type=bind,src="$PWD/solution.py",dst=/submission/solution.py,readonly IMAGE [--tests sample]
+#
+# prints the verdict JSON; exit status 0 AC, 1 another verdict, 2 cannot judge.
+#
+# Users build FROM the official Python image. CI reaches no registry, so it passes
+# a base it made itself with debootstrap (scripts/docker-ci.sh). Any Debian-like
+# base with python3 >= 3.11 and its venv module works. No `# syntax=` line and
+# no BuildKit-only instruction: the classic builder must be able to build this.
+ARG BASE_IMAGE=python:3.12-slim
+FROM ${BASE_IMAGE}
+
+ARG GRADER_UID=10001
+
+# A venv, so pip never touches the base's own Python (Debian marks it externally
+# managed) and the same lines work on python:3.x-slim and on plain Debian.
+ENV VIRTUAL_ENV=/opt/venv \
+    PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    SUBMISSION=/submission/solution.py
+
+# Dependencies first: this layer stays cached while the grader changes.
+# Wheels only (slim bases have no compiler); pip itself is removed afterwards
+# because nothing at run time installs anything.
+COPY requirements.txt /opt/bundle/requirements.txt
+RUN python3 -m venv /opt/venv \
+ && /opt/venv/bin/python -m pip install --only-binary :all: -r /opt/bundle/requirements.txt \
+ && /opt/venv/bin/python -m pip uninstall -y -q pip setuptools \
+ && /opt/venv/bin/python -c "import numpy, yaml; print('numpy', numpy.__version__, 'PyYAML', yaml.__version__)"
+
+# The grading user owns nothing: every file below is root's and read-only.
+RUN groupadd --system --gid ${GRADER_UID} grader \
+ && useradd --system --uid ${GRADER_UID} --gid grader --no-create-home \
+      --home-dir /nonexistent --shell /usr/sbin/nologin grader
+
+# Only what grading needs. reference/ serves --secret-seed; calibration.yaml is
+# optional (the bracket glob lets COPY succeed when it does not exist).
+COPY problem.yaml calibration.yam[l] /opt/bundle/
+COPY grader /opt/bundle/grader
+COPY reference /opt/bundle/reference
+COPY testcases /opt/bundle/testcases
+
+# Entry point: check the mount (the classic mistakes give a directory or an
+# unreadable file), then grade. The verdict JSON goes to stdout; when a
+# directory is mounted at /output it is also written to /output/verdict.json.
+RUN printf '%s\n' \
+      '#!/bin/sh' \
+      '# Grade $SUBMISSION; extra arguments go to `python -m grader grade`.' \
+      'set -u' \
+      'sub="${SUBMISSION:-/submission/solution.py}"' \
+      'mount_hint="mount it with --mount type=bind,src=/ABSOLUTE/PATH/solution.py,dst=$sub,readonly"' \
+      'if [ -d "$sub" ]; then' \
+      '  echo "grade: $sub is a directory, not your file: docker -v with a relative path (no ./) creates a volume, and with a missing path creates a directory; $mount_hint" >&2; exit 2' \
+      'elif [ ! -e "$sub" ]; then' \
+      '  echo "grade: no submission at $sub: $mount_hint" >&2; exit 2' \
+      'elif [ ! -r "$sub" ]; then' \
+      '  echo "grade: $sub is not readable by the container user (uid $(id -u)): run chmod a+r on it, or use scripts/grade-in-docker.sh, which copies it readable" >&2; exit 2' \
+      'fi' \
+      'if ! [ -w /tmp ]; then' \
+      '  echo "grade: /tmp is not writable: add --tmpfs /tmp (needed with --read-only)" >&2; exit 2' \
+      'fi' \
+      'cd /opt/bundle || exit 2' \
+      'if ! [ -d /output ]; then' \
+      '  exec python -m grader grade "$sub" --json - "$@"' \
+      'fi' \
+      'python -m grader grade "$sub" --json - "$@" > /tmp/verdict.json' \
+      'rc=$?' \
+      'cat /tmp/verdict.json' \
+      'cp /tmp/verdict.json /output/verdict.json 2>/dev/null \' \
+      '  || echo "grade: cannot write /output/verdict.json: make the mounted directory writable by uid $(id -u)" >&2' \
+      'exit $rc' \
+      > /usr/local/bin/grade \
+ && python3 -m compileall -q /opt/bundle/grader /opt/bundle/reference \
+ && chown -R root:root /opt/bundle /usr/local/bin/grade \
+ && chmod -R a=rX /opt/bundle \
+ && chmod 0555 /usr/local/bin/grade
+
+LABEL org.opencontainers.image.title="vit-encoder-block grader" \
+      org.opencontainers.image.description="Sandboxed grader for the ViT Encoder Block exercise; see docs/docker.md"
+
+USER ${GRADER_UID}:${GRADER_UID}
+WORKDIR /opt/bundle
+ENTRYPOINT ["/usr/local/bin/grade"]
+CMD []
