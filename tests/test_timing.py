@@ -1,0 +1,229 @@
+"""Time limits: probe scaling (grader/timing.py), the Kattis-style derivation
+(grader/calibrate.py), and the checked-in calibration record.
+
+No timing assertion depends on how fast this machine is right now: the pure
+functions get exact inputs, and the record is checked for consistency, not
+re-measured (`python -m grader calibrate` does that, and prints its spread).
+"""
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.bundle import Bundle, BundleError
+from grader.calibrate import (ProbeStats, Timing, derive, measure_probe, render_record, round_up,
+                              set_problem_yaml_limits, spread)
+from grader.spec import load_spec
+from grader.timing import SCALE_BOUNDS, effective_limits, machine_scale
+from grader.verify import ExpectedSubmission, calibration_problems
+
+from conftest import ROOT
+
+
+def with_limits(spec, time_per_test_s=1.0, probe_time_s=0.04, wall_factor=2.0):
+    return replace(spec, limits=replace(spec.limits, time_per_test_s=time_per_test_s, wall_factor=wall_factor),
+                   time_calibration=replace(spec.time_calibration, probe_time_s=probe_time_s))
+
+
+# --- probe scaling -----------------------------------------------------------------------------
+
+def test_same_speed_means_the_published_limit(spec):
+    s = with_limits(spec)
+    assert machine_scale(s, 0.04) == pytest.approx(1.0)
+    lim = effective_limits(s, 0.04)
+    assert lim.cpu_s == pytest.approx(1.0) and lim.wall_s == pytest.approx(2.0 * 1.0 + 1.0)
+
+
+def test_a_machine_twice_as_slow_gets_twice_the_time(spec):
+    s = with_limits(spec)
+    lim = effective_limits(s, 0.08)
+    assert lim.scale == pytest.approx(2.0) and lim.cpu_s == pytest.approx(2.0)
+    assert lim.wall_s == pytest.approx(2.0 * 2.0 + 1.0)
+    assert effective_limits(s, 0.02).cpu_s == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("probe, expected", [(1e-9, SCALE_BOUNDS[0]), (1e3, SCALE_BOUNDS[1])])
+def test_an_absurd_probe_is_clamped(spec, probe, expected):
+    assert machine_scale(with_limits(spec), probe) == expected
+
+
+def test_scaling_can_be_switched_off(spec):
+    lim = effective_limits(with_limits(spec, time_per_test_s=1.5), None)
+    assert (lim.scale, lim.probe_s, lim.cpu_s) == (1.0, None, 1.5)
+
+
+def test_time_factor_scales_cpu_and_wall_together(spec):
+    s = with_limits(spec)
+    base, high = effective_limits(s, 0.05), effective_limits(s, 0.05, time_factor=1.5)
+    assert high.cpu_s == pytest.approx(1.5 * base.cpu_s)
+    assert high.wall_s == pytest.approx(s.limits.wall_factor * high.cpu_s + 1.0)
+    assert high.time_factor == 1.5
+
+
+def test_the_scaled_limit_is_machine_independent_in_probe_units(spec):
+    # A submission that needs k probes of CPU time passes or fails the same everywhere.
+    s = with_limits(spec, time_per_test_s=1.0, probe_time_s=0.04)
+    for probe in (0.02, 0.04, 0.1):
+        assert effective_limits(s, probe).cpu_s / probe == pytest.approx(1.0 / 0.04)
+
+
+# --- the derivation -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, resolution, expected", [
+    (0.01, 1.0, 1.0), (0.5168, 1.0, 1.0), (1.0, 1.0, 1.0), (1.0000000001, 1.0, 1.0), (1.01, 1.0, 2.0),
+    (2.3, 1.0, 3.0), (0.2, 0.5, 0.5), (0.6, 0.5, 1.0), (0.75, 0.25, 0.75)])
+def test_round_up_follows_kattis(value, resolution, expected):
+    assert round_up(value, resolution) == expected
+
+
+def timing(folder: str, name: str, seconds: list[float] | None, cap: float = 10.0,
+           verdicts: tuple[str, ...] = ("AC",)) -> Timing:
+    sub = ExpectedSubmission(Path(f"/x/submissions/{folder}/{name}"), folder, "AC")
+    if seconds is None:      # hit the cap
+        return Timing(sub, ("TLE",), {"realistic/01": (cap,)}, True, cap, "cpu")
+    return Timing(sub, verdicts * len(seconds), {"sample/01": (0.01,) * len(seconds),
+                                                  "realistic/01": tuple(seconds)}, False, cap)
+
+
+def test_derive_uses_the_median_of_the_slowest_case_of_the_slowest_accepted():
+    acc = [timing("accepted", "fast.py", [0.07, 0.08, 0.06]), timing("accepted", "slow.py", [0.30, 0.26, 0.9])]
+    tle = [timing("time_limit_exceeded", "loops.py", [3.0, 3.1, 2.9]), timing("time_limit_exceeded", "inf.py", None)]
+    d = derive(acc, tle, safety_factor=2.0, tle_margin=1.5)
+    assert d.t_ac == pytest.approx(0.30) and "slow.py" in d.t_ac_from and "realistic/01" in d.t_ac_from
+    assert d.time_limit == 1.0 and d.exact_limit == pytest.approx(0.6)
+    assert d.t_tle == pytest.approx(3.0) and "loops.py" in d.t_tle_from
+    assert d.ok and d.tle_bound == 1.5
+
+
+def test_derive_fails_when_no_limit_separates_accepted_from_too_slow():
+    acc = [timing("accepted", "slow.py", [0.7, 0.7, 0.7])]          # -> limit 2 s, bound 3 s
+    tle = [timing("time_limit_exceeded", "loops.py", [2.5, 2.5, 2.5])]
+    d = derive(acc, tle, 2.0, 1.5)
+    assert d.time_limit == 2.0 and not d.ok
+    assert any("no limit separates" in p for p in d.problems)
+
+
+def test_derive_flags_an_accepted_submission_that_does_not_pass():
+    acc = [timing("accepted", "ok.py", [0.1]), timing("accepted", "broken.py", [0.1], verdicts=("WA",))]
+    d = derive(acc, [timing("time_limit_exceeded", "inf.py", None)], 2.0, 1.5)
+    assert not d.ok and any("broken.py got WA" in p for p in d.problems)
+
+
+def test_derive_flags_a_cap_below_the_tle_bound():
+    acc = [timing("accepted", "slow.py", [0.9])]                    # -> limit 2 s, bound 3 s
+    d = derive(acc, [timing("time_limit_exceeded", "inf.py", None, cap=2.5)], 2.0, 1.5)
+    assert not d.ok and any("raise --tle-cap" in p for p in d.problems)
+
+
+def test_derive_needs_a_tle_submission():
+    d = derive([timing("accepted", "a.py", [0.1])], [], 2.0, 1.5)
+    assert not d.ok and math.isinf(d.t_tle)
+
+
+def test_capped_tle_counts_as_at_least_the_cap():
+    t = timing("time_limit_exceeded", "inf.py", None, cap=10.0)
+    assert math.isinf(t.time_s)
+    d = derive([timing("accepted", "a.py", [0.2])], [t], 2.0, 1.5)
+    assert d.ok and math.isinf(d.t_tle)
+
+
+def test_spread_and_grouped_probe_medians():
+    s = spread([3.0, 1.0, 2.0, 10.0])
+    assert (s.median, s.low, s.high, s.n) == (2.5, 1.0, 10.0, 4) and s.relative == pytest.approx(3.6)
+    p = ProbeStats(tuple(float(v) for v in range(1, 12)), 5)
+    assert p.grouped.n == 2 and (p.grouped.low, p.grouped.high) == (3.0, 8.0)
+    with pytest.raises(ValueError):
+        spread([])
+
+
+# --- writing problem.yaml --------------------------------------------------------------------------
+
+def test_set_problem_yaml_limits_changes_exactly_two_values(tmp_path):
+    p = tmp_path / "problem.yaml"
+    shutil.copy(ROOT / "problem.yaml", p)
+    before = p.read_text().splitlines()
+    assert set_problem_yaml_limits(p, 3.0, 0.0421)
+    after = p.read_text().splitlines()
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert len(before) == len(after) and len(changed) == 2
+    assert changed[0][1].strip().startswith("time_per_test_s: 3.0")
+    assert changed[1][1].strip().startswith("probe_time_s: 0.0421") and "#" in changed[1][1]
+    spec = load_spec(p)
+    assert spec.limits.time_per_test_s == 3.0 and spec.time_calibration.probe_time_s == 0.0421
+    assert not set_problem_yaml_limits(p, 3.0, 0.0421)       # idempotent
+
+
+def test_set_problem_yaml_limits_refuses_a_file_without_the_keys(tmp_path):
+    p = tmp_path / "problem.yaml"
+    p.write_text("limits:\n  memory_mib: 5\ntime_calibration:\n  probe_time_s: 0.1\n")
+    with pytest.raises(BundleError, match="time_per_test_s"):
+        set_problem_yaml_limits(p, 1.0, 0.1)
+
+
+# --- the checked-in record ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def record():
+    return yaml.safe_load((ROOT / "calibration.yaml").read_text())
+
+
+def test_calibration_record_agrees_with_problem_yaml(bundle):
+    assert calibration_problems(bundle) == []
+
+
+def test_calibration_record_meets_the_kattis_rules(record, spec):
+    d, m = record["derived"], record["method"]
+    assert d["time_per_test_s"] == spec.limits.time_per_test_s
+    assert d["time_per_test_s"] >= spec.time_calibration.safety_factor * d["t_ac_s"]
+    assert d["time_per_test_s"] == round_up(spec.time_calibration.safety_factor * d["t_ac_s"],
+                                            m["time_resolution_s"])
+    assert d["fastest_tle_s"] is None or d["time_per_test_s"] * spec.time_calibration.tle_margin <= d["fastest_tle_s"]
+    assert all(record["checks"].values()) and record["problems"] == []
+    # T_ac really is the slowest accepted median, and every accepted one passed every run.
+    assert d["t_ac_s"] == max(a["time_s"] for a in record["accepted"])
+    assert all(v == "AC" for a in record["accepted"] for v in a["verdicts"])
+
+
+def test_calibration_record_is_made_of_medians_with_their_spread(record, bundle):
+    m = record["method"]
+    assert m["probe_runs"] >= 20 and m["repeats"] >= 3
+    for a in record["accepted"]:
+        runs = a["slowest_case_runs_s"]
+        assert len(runs) == m["repeats"] and a["time_s"] == sorted(runs)[len(runs) // 2]
+        assert a["spread"] == pytest.approx((max(runs) - min(runs)) / a["time_s"], abs=2e-3)
+    assert record["probe"]["single_runs"]["median_s"] == pytest.approx(record["derived"]["probe_time_s"], rel=1e-3)
+    for key in ("python", "numpy", "cpu", "cores", "sandbox"):
+        assert record["machine"][key]
+    # Every submission of the two folders that matter is in the record.
+    on_disk = {f"{p.parent.name}/{p.name}" for folder in ("accepted", "time_limit_exceeded")
+               for p in (bundle.submissions / folder).glob("*.py")}
+    recorded = {t["submission"] for t in record["accepted"] + record["time_limit_exceeded"]}
+    assert on_disk == recorded, "submissions changed since calibration: run `python -m grader calibrate --write`"
+
+
+def test_calibration_record_renders_back_identically(record):
+    text = (ROOT / "calibration.yaml").read_text()
+    assert render_record(record) == text
+
+
+def test_calibration_mismatch_is_detected(tmp_path, bundle):
+    shutil.copy(ROOT / "calibration.yaml", tmp_path / "calibration.yaml")
+    shifted = replace(bundle.spec, limits=replace(bundle.spec.limits,
+                                                  time_per_test_s=bundle.spec.limits.time_per_test_s + 1))
+    problems = calibration_problems(Bundle(tmp_path, shifted))
+    assert len(problems) == 1 and "time_per_test_s" in problems[0]
+    (tmp_path / "calibration.yaml").unlink()
+    assert "missing" in calibration_problems(Bundle(tmp_path, bundle.spec))[0]
+
+
+# --- the probe, really run -----------------------------------------------------------------------------
+
+def test_probe_runs_in_the_sandbox_and_reports_cpu_time(bundle):
+    stats = measure_probe(bundle, runs=5)
+    assert len(stats.runs) == 5 and all(0 < t < 5 for t in stats.runs)
+    assert stats.grouped.n == 1 and stats.single.low <= stats.grouped.median <= stats.single.high
