@@ -235,8 +235,10 @@ def _fingerprint_message(fp: Fingerprint, n_run: int, flavour: str, selection: s
                 else "")
         return (f"{len(fp.ids)} known mistakes fit your outputs and cannot be told apart {where}: {names}.{tell}")
     if fp.status == "no_match":
-        return ("No known mistake matches: your outputs differ from every mistake in the catalogue, "
-                "so the error is something else; use the group reading and the error positions.")
+        partial = (f" ({len(fp.without_evidence)} failing test(s) returned no array to compare)"
+                   if fp.without_evidence else "")
+        return ("No known mistake matches: your outputs differ from every mistake in the catalogue"
+                f"{partial}, so the error is something else; use the group reading and the error positions.")
     if fp.status == "unavailable":
         return "No fingerprint: the known mistakes' outputs are not available for these tests."
     return ""
