@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .bundle import Bundle
-from .pack import FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
+from .pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
 from .verdict import GradeReport
 
 PLATFORM_FORMATS = ("gradescope", "exercism", "junit")
@@ -188,7 +188,7 @@ def export_gradescope(bundle: Bundle, dest: Path) -> Path:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data, executable in members:
-            zf.writestr(_zip_info(name, executable), data, compresslevel=9)
+            zf.writestr(_zip_info(name, executable), data, compresslevel=COMPRESSLEVEL)
     dest = Path(dest)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)

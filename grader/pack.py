@@ -41,6 +41,8 @@ MANIFEST_FORMAT = "vit-grader/bundle-manifest/1"
 # 1980-01-01T00:00:00Z: the earliest time a zip entry can hold, so tar and zip agree.
 FIXED_MTIME = 315532800
 CHUNK = 1 << 16
+# gzip's default: level 9 takes six times as long here for a 4% smaller judge archive.
+COMPRESSLEVEL = 6
 
 
 class PackError(RuntimeError):
@@ -261,7 +263,7 @@ def write_tar_gz(dest: Path, prefix: str, manifest: Manifest, root: Path) -> Non
     """The archive bytes depend only on the manifest and the files' contents."""
     tmp = dest.with_name(dest.name + ".partial")
     with open(tmp, "wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=COMPRESSLEVEL, mtime=0) as gz, \
             tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         data = manifest.to_json().encode("utf-8")
         tar.addfile(_tar_info(f"{prefix}/{MANIFEST_NAME}", len(data), False), io.BytesIO(data))
@@ -305,6 +307,10 @@ class Caps:
     members: int = 20_000
 
 
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
 class _CappedReader(io.RawIOBase):
     """Decompressed bytes, refused past a cap, so a gzip bomb stops early."""
 
@@ -318,7 +324,7 @@ class _CappedReader(io.RawIOBase):
         data = self._inner.read(len(buf))
         self.count += len(data)
         if self.count > self._cap:
-            raise ArchiveRejected(f"the archive unpacks to more than {self._cap >> 20} MiB")
+            raise ArchiveRejected(f"the archive unpacks to more than {_size(self._cap)}")
         buf[:len(data)] = data
         return len(data)
 
@@ -377,7 +383,7 @@ def safe_unpack(archive: Path, dest: Path, caps: Caps = Caps()) -> Path:
     """Unpack into `dest` (which must be empty); return the single top-level folder."""
     archive, dest = Path(archive), Path(dest)
     if archive.stat().st_size > caps.total_bytes:
-        raise ArchiveRejected(f"the archive file is larger than {caps.total_bytes >> 20} MiB")
+        raise ArchiveRejected(f"the archive file is larger than {_size(caps.total_bytes)}")
     top: str | None = None
     total = members = 0
     try:
@@ -401,10 +407,10 @@ def safe_unpack(archive: Path, dest: Path, caps: Caps = Caps()) -> Path:
                     if len(path.parts) < 2:
                         raise ArchiveRejected(f"member {m.name!r} is a file at the top level, outside {top!r}")
                     if m.size > caps.file_bytes:
-                        raise ArchiveRejected(f"member {m.name!r} is {m.size} bytes, over the {caps.file_bytes >> 20} MiB cap")
+                        raise ArchiveRejected(f"member {m.name!r} is {m.size} bytes, over the {_size(caps.file_bytes)} cap")
                     total += m.size
                     if total > caps.total_bytes:
-                        raise ArchiveRejected(f"the archive unpacks to more than {caps.total_bytes >> 20} MiB")
+                        raise ArchiveRejected(f"the archive unpacks to more than {_size(caps.total_bytes)}")
                     _write_member(tar, m, dest / path)
             # Read to the end so gzip checks its CRC and length trailer.
             while reader.read(CHUNK):
@@ -552,7 +558,8 @@ def run_grader_step(root: Path, run: GraderRun) -> Step:
         return Step(run.name, "failed", f"did not finish within {run.timeout_s:g} s")
     shown = "python -m grader " + " ".join(run.args)
     if proc.returncode != run.expect_exit:
-        why = _tail(proc.stderr) or _tail(proc.stdout)
+        # A --json run's stdout is the document; elsewhere the last stdout line is the summary.
+        why = _tail(proc.stderr) if "--json" in run.args else (_tail(proc.stdout) or _tail(proc.stderr))
         return Step(run.name, "failed", f"`{shown}` exited {proc.returncode}, expected {run.expect_exit}: {why}")
     if "--json" in run.args:
         try:
