@@ -430,3 +430,9 @@ def test_hidden_inputs_never_reach_the_json_or_the_text_report(attack, tmp_path)
             assert t["stdout"] == "" and t["stderr"] == ""
     # the samples are visible: the learner does get their own output there
     assert any(tag in js for tag in allowed)
+
+
+def test_feedback_doc_lists_every_catalogue_mistake():
+    doc = (ROOT / "docs" / "feedback.md").read_text(encoding="utf-8")
+    for m in CATALOGUE.values():
+        assert f"| `{m.id}` | {m.title} | {m.part} | [{m.section}](../{m.anchor}) |" in doc, m.id
