@@ -25,8 +25,9 @@
 # It exports:
 #   VIT_DOCKER_IMAGE        the product image the tests use
 #   VIT_DOCKER_BASE_IMAGE   the base it was built from (also BASE_IMAGE)
-#   VIT_DOCKER_UNAVAILABLE  set only when the engine could not be installed
-#                           (package mirror unreachable): the tests skip with it
+#   VIT_DOCKER_UNAVAILABLE  set only when the package mirror is unreachable (the
+#                           engine cannot be installed, or debootstrap cannot
+#                           download the base): the tests skip with this reason
 # Any other failure (engine installed but not starting, a failed build) is an
 # error: docker_ci_start returns non-zero after stopping what it started.
 # docker_ci_stop stops dockerd by its PID (TERM, then KILL after 20 s).
@@ -114,6 +115,10 @@ docker_ci_base_image() {
     if ! debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
             "$release" "$rootfs" "$mirror" >"$DOCKER_CI_WORK/debootstrap.log" 2>&1; then
         tail -n 10 "$DOCKER_CI_WORK/debootstrap.log" >&2
+        if grep -qE "Failed getting release file|Couldn't download|Failure while downloading" \
+                "$DOCKER_CI_WORK/debootstrap.log"; then
+            return 3   # the mirror is unreachable: the caller reports it as unavailable
+        fi
         docker_ci_loud "debootstrap failed (log above)"
         return 1
     fi
@@ -163,7 +168,17 @@ docker_ci_start() {
     fi
     docker_ci_engine || { docker_ci_stop; return 1; }
     t=$SECONDS
-    docker_ci_base_image || { docker_ci_stop; return 1; }
+    local status=0
+    docker_ci_base_image || status=$?
+    if [ "$status" = 3 ]; then
+        export VIT_DOCKER_UNAVAILABLE="no base image: debootstrap could not download from the package mirror (unreachable?); see $DOCKER_CI_WORK/debootstrap.log"
+        docker_ci_loud "$VIT_DOCKER_UNAVAILABLE. THE CONTAINER TESTS WILL BE SKIPPED."
+        docker_ci_stop
+        return 0
+    elif [ "$status" != 0 ]; then
+        docker_ci_stop
+        return 1
+    fi
     docker_ci_log "base image ready in $((SECONDS - t)) s"
     t=$SECONDS
     if ! VIT_GRADER_IMAGE=$DOCKER_CI_IMAGE_TAG BASE_IMAGE=$DOCKER_CI_BASE_TAG \
