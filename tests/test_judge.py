@@ -1,0 +1,228 @@
+"""grader/judge.py, step by step, and the options of `grade`.
+
+The steps that need a submission to run use the real sandbox; the others get
+hand-made records. Verdict aggregation (verdict.py) is checked here too,
+because `grade` is where it is applied.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.bundle import Bundle, BundleError
+from grader.cases import load_cases
+from grader.checker import RunContext
+from grader.judge import (GradeOptions, cases_step, check_step, grade, load_step, not_run, read_step,
+                          run_context, sandbox_limits, show_full)
+from grader.sandbox import child
+from grader.sandbox.launcher import Sandbox
+from grader.sandbox.records import ReturnedValue, RunOutcome
+from grader.timing import effective_limits, machine_scale
+from grader.verdict import CaseResult, group_results, overall_verdict
+
+from conftest import ROOT
+
+REFERENCE = ROOT / "reference" / "solution.py"
+WRONG = ROOT / "submissions" / "wrong_answer" / "no_scaling.py"
+
+
+# --- cases_step ---------------------------------------------------------------------------------------
+
+def test_published_cases_come_in_problem_yaml_group_order(bundle):
+    cases = cases_step(bundle, GradeOptions())
+    order = [g.name for g in bundle.spec.groups]
+    assert len(cases) == 34
+    assert [c.group for c in cases] == sorted((c.group for c in cases), key=order.index)
+    assert [c.name for c in cases[:3]] == ["sample/01-identity-weights", "sample/02-two-heads",
+                                           "sample/03-batch-of-two"]
+
+
+def test_sample_selection_is_the_visible_group_only(bundle):
+    cases = cases_step(bundle, GradeOptions(tests="sample"))
+    assert {c.group for c in cases} == {"sample"} and len(cases) == 3
+
+
+def test_secret_seed_keeps_the_samples_and_replaces_every_hidden_case(bundle):
+    published = {c.name: c for c in cases_step(bundle, GradeOptions())}
+    fresh = cases_step(bundle, GradeOptions(secret_seed=99))
+    assert [c.name for c in fresh] == list(published)          # same recipes, same order
+    for c in fresh:
+        same = np.array_equal(c.inputs["x"], published[c.name].inputs["x"])
+        assert same == (c.group == "sample"), c.name
+    again = cases_step(bundle, GradeOptions(secret_seed=99))
+    assert all(np.array_equal(a.expected, b.expected) for a, b in zip(fresh, again))
+
+
+def test_unknown_selection_cannot_be_judged(bundle):
+    with pytest.raises(BundleError, match="unknown test selection"):
+        cases_step(bundle, GradeOptions(tests="hidden"))
+
+
+# --- limits and contexts ------------------------------------------------------------------------------
+
+def test_sandbox_limits_follow_problem_yaml(spec):
+    lim = sandbox_limits(spec)
+    assert lim.cpu_s == spec.limits.time_per_test_s
+    assert lim.wall_s == spec.limits.wall_factor * spec.limits.time_per_test_s + 1
+    assert lim.memory_bytes == spec.limits.memory_mib << 20 and lim.result_bytes == spec.limits.output_mib << 20
+    assert lim.flood_bytes == spec.limits.output_flood_mib << 20
+
+
+def test_run_context_carries_the_effective_limits(spec):
+    eff = effective_limits(spec, spec.time_calibration.probe_time_s * 2)
+    ctx = run_context(spec, eff)
+    assert ctx.cpu_limit_s == pytest.approx(2 * spec.limits.time_per_test_s)
+    assert ctx.wall_limit_s == eff.wall_s and ctx.parameters == spec.parameter_names
+    assert "numpy" not in ctx.allowed_hint.split("modules")[1] and "math" in ctx.allowed_hint
+
+
+# --- check_step, show_full, not_run -----------------------------------------------------------------------
+
+def _outcome(array: np.ndarray, **kw) -> RunOutcome:
+    base = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.123456, wall_s=0.2, maxrss_kib=51300,
+                killed_by=None, value=ReturnedValue("ndarray", "float64", array.shape, array), error=None,
+                detail="", stdout="printed 0.5\n", stderr="warn\n", output_bytes=17, result_too_large=False,
+                worker_layers={})
+    base.update(kw)
+    return RunOutcome(**base)
+
+
+def test_check_step_on_a_visible_case_keeps_output_and_rounds_figures(bundle, spec):
+    case = cases_step(bundle, GradeOptions(tests="sample"))[0]
+    ctx = run_context(spec, effective_limits(spec, None))
+    r = check_step(spec, case, _outcome(case.expected.copy()), ctx)
+    assert (r.verdict, r.check, r.visible, r.group) == ("AC", "passed", True, "sample")
+    assert r.time_s == 0.1235 and r.memory_mib == 50.1
+    assert r.stdout == "printed 0.5\n" and r.stderr == "warn\n"
+
+
+def test_check_step_on_a_hidden_case_drops_output_and_values(bundle, spec):
+    case = next(c for c in cases_step(bundle, GradeOptions()) if not spec.group(c.group).visible)
+    ctx = run_context(spec, effective_limits(spec, None))
+    r = check_step(spec, case, _outcome(case.expected + 1.0), ctx)
+    assert r.verdict == "WA" and not r.visible and r.stdout == "" and r.stderr == ""
+    assert r.error.received_at_worst is None and r.error.expected_at_worst is None
+
+
+def test_show_full_follows_the_feedback_policy(bundle, spec):
+    cases = cases_step(bundle, GradeOptions())
+    assert show_full(spec, cases[0]) is (spec.feedback.visible == "full")
+    hidden = next(c for c in cases if c.group == "realistic")
+    assert show_full(spec, hidden) is (spec.feedback.hidden == "full")
+    strict = replace(spec, feedback=replace(spec.feedback, visible="summary"))
+    assert show_full(strict, cases[0]) is False
+
+
+def test_not_run_records_why(bundle, spec):
+    case = cases_step(bundle, GradeOptions(tests="sample"))[1]
+    r = not_run(spec, case, "CE", "compile", "syntax error at line 3")
+    assert (r.name, r.verdict, r.check, r.time_s) == ("sample/02-two-heads", "CE", "compile", None)
+    assert r.message == "not run: syntax error at line 3"
+
+
+# --- load_step in a real sandbox --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source, verdict, words", [
+    ("def vit_encoder_block(*a):\n    return a[0]\n", "OK", ""),
+    ("vit_encoder_block = 3\n", "CE", "is a int, not a function"),
+    ("import numpy as np\nW = np.eye(2)[5]\ndef vit_encoder_block(*a):\n    pass\n", "RE", "IndexError"),
+    ("exec('import os')\ndef vit_encoder_block(*a):\n    pass\n", "CE", "'os'"),
+    ("while True:\n    pass\ndef vit_encoder_block(*a):\n    pass\n", "TLE", "CPU time"),
+])
+def test_load_step_imports_once_without_calling(spec, source, verdict, words):
+    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
+               "stdlib": list(spec.allowed_imports.stdlib)}
+    eff = effective_limits(spec, None)
+    with Sandbox(source, function=spec.function, n_args=8, limits=sandbox_limits(spec), allowed=allowed,
+                 preload=spec.allowed_imports.all_modules()) as sb:
+        sb.set_time_limits(eff.cpu_s, eff.wall_s)
+        result = load_step(sb, run_context(spec, eff), 8)
+    assert result.verdict == verdict and words in result.message
+
+
+# --- grade() and its options --------------------------------------------------------------------------------
+
+def test_grade_reference_with_probe_scaling(bundle, spec):
+    r = grade(bundle, REFERENCE, GradeOptions(tests="sample"))
+    assert r.verdict == "AC" and r.complete and r.score == r.max_score == spec.group("sample").points
+    lim = r.limits
+    assert lim.probe_s is not None and lim.scale == pytest.approx(machine_scale(spec, lim.probe_s))
+    assert lim.cpu_s == pytest.approx(spec.limits.time_per_test_s * lim.scale)
+    assert lim.wall_s == pytest.approx(spec.limits.wall_factor * lim.cpu_s + 1)
+    assert r.sandbox is not None and r.submission.sha256 and r.summary == "Accepted: all 3 tests passed."
+
+
+def test_grade_without_scaling_and_with_a_time_factor(bundle, spec):
+    r = grade(bundle, REFERENCE, GradeOptions(tests="sample", scale_time=False, time_factor=1.5, diagnose=False))
+    assert r.limits.probe_s is None and r.limits.scale == 1.0
+    assert r.limits.cpu_s == pytest.approx(1.5 * spec.limits.time_per_test_s) and r.limits.time_factor == 1.5
+
+
+def test_stop_after_failure_stops_at_the_first_non_ac_case(bundle):
+    full = grade(bundle, WRONG, GradeOptions(diagnose=False))
+    stopped = grade(bundle, WRONG, GradeOptions(stop_after_failure=True, diagnose=False))
+    first_bad = next(i for i, c in enumerate(full.tests) if c.verdict != "AC")
+    assert full.complete and len(full.tests) == 34
+    assert not stopped.complete and len(stopped.tests) == first_bad + 1
+    assert stopped.verdict == full.verdict == full.tests[first_bad].verdict == "WA"
+    assert [c.name for c in stopped.tests] == [c.name for c in full.tests[: first_bad + 1]]
+    assert full.summary.startswith(f"Wrong Answer on test {full.tests[first_bad].name} (")
+
+
+def test_preloaded_cases_are_the_ones_judged(bundle):
+    cases = load_cases(bundle.testcases, ["mlp_width"])[:2]
+    r = grade(bundle, REFERENCE, GradeOptions(diagnose=False), cases)
+    assert [c.name for c in r.tests] == [c.name for c in cases] and r.verdict == "AC"
+    assert [g.name for g in r.groups] == ["mlp_width"]
+
+
+def test_compile_error_marks_every_case_not_run(bundle, tmp_path):
+    sub = tmp_path / "solution.py"
+    sub.write_text("def vit_encoder_block(x, num_heads):\n    return x\n")
+    r = grade(bundle, sub, GradeOptions(tests="sample"))
+    assert r.verdict == "CE" and r.compile.verdict == "CE" and r.compile.line == 1
+    assert r.score == 0 and r.sandbox is None and r.limits is None
+    assert all(c.verdict == "CE" and c.check == "compile" and c.message.startswith("not run:") for c in r.tests)
+    assert r.summary.startswith("Compilation Error: vit_encoder_block takes 2 positional")
+
+
+def test_load_failure_is_the_verdict_of_every_case(bundle, tmp_path):
+    sub = tmp_path / "solution.py"
+    sub.write_text("import numpy as np\nraise ValueError('top level')\ndef vit_encoder_block(*a):\n    pass\n")
+    r = grade(bundle, sub, GradeOptions(tests="sample"))
+    assert r.verdict == "RE" and r.compile.verdict == "RE" and r.compile.line == 2
+    assert all(c.verdict == "RE" and c.check == "compile" for c in r.tests)
+
+
+def test_total_time_limit_cuts_the_run_short(bundle, tmp_path):
+    tiny = Bundle(bundle.root, replace(bundle.spec, limits=replace(bundle.spec.limits, total_time_s=1e-6)))
+    r = grade(tiny, REFERENCE, GradeOptions(tests="sample", diagnose=False))
+    assert r.verdict == "TLE"
+    assert all(c.verdict == "TLE" and "total time limit" in c.message for c in r.tests)
+
+
+# --- aggregation (ICPC rule) -------------------------------------------------------------------------------------
+
+def _case(name: str, group: str, verdict: str) -> CaseResult:
+    return CaseResult(name=name, group=group, visible=group == "sample", verdict=verdict,
+                      check="passed" if verdict == "AC" else "run", message="")
+
+
+def test_overall_verdict_is_the_first_failure_in_test_order():
+    cases = [_case("a", "sample", "AC"), _case("b", "sample", "RE"), _case("c", "batch", "WA"),
+             _case("d", "batch", "TLE")]
+    assert overall_verdict(cases) == "RE"
+    assert overall_verdict(cases[:1]) == "AC"
+    assert overall_verdict([]) == "JE"
+
+
+def test_groups_score_all_or_nothing(spec):
+    cases = [_case("s1", "sample", "AC"), _case("s2", "sample", "AC"), _case("b1", "batch", "AC"),
+             _case("b2", "batch", "WA")]
+    groups = {g.name: g for g in group_results([spec.group("sample"), spec.group("batch")], cases)}
+    assert (groups["sample"].score, groups["sample"].passed, groups["sample"].verdict) == (12, 2, "AC")
+    assert (groups["batch"].score, groups["batch"].passed, groups["batch"].total, groups["batch"].verdict) == \
+        (0, 1, 2, "WA")
