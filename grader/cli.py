@@ -154,6 +154,10 @@ def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
     path = Path(args.archive)
     if not path.is_file():
         raise CannotJudge(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
+    try:
+        open(path, "rb").close()
+    except OSError as exc:
+        raise CannotJudge(f"{path}: cannot read ({exc.strerror or exc})") from None
     report = check_archive(path, run_grader=not args.quick)
     for step in report.steps:
         print(f"{step.status:<8}{step.name}: {step.detail}")

@@ -203,6 +203,18 @@ def test_practice_archive_grades_the_samples(practice_dir, frozen, tmp_path):
     assert default.returncode == 0 and json.loads(default.stdout)["selection"] == "sample"
 
 
+def test_practice_archive_names_a_known_mistake_offline(practice_dir, frozen, tmp_path):
+    """No reference/ here: the fingerprint comes from testcases/mistakes-sample.json."""
+    if not (practice_dir / "testcases" / SAMPLE_FILE).is_file():
+        pytest.skip(f"testcases/{SAMPLE_FILE} has not been generated in this checkout (grader/fingerprint.py writes it)")
+    shutil.copy(frozen / "submissions" / "wrong_answer" / "erf_gelu.py", tmp_path / "solution.py")
+    proc = _grade_in(practice_dir, str(tmp_path / "solution.py"), "--json", "-")
+    assert proc.returncode == 1, proc.stderr
+    fingerprint = json.loads(proc.stdout)["diagnosis"]["fingerprint"]
+    assert fingerprint["status"] in ("match", "ambiguous")
+    assert "erf_gelu" in json.dumps(fingerprint["mistakes"])
+
+
 @pytest.mark.parametrize("extra, why", [(("--tests", "all"), "--tests all"), (("--secret-seed", "7"), "--secret-seed")])
 def test_practice_archive_refuses_hidden_selections(practice_dir, extra, why):
     proc = _grade_in(practice_dir, "starter/solution.py", *extra)
