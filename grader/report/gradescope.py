@@ -12,9 +12,12 @@ never show them, and Gradescope's specification reserves that for tests that
 carry no points. Hidden groups' output holds only what the bundle's feedback
 policy allows for hidden cases (the judge already stripped values, captured
 output and exception text from their messages); captured output is never
-copied from a hidden case. All text is "text" formatted: Gradescope's default
-for the top-level output, "simple_format", renders HTML, and a traceback's
-"<module>" must not become a tag.
+copied from a hidden case. The top-level output is always visible, so it
+speaks of the visible groups only; the mistake diagnosis, which may rest on
+hidden cases, is a point-less "diagnosis" test shown after publication. All
+text is "text" formatted: Gradescope's default for the top-level output,
+"simple_format", renders HTML, and a traceback's "<module>" must not become a
+tag.
 """
 from __future__ import annotations
 
