@@ -261,7 +261,7 @@ def _tar_info(name: str, size: int, executable: bool) -> tarfile.TarInfo:
 
 def write_tar_gz(dest: Path, prefix: str, manifest: Manifest, root: Path) -> None:
     """The archive bytes depend only on the manifest and the files' contents."""
-    tmp = dest.with_name(dest.name + ".partial")
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")   # concurrent packs do not collide
     with open(tmp, "wb") as raw, \
             gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=COMPRESSLEVEL, mtime=0) as gz, \
             tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:

@@ -90,6 +90,10 @@ def test_pack_is_reproducible_and_round_trips(frozen, archives, tmp_path):
     repacked = pack(open_bundle(root), "judge", tmp_path / "repacked").path
     assert repacked.read_bytes() == archives["judge"].read_bytes()
     assert repacked.name == "vit-encoder-block-1.0.0-judge.tar.gz"
+    practice = safe_unpack(archives["practice"], tmp_path / "practice")
+    (practice / MANIFEST_NAME).unlink()
+    assert pack(open_bundle(practice), "practice", tmp_path / "p").path.read_bytes() == archives["practice"].read_bytes()
+    assert not list((tmp_path / "again").glob("*.partial"))
 
 
 @pytest.mark.parametrize("flavour", ["judge", "practice"])
