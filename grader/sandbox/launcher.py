@@ -242,16 +242,12 @@ class Sandbox:
                 "layers": {name: linux and name not in self.disable_layers for name in WORKER_LAYERS}}
 
     def close(self) -> None:
-        if self.sock is not None:
-            try:
-                _send(self.sock, {"op": "quit"})
-            except OSError:
-                pass
-        if self.proc is not None:
-            try:
-                self.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
+        """End the zygote and everything in its process group at once.
+
+        The zygote keeps no state worth a clean exit, and a polite "quit"
+        followed by polling for its (NumPy-sized) interpreter shutdown cost
+        ~0.1 s per submission; SIGKILL to the group is immediate and also
+        takes a namespace's remaining processes with it."""
         self._kill()
 
     def _kill(self) -> None:
