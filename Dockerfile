@@ -36,7 +36,9 @@ RUN python3 -m venv /opt/venv \
  && /opt/venv/bin/python -m pip uninstall -y -q pip setuptools \
  && /opt/venv/bin/python -c "import numpy, yaml; print('numpy', numpy.__version__, 'PyYAML', yaml.__version__)"
 
-# The grading user owns nothing: every file below is root's and read-only.
+# The grading user owns nothing: every bundle file is root's, read-only, and
+# readable only through the group `grader` (so not by a uid the grader drops a
+# worker to, when it runs as root with CAP_SETUID; see docs/docker.md).
 RUN groupadd --system --gid ${GRADER_UID} grader \
  && useradd --system --uid ${GRADER_UID} --gid grader --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin grader
@@ -64,6 +66,12 @@ RUN printf '%s\n' \
       'elif [ ! -r "$sub" ]; then' \
       '  echo "grade: $sub is not readable by the container user (uid $(id -u)): run chmod a+r on it, or use scripts/grade-in-docker.sh, which copies it readable" >&2; exit 2' \
       'fi' \
+      'if [ "$(id -u)" = 0 ]; then' \
+      '  cap=$(sed -n "s/^CapEff:[[:space:]]*//p" /proc/self/status)' \
+      '  if [ $(( 0x$cap & 0xc0 )) -ne $(( 0xc0 )) ]; then' \
+      '    echo "grade: running as root without CAP_SETUID and CAP_SETGID: the grader refuses to run submissions as root. Drop --user 0 (the image runs as uid 10001), or add --cap-add SETUID --cap-add SETGID" >&2; exit 2' \
+      '  fi' \
+      'fi' \
       'if ! [ -w /tmp ]; then' \
       '  echo "grade: /tmp is not writable: add --tmpfs /tmp (needed with --read-only)" >&2; exit 2' \
       'fi' \
@@ -79,8 +87,9 @@ RUN printf '%s\n' \
       'exit $rc' \
       > /usr/local/bin/grade \
  && python3 -m compileall -q /opt/bundle/grader /opt/bundle/reference \
- && chown -R root:root /opt/bundle /usr/local/bin/grade \
- && chmod -R a=rX /opt/bundle \
+ && chown -R root:grader /opt/bundle \
+ && chmod -R u=rX,g=rX,o= /opt/bundle \
+ && chown root:root /usr/local/bin/grade \
  && chmod 0555 /usr/local/bin/grade
 
 LABEL org.opencontainers.image.title="vit-encoder-block grader" \

@@ -435,13 +435,35 @@ def test_sandbox_block_matches_what_the_container_allows(image, workdir):
     assert set(sandbox["unavailable"]) == {n for n, s in layers.items() if s != "active"}
 
 
+def test_root_without_setuid_is_refused_with_a_clear_message(image, workdir):
+    """As root with --cap-drop ALL the grader could not drop the worker's uid: it must not grade."""
+    shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
+    run = run_documented(image, workdir, "--tests", "sample", add_flags="--user 0")
+    assert run.status == 2 and run.stdout == ""
+    assert "running as root without CAP_SETUID and CAP_SETGID" in run.stderr
+
+
+def test_root_with_setuid_drops_the_worker_to_a_uid_that_cannot_read_the_data(image, workdir):
+    """The hardened variant of docs/docker.md: three layers instead of two."""
+    r = container_python(image, f"open({SECRET_FILES[0]!r})", "--user", "4242:4242")
+    assert r.returncode != 0 and "PermissionError" in r.stderr, "the bundle must not be readable by other uids"
+    put(workdir, READ_SECRETS)
+    run = run_documented(image, workdir, "--tests", "sample",
+                         add_flags="--user 0 --cap-add SETUID --cap-add SETGID")
+    layers = {layer["name"]: layer["status"] for layer in run.verdict["sandbox"]["layers"]}
+    assert layers["uid_drop"] == layers["seccomp"] == "active"
+    attempts = _attempts(run)
+    assert attempts and all(a.startswith("blocked") for a in attempts), attempts
+
+
 # --- the image ---------------------------------------------------------------------------------
 
 def test_image_holds_only_what_grading_needs_read_only_and_runs_as_non_root(image):
     user = docker("image", "inspect", "--format", "{{.Config.User}}", image, check=True).stdout.strip()
     assert user == f"{GRADER_UID}:{GRADER_UID}"
-    r = container_sh(image, "ls -A /opt/bundle; find /opt/bundle ! -user root -o -perm /222 | head -n 5; "
-                            "test -e /submission && echo HAS-SUBMISSION-DIR; true")
+    # Anything not root's, writable by anyone, not group grader's or open to others is listed too.
+    r = container_sh(image, "ls -A /opt/bundle; find /opt/bundle ! -user root -o -perm /222 -o ! -group grader "
+                            "-o -perm /007 | head -n 5; test -e /submission && echo HAS-SUBMISSION-DIR; true")
     assert r.returncode == 0, r.stderr
     listed = set(r.stdout.split())
     expected = {"grader", "problem.yaml", "reference", "requirements.txt", "testcases"}
