@@ -493,6 +493,15 @@ def check_contents(root: Path, manifest: Manifest) -> ProblemSpec:
         absent = [g.name for g in spec.groups if g.name not in case_groups]
         if absent:
             raise ArchiveRejected(f"the judge archive has no test cases for group {absent[0]!r}")
+    # A self-consistent manifest is not enough: the files must be what `pack` would have chosen.
+    try:
+        allowed = set(select_files(root, flavour_entries(spec, manifest.flavour)))
+    except PackError as exc:
+        raise ArchiveRejected(f"incomplete {manifest.flavour} archive: {exc}") from None
+    stray = sorted(names - allowed - {MANIFEST_NAME})
+    if stray:
+        raise ArchiveRejected(f"{stray[0]} is not a file a {manifest.flavour} archive holds "
+                              "(caches, VCS data and build outputs never belong in one)")
     return spec
 
 

@@ -24,8 +24,8 @@ from conftest import ROOT, run_cli
 from grader.bundle import open_bundle
 from grader.export import export_gradescope
 from grader.fingerprint import SAMPLE_FILE
-from grader.pack import (FIXED_MTIME, MANIFEST_NAME, ArchiveRejected, Caps, check_archive, flavour_entries,
-                         pack, safe_unpack, select_files)
+from grader.pack import (FIXED_MTIME, MANIFEST_NAME, Caps, build_manifest, check_archive, file_records,
+                         flavour_entries, pack, safe_unpack, select_files, write_tar_gz)
 from test_formats import SUBMISSIONS, gradescope_problems
 
 NOT_PACKED = {".gitignore"}   # tracked files the judge archive deliberately leaves out
@@ -307,6 +307,19 @@ def test_rejects_edited_or_missing_manifests(archives, tmp_path):
     assert "not valid JSON" in rejected(craft(tmp_path / "g.tgz", garbage))
     none = [(m, d) for m, d in items if not m.name.endswith(MANIFEST_NAME)]
     assert "no MANIFEST.json" in rejected(craft(tmp_path / "n.tgz", none))
+
+
+def test_rejects_junk_even_with_a_consistent_manifest(archives, tmp_path):
+    """A manifest can be rebuilt by anyone: the files must also be what `pack` would choose."""
+    root = safe_unpack(archives["practice"], tmp_path / "u")
+    (root / MANIFEST_NAME).unlink()
+    (root / "grader" / "__pycache__").mkdir()
+    (root / "grader" / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\x00junk")
+    rels = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    bundle = open_bundle(root)
+    manifest = build_manifest(bundle, "practice", file_records(root, rels))
+    write_tar_gz(tmp_path / "junk.tgz", root.name, manifest, root)
+    assert "grader/__pycache__/cli.cpython-311.pyc is not a file a practice archive holds" in rejected(tmp_path / "junk.tgz")
 
 
 def test_rejects_corrupt_and_truncated_archives(archives, tmp_path):
