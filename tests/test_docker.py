@@ -260,6 +260,14 @@ def test_documented_command_grades_the_reference_ac_with_json_only_on_stdout(ima
     assert run.stdout.lstrip().startswith("{") and run.stdout.rstrip().endswith("}")
 
 
+def test_container_verdicts_match_the_published_schema(image, workdir):
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (requirements-dev.txt) is not installed")
+    schema = json.loads((ROOT / "schemas" / "verdict.schema.json").read_text(encoding="utf-8"))
+    for source in ((ROOT / "reference" / "solution.py").read_text(), READ_SECRETS):
+        put(workdir, source)
+        jsonschema.validate(run_documented(image, workdir, "--tests", "sample").verdict, schema)
+
+
 def test_documented_command_accepts_extra_grader_arguments(image, workdir):
     shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
     run = run_documented(image, workdir, "--tests", "sample")
