@@ -1,0 +1,380 @@
+"""Unit tests of the sandbox's parts: the seccomp program (run through a BPF
+interpreter), the syscall tables, layer reporting, output sanitising, the
+checker's JE rule, the static checks added against sandbox-level attacks, and a
+few direct Sandbox runs that pin down the worker's order of operations.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
+from grader.judge import sandbox_limits
+from grader.sandbox import child
+from grader.sandbox.launcher import (Sandbox, _decode_text, _error_info, clean_environment, merge_layers,
+                                     strategies)
+from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
+from grader.source import Submission, static_check
+
+ALLOW, ERRNO, KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
+EPERM, EACCES, ENOSYS = 1, 13, 38
+OWN = 4242
+AUDIT = child.AUDIT_ARCH
+
+
+# --- a classic-BPF interpreter for the instructions the filter uses -------------------
+
+def run_bpf(program: bytes, nr: int, args=(0, 0, 0, 0, 0, 0), arch: str = "x86_64", audit: int | None = None) -> int:
+    """Evaluate the seccomp program on one system call; the returned action."""
+    args = tuple(args) + (0,) * (6 - len(args))
+    data = struct.pack("<iIQ6Q", nr, AUDIT[arch] if audit is None else audit, 0,
+                       *[a & 0xFFFFFFFFFFFFFFFF for a in args])
+    insns = [struct.unpack_from("<HBBI", program, i) for i in range(0, len(program), 8)]
+    pc, acc = 0, 0
+    for _ in range(len(insns) + 1):
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:                       # BPF_LD | BPF_W | BPF_ABS
+            acc = struct.unpack_from("<I", data, k)[0]
+            pc += 1
+        elif code == 0x15:                     # BPF_JMP | BPF_JEQ | BPF_K
+            pc += 1 + (jt if acc == k else jf)
+        elif code == 0x35:                     # BPF_JMP | BPF_JGE | BPF_K
+            pc += 1 + (jt if acc >= k else jf)
+        elif code == 0x06:                     # BPF_RET | BPF_K
+            return k
+        else:
+            raise AssertionError(f"instruction {code:#x} not understood by this interpreter")
+    raise AssertionError("the program did not return")
+
+
+@pytest.fixture(scope="module", params=sorted(child.SYSCALLS))
+def arch(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def program(arch):
+    return child.seccomp_program(arch, OWN)
+
+
+def nr(arch: str, name: str) -> int:
+    return child.SYSCALLS[arch][name]
+
+
+def test_program_is_well_formed(program):
+    n = len(program) // 8
+    assert len(program) % 8 == 0 and 0 < n <= 4096
+    for i in range(n):
+        code, jt, jf, k = struct.unpack_from("<HBBI", program, 8 * i)
+        if code in (0x15, 0x35):
+            assert i + 1 + max(jt, jf) < n, f"jump out of the program at {i}"
+    assert struct.unpack_from("<HBBI", program, len(program) - 8) == (0x06, 0, 0, ALLOW)
+
+
+def test_syscall_tables_have_no_duplicate_numbers(arch):
+    table = child.SYSCALLS[arch]
+    seen = {}
+    for name, number in table.items():
+        assert number not in seen, f"{arch}: {name} and {seen[number]} both {number}"
+        seen[number] = name
+
+
+def test_other_syscalls_are_allowed(program, arch):
+    allowed = {"x86_64": (0, 1, 9, 60, 231, 13, 14), "aarch64": (63, 64, 222, 93, 94, 134, 135)}[arch]
+    for number in allowed:          # read, write, mmap, exit, exit_group, rt_sigaction, rt_sigprocmask
+        assert run_bpf(program, number, arch=arch) == ALLOW
+
+
+def test_every_listed_syscall_is_refused_with_plain_arguments(program, arch):
+    conditional = child._SELF_ONLY | child._SELF_OR_ZERO | {"fcntl"}
+    for name, number in child.SYSCALLS[arch].items():
+        if name in conditional:
+            continue
+        action = run_bpf(program, number, args=(0x7FFF, 1, 2, 3, 4, 5), arch=arch)
+        want = ENOSYS if name == "clone3" else EACCES if name in child._OPEN_LIKE else EPERM
+        assert action == ERRNO | want, f"{arch} {name}: {action:#x}"
+
+
+@pytest.mark.parametrize("target, allowed", [(OWN, True), (OWN + 1, False), (0, False), (1, False),
+                                             (-1, False), (-OWN, False), (OWN | (1 << 32), False)])
+def test_signals_only_to_itself(program, arch, target, allowed):
+    for name in ("kill", "tkill", "tgkill"):
+        action = run_bpf(program, nr(arch, name), args=(target, OWN, 9), arch=arch)
+        assert action == (ALLOW if allowed else ERRNO | EPERM), (name, target)
+
+
+@pytest.mark.parametrize("target, allowed", [(0, True), (OWN, True), (1, False), (OWN + 1, False),
+                                             (-1, False), (1 << 32, False)])
+def test_pid_setters_only_on_itself(program, arch, target, allowed):
+    for name in sorted(child._SELF_OR_ZERO):
+        action = run_bpf(program, nr(arch, name), args=(target, 7, 0, 0), arch=arch)
+        assert action == (ALLOW if allowed else ERRNO | EPERM), (name, target)
+
+
+@pytest.mark.parametrize("cmd, allowed", [(1, True), (2, True), (3, True), (4, True), (0, True), (1030, True),
+                                          (child.F_SETOWN, False), (child.F_SETSIG, False),
+                                          (child.F_SETOWN_EX, False)])
+def test_fcntl_cannot_redirect_sigio(program, arch, cmd, allowed):
+    assert run_bpf(program, nr(arch, "fcntl"), args=(1, cmd, 0), arch=arch) == (ALLOW if allowed else ERRNO | EPERM)
+
+
+@pytest.mark.parametrize("flags", [0x11, 0x00010000 | 0x00000800 | 0x00000100, 0x10000000 | 0x11, 0x00004000])
+def test_no_process_and_no_thread_creation(program, arch, flags):
+    assert run_bpf(program, nr(arch, "clone"), args=(flags,), arch=arch) == ERRNO | EPERM
+    assert run_bpf(program, nr(arch, "clone3"), arch=arch) == ERRNO | ENOSYS   # glibc falls back to clone
+
+
+def test_foreign_abis_are_killed_or_refused(program, arch):
+    assert run_bpf(program, 5, arch=arch, audit=0x40000003) == KILL_PROCESS     # i386 via int 0x80
+    if arch == "x86_64":
+        assert run_bpf(program, 0x40000000 + 257, arch=arch) == ERRNO | ENOSYS  # x32 openat
+        assert run_bpf(program, 0x40000000 + 0, arch=arch) == ERRNO | ENOSYS
+
+
+# --- layer reporting ------------------------------------------------------------------
+
+def test_merge_layers_reports_the_weakest_run():
+    first = {"landlock": ["active", "ABI 7"], "seccomp": ["active", "343 instructions"]}
+    second = {"landlock": ["unavailable", "ruleset refused"], "seccomp": ["active", "343 instructions"]}
+    merged = merge_layers(merge_layers(None, first), second)
+    assert merged["landlock"] == ["unavailable", "ruleset refused"]
+    assert merged["seccomp"][0] == "active"
+    assert merge_layers(merged, first)["landlock"][0] == "unavailable"   # never upgraded again
+
+
+@pytest.mark.parametrize("bad", [{"seccomp": "active"}, {"seccomp": ["active"]}, {"seccomp": [1, 2]}])
+def test_merge_layers_treats_malformed_reports_as_unavailable(bad):
+    assert merge_layers(None, bad)["seccomp"][0] == "unavailable"
+    assert merge_layers(None, "not a dict") == {}
+
+
+def test_unknown_layer_switch_is_refused():
+    with pytest.raises(ValueError, match="unknown layers"):
+        Sandbox("", function="f", n_args=0, limits=None, allowed={}, preload=(), disable_layers={"uid_drop"})
+
+
+def test_strategies():
+    plain = strategies("plain")
+    assert [s.mode for s in plain] == ["plain"] and plain[0].prefix == ()
+    auto = strategies("auto")
+    assert auto[-1].mode == "plain"
+    if os.geteuid() == 0 and auto[0].prefix:
+        assert auto[0].mode == "namespaces" and auto[0].drop_uid and "--net" in auto[0].prefix
+
+
+def test_clean_environment_has_nothing_of_the_grader(monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    monkeypatch.setenv("PYTHONPATH", "/evil")
+    monkeypatch.setenv("LD_PRELOAD", "/evil.so")
+    env = clean_environment()
+    assert not {"AWS_SECRET_ACCESS_KEY", "PYTHONPATH", "LD_PRELOAD", "HOME"} & set(env)
+    assert env["OPENBLAS_NUM_THREADS"] == "1"
+
+
+# --- output and error text from the worker ------------------------------------------------
+
+def test_decode_text_defuses_control_characters():
+    raw = "ok\tline\n\x1b[2K\rAC  Accepted\x07\x7f\x9b".encode()
+    text = _decode_text(raw, len(raw))
+    assert "\x1b" not in text and "\r" not in text and "\x07" not in text and "\x9b" not in text
+    assert "ok\tline\n" in text and "AC  Accepted" in text
+
+
+def test_decode_text_notes_what_was_dropped():
+    assert _decode_text(b"abc", 10).endswith("[... 7 more bytes not shown ...]")
+    assert _decode_text(b"\xff", 1) == "\ufffd"
+
+
+@pytest.mark.parametrize("line, kept", [(3, 3), (0, None), (11, None), (-5, None), (True, None), ("3", None)])
+def test_error_line_must_be_inside_the_file(line, kept):
+    info = _error_info({"type": "ValueError", "message": "m", "traceback": ["a"], "line": line}, n_lines=10)
+    assert info.line == kept
+
+
+def test_error_info_is_bounded():
+    e = {"type": "T" * 10_000, "message": "m" * 100_000, "traceback": ["x" * 10_000] * 1000, "line": 1}
+    info = _error_info(e, 5)
+    assert len(info.type) <= 200 and len(info.message) <= child.TEXT_CAP + 10
+    assert len(info.traceback) <= child.TRACEBACK_LINES + 1
+
+
+def test_child_error_info_uses_its_own_source_not_linecache():
+    import linecache
+    source = "def f():\n    raise ValueError('boom')\n"
+    code = compile(source, "sub.py", "exec")
+    ns = {}
+    exec(code, ns)
+    linecache.cache["sub.py"] = (1, None, ["FORGED\n", "FORGED\n"], "sub.py")
+    try:
+        ns["f"]()
+    except ValueError as exc:
+        info = child._error_info(exc, "sub.py", source.splitlines(True))
+    finally:
+        linecache.cache.pop("sub.py", None)
+    assert info["traceback"] == ["line 2, in f: raise ValueError('boom')"]
+    assert info["line"] == 2 and info["type"] == "ValueError"
+
+
+def test_child_exception_frame_survives_a_hostile_exception():
+    class Meta(type):
+        @property
+        def __name__(cls):
+            raise RuntimeError("no name")
+
+    class Evil(Exception, metaclass=Meta):
+        def __str__(self):
+            raise RuntimeError("no str")
+
+        @property
+        def lineno(self):
+            raise RuntimeError("no lineno")
+
+    frame = child._exception_frame(Evil(), "sub.py", [], child.STATUS_CALL_EXCEPTION)
+    assert frame.startswith(child.MAGIC)
+    header = frame[len(child.MAGIC) + 4:].decode()
+    assert '"status":"call_exception"' in header
+
+
+# --- the checker: what decides JE ---------------------------------------------------------
+
+CTX = RunContext(function="vit_encoder_block", parameters=("x",), cpu_limit_s=1.0, wall_limit_s=3.0,
+                 flood_bytes=1 << 25, result_bytes=1 << 24, allowed_hint="")
+
+
+def outcome(**kw) -> RunOutcome:
+    base = dict(status="no_result", exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=1000,
+                killed_by=None, value=None, error=None, detail="", stdout="", stderr="", output_bytes=0,
+                result_too_large=False, worker_layers={"seccomp": ["active", ""]})
+    base.update(kw)
+    return RunOutcome(**base)
+
+
+@pytest.mark.parametrize("code", sorted(HARNESS_FAILURES))
+def test_harness_exit_status_is_je_only_before_the_layers_frame(code):
+    before = limit_problem(outcome(exit_code=code, worker_layers=None), CTX, True)
+    after = limit_problem(outcome(exit_code=code), CTX, True)
+    assert before.verdict == "JE"
+    assert after.verdict == "RE" and f"status {code}" in after.message
+
+
+def test_result_header_without_data_is_re_not_a_crash():
+    v = ReturnedValue(type="ndarray", dtype="float64", shape=(1, 2, 2), array=None)
+    d = _returned_problem(outcome(status="ok", value=v), (1, 2, 2))
+    assert d.verdict == "RE" and "without its data" in d.message
+
+
+def test_sigxcpu_message_never_shows_less_than_the_limit():
+    d = limit_problem(outcome(cpu_s=0.97, signal=24), CTX, True)
+    assert d.verdict == "TLE" and "0.97" not in d.message and "1.00 s" in d.message
+
+
+@pytest.mark.parametrize("etype, shown", [("ValueError", True), ("MemoryError", True), ("Leak_123456", False),
+                                          ("print", False), ("object", False)])
+def test_hidden_cases_show_only_builtin_exception_names(etype, shown):
+    err = ErrorInfo(type=etype, message="x[0]=0.123", traceback=("line 3, in f: leak = 0.123",), line=3)
+    text = describe_exception(err, show_message=False)
+    assert (etype in text) == shown and "0.123" not in text and "at line 3" in text
+    full = describe_exception(err, show_message=True)
+    assert etype in full and "x[0]=0.123" in full and "line 3, in f" in full
+
+
+# --- static checks added against sandbox-level attacks -------------------------------------
+
+def check(spec, source: str):
+    return static_check(Submission(Path("solution.py"), "solution.py", source.encode(), source, "python"), spec)
+
+
+SIG = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
+
+
+@pytest.mark.parametrize("source, line, fragment", [
+    (SIG + "return 1\n", 3, "'return' outside function"),
+    (SIG + "nonlocal q\n", 3, "nonlocal"),
+    ("from __future__ import braces\n" + SIG, 1, "not a chance"),
+    (SIG + "def g():\n    yield 1\n    return 2\nawait g()\n", 6, "outside"),
+])
+def test_compiler_only_errors_are_ce_with_the_line(spec, source, line, fragment):
+    c = check(spec, source)
+    assert not c.ok and c.line == line and fragment in c.message, c.message
+
+
+@pytest.mark.parametrize("module", ["numpy._core", "numpy.random._examples.cffi.extending", "numpy.conftest",
+                                    "numpy.tests.test_public_api", "numpy.linalg._umath_linalg"])
+def test_private_and_test_modules_are_ce(spec, module):
+    c = check(spec, f"import {module}\n" + SIG)
+    assert not c.ok and "private or test module" in c.message and c.line == 1
+
+
+@pytest.mark.parametrize("module", ["numpy.linalg", "numpy.testing", "__future__", "collections.abc"])
+def test_public_modules_stay_allowed(spec, module):
+    assert check(spec, f"import {module}\n" + SIG).ok
+
+
+# --- the worker's order of operations, seen from the parent ----------------------------------
+
+@pytest.fixture(scope="module")
+def limits(spec):
+    return replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0)
+
+
+def sandbox(spec, limits, source: str, **kw) -> Sandbox:
+    return Sandbox(source, function=spec.function, n_args=len(spec.parameters), limits=limits,
+                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]}, preload=["math"], **kw)
+
+
+def test_layers_frame_precedes_submission_code(spec, limits):
+    """Even a file that exits at its first line finds the layers already reported."""
+    source = "import numpy as np\nnp._core._methods.os._exit(112)\n"
+    with sandbox(spec, limits, source) as sb:
+        out = sb.run([0] * len(spec.parameters), None, mode="load")
+    assert out.exit_code == 112 and out.worker_layers is not None
+    assert out.worker_layers["seccomp"][0] == "active"
+
+
+def test_disabled_layer_is_not_applied_and_reported(spec, limits):
+    source = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
+    with sandbox(spec, limits, source, disable_layers=frozenset({"seccomp"})) as sb:
+        sb.run([0] * len(spec.parameters), None, mode="load")
+        info = {layer.name: layer for layer in sb.info().layers}
+    assert info["seccomp"].status == "unavailable" and "switched off" in info["seccomp"].detail
+    assert info["landlock"].status == "active"
+
+
+def test_info_before_any_run_claims_nothing_for_worker_layers(spec, limits):
+    with sandbox(spec, limits, "def vit_encoder_block(*a):\n    return 0\n") as sb:
+        info = {layer.name: layer.status for layer in sb.info().layers}
+    assert info["seccomp"] == info["landlock"] == info["rlimits"] == "unavailable"
+
+
+def test_worker_inherits_only_fds_0_to_3(spec, limits):
+    source = ("import numpy as np\nos = np._core._methods.os\n"
+              "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+              "    fds = []\n"
+              "    for fd in range(1024):\n"
+              "        try:\n            os.fstat(fd)\n            fds.append(fd)\n"
+              "        except OSError:\n            pass\n"
+              "    print(fds)\n    return x\n")
+    x = np.zeros((1, 2, 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    with sandbox(spec, limits, source) as sb:
+        out = sb.run(args, x.shape)
+    assert out.status == "ok" and out.stdout.strip() == "[0, 1, 2, 3]"
+
+
+def test_zygote_survives_a_worker_that_never_returns_into_it(spec, limits):
+    """A worker whose os._exit was monkeypatched away must not run the zygote's loop."""
+    source = ("import numpy as np\nos = np._core._methods.os\n"
+              "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+              "    os._exit = lambda code: None\n    return x\n")
+    x = np.zeros((1, 2, 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    with sandbox(spec, limits, source) as sb:
+        first = sb.run(args, x.shape)
+        second = sb.run(args, x.shape)          # the same zygote still answers
+    assert first.status == second.status == "ok"
+    assert first.exit_code not in (0, None) or first.signal is not None
