@@ -544,6 +544,14 @@ def test_entry_point_explains_a_missing_mount(image):
     assert "no submission at /submission/solution.py: mount it with --mount type=bind" in r.stderr
 
 
+def test_entry_point_explains_a_read_only_tmp(image, workdir):
+    shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
+    r = docker("run", "--rm", "--network", "none", "--read-only", "--mount",
+               f"type=bind,src={workdir / 'solution.py'},dst=/submission/solution.py,readonly", image)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "/tmp is not writable: add --tmpfs /tmp" in r.stderr
+
+
 def test_wrapper_without_engine_says_so(workdir):
     """Needs only the docker client: the engine address points nowhere."""
     if shutil.which("docker") is None:
