@@ -1,0 +1,25 @@
+# Golden-file submission: the classic erf-GELU mistake (a known fingerprint).
+import math
+
+import numpy as np
+
+erf = np.vectorize(math.erf)
+
+
+def _ln(t):
+    mu = t.mean(axis=-1, keepdims=True)
+    var = ((t - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (t - mu) / np.sqrt(var + 1e-6)
+
+
+def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
+    B, N, D = x.shape
+    dh = D // num_heads
+    h = _ln(x)
+    q, k, v = ((h @ W).reshape(B, N, num_heads, dh).transpose(0, 2, 1, 3) for W in (Wq, Wk, Wv))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dh)
+    a = np.exp(s - s.max(axis=-1, keepdims=True))
+    a /= a.sum(axis=-1, keepdims=True)
+    y = x + (a @ v).transpose(0, 2, 1, 3).reshape(B, N, D) @ Wo
+    u = _ln(y) @ W1
+    return y + 0.5 * u * (1 + erf(u / math.sqrt(2))) @ W2
