@@ -128,6 +128,8 @@ def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
 
 def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
     from .tolerance import measure, render_doc, render_table, write_doc
+    if args.seeds < 0:
+        raise CannotJudge(f"--seeds must be 0 or more, got {args.seeds}")
     evidence = measure(bundle, extra_seeds=args.seeds)
     print(render_table(evidence))
     if args.write:

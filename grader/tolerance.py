@@ -93,15 +93,16 @@ class SetEvidence:
 
     @property
     def honest_max(self) -> float:
-        return max(r.worst(hidden_only=False).error for r in self.honest)
+        return max((r.worst(hidden_only=False).error for r in self.honest), default=0.0)
 
     @property
-    def tightest_wrong(self) -> Row:
-        return min(self.wrong, key=lambda r: r.worst(hidden_only=True).error)
+    def tightest_wrong(self) -> Row | None:
+        return min(self.wrong, key=lambda r: r.worst(hidden_only=True).error, default=None)
 
     @property
     def wrong_min(self) -> float:
-        return self.tightest_wrong.worst(hidden_only=True).error
+        row = self.tightest_wrong
+        return row.worst(hidden_only=True).error if row is not None else math.inf
 
     @property
     def uncaught(self) -> tuple[str, ...]:
@@ -130,6 +131,9 @@ class Evidence:
         if self.rtol != self.atol:
             out.append(f"rtol ({self.rtol:g}) != atol ({self.atol:g}): the error metric assumes rtol = atol")
         for s in self.sets:
+            if not s.wrong or s.n_hidden == 0:
+                out.append(f"{s.label}: nothing to separate (no wrong_answer submissions or no hidden cases)")
+                continue
             if s.honest_max * MARGIN > self.tol:
                 out.append(f"{s.label}: max honest error {s.honest_max:.3g} x {MARGIN:g} > tol {_g(self.tol)}")
             if self.tol * MARGIN > s.wrong_min:
@@ -278,7 +282,8 @@ def render_table(ev: Evidence) -> str:
         lines += ["| case set | max honest error | tightest wrong submission | its largest hidden error | "
                   "wrong submissions failing no hidden case |", "|---|---|---|---|---|"]
         for st in ev.sets:
-            lines.append(f"| {st.label} | {_e(st.honest_max)} | {st.tightest_wrong.name} | "
+            lines.append(f"| {st.label} | {_e(st.honest_max)} | "
+                         f"{st.tightest_wrong.name if st.tightest_wrong else '-'} | "
                          f"{_e(st.wrong_min)} | {', '.join(st.uncaught) or 'none'} |")
         lines.append("")
     lo = max(st.honest_max for st in ev.sets)
@@ -289,7 +294,8 @@ def render_table(ev: Evidence) -> str:
     problems = ev.problems()
     if problems:
         lines += ["", "BAR NOT MET:"] + [f"- {p}" for p in problems]
-        lines.append(f"- a tolerance in the geometric middle of the gap would be {_g(ev.suggested_tol)}")
+        if 0 < lo < hi < math.inf:
+            lines.append(f"- a tolerance in the geometric middle of the gap would be {_g(ev.suggested_tol)}")
     else:
         lines.append("BAR MET: every honest implementation passes every case and every wrong submission "
                      "fails at least one hidden case, each with the margin above.")
