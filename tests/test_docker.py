@@ -179,9 +179,6 @@ class Run:
             pytest.fail(f"stdout is not the verdict JSON (status {self.status}).\n"
                         f"stdout: {self.stdout[:2000]}\nstderr: {self.stderr[-2000:]}")
 
-    def messages(self) -> str:
-        return "\n".join(t["message"] for t in self.verdict["tests"])
-
 
 def wrapper_env(image: str | None, **extra: str) -> dict[str, str]:
     env = {**os.environ, **extra}
