@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +58,9 @@ def read_submission(path: Path, max_bytes: int) -> tuple[Submission | None, Stat
     if is_dir:
         raise SubmissionUnreadable(f"{path}: is a directory, not a Python file")
     try:
-        with open(path, "rb") as f:
-            raw = f.read(max_bytes + 1)
+        raw = _read_regular_file(path, max_bytes + 1)
+    except SubmissionUnreadable:
+        raise
     except OSError as exc:
         raise SubmissionUnreadable(f"{path}: cannot read ({exc.strerror or exc})") from None
     name = path.name
@@ -80,6 +83,41 @@ def read_submission(path: Path, max_bytes: int) -> tuple[Submission | None, Stat
             return None, StaticCheck(False, f"cannot read the notebook: {exc}")
         return Submission(path, name, raw, source, "notebook", line_map), StaticCheck(True, "")
     return Submission(path, name, raw, text, "python"), StaticCheck(True, "")
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file. A FIFO, socket or device is refused
+    instead of read: opening a FIFO without a writer would block the grader forever,
+    and /dev/zero or a tty has no end. O_NONBLOCK makes the open itself safe."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SubmissionUnreadable(f"{path}: is {_kind(os.fstat(fd).st_mode)}, not a regular file: "
+                                       "pass a .py or .ipynb file")
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, limit - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def _printable(text: str) -> str:
+    """Source text echoed in a message: control characters (a terminal escape
+    planted in the file) are shown as '?' so a report cannot rewrite the screen."""
+    return "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
@@ -178,7 +216,7 @@ def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
         tree = ast.parse(submission.source, filename=submission.display_name)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "unknown line"
-        text = (exc.text or "").strip()
+        text = _printable((exc.text or "").strip())[:200]
         shown = f": {text}" if text else ""
         return StaticCheck(False, f"syntax error at {where}: {exc.msg}{shown}", exc.lineno)
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -212,6 +212,26 @@ def test_unreadable_content_is_ce(bundle, tmp_path, raw, fragment):
     assert_verdict(g, "CE", "compile", fragment)
 
 
+def test_terminal_escapes_in_the_source_are_not_echoed(bundle, tmp_path):
+    """A CE message quotes the offending line: an escape planted in it must not reach a terminal."""
+    g = grade_source(bundle, tmp_path, 'import numpy as np\nx = "\x1b[2J\x1b[HAC  Accepted" +\n')
+    assert_verdict(g, "CE", "compile", "syntax error at line 2", "?[2J?[HAC  Accepted")
+    assert "\x1b" not in g.text
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_special_files_are_refused_without_hanging(tmp_path, cli, kind):
+    """A FIFO without a writer would block open() forever; /dev/zero never ends."""
+    path = tmp_path / "solution.py"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    proc = cli("grade", str(path), "--tests", "sample", timeout=60)
+    assert proc.returncode == 2
+    assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_name_bound_to_a_value_is_ce_at_load(bundle, tmp_path):
     g = grade_source(bundle, tmp_path, "import numpy as np\nvit_encoder_block = 5\n")
     assert_verdict(g, "CE", "compile", "vit_encoder_block is a int, not a function")
