@@ -126,10 +126,6 @@ class GroupReading:
     text: str                  # one sentence
 
 
-def _only(failed: set[str], name: str, others_ok: bool) -> bool:
-    return failed == {name} and others_ok
-
-
 def read_groups(groups: Sequence[GroupResult], tests: Sequence[CaseResult], flavour: str) -> GroupReading | None:
     """One sentence interpreting which groups pass and which fail; None when all pass."""
     ran = {g.name: g.verdict for g in groups}
@@ -144,18 +140,30 @@ def read_groups(groups: Sequence[GroupResult], tests: Sequence[CaseResult], flav
     if set(ran) == {"sample"}:
         return _read_samples(tests, flavour)
     hidden_failed = failed - {"sample"}
+    # "Only X fails": random and realistic mix every feature, so they may fail along with X.
+    core_failed = hidden_failed - {"random", "realistic"}
+
+    def only(name: str) -> bool:
+        return others_ok and (core_failed == {name} if name not in ("random", "realistic")
+                              else hidden_failed == {name})
     rules: list[tuple[bool, tuple[str, ...], str]] = [
-        (_only(hidden_failed, "stability", others_ok) and "sample" not in failed, ("softmax_stability",),
+        (only("stability") and "sample" not in failed, ("softmax_stability",),
          "Only the stability tests (attention scores in the thousands) fail: the softmax overflows."),
-        (_only(hidden_failed, "layernorm_eps", others_ok), ("layer_norm",),
+        (only("layernorm_eps"), ("layer_norm",),
          "Only the near-constant tokens (variance below eps) fail: look at eps and the variance in layer norm."),
-        (_only(hidden_failed, "mlp_width", others_ok), ("mlp",),
+        (only("mlp_width"), ("mlp",),
          "Only the tests with an MLP width M other than 4D fail: take M from W1.shape[1]."),
-        (_only(hidden_failed, "batch", others_ok), ("attention_scores",),
+        (only("batch"), ("attention_scores",),
          "Only the tests with several sequences fail: sequences of a batch must not attend to each other."),
-        (_only(hidden_failed, "realistic", others_ok), ("precision",),
+        (only("multi_head"), ("heads", "attention_scores"),
+         "Only multi_head fails: look at splitting and merging heads, including num_heads = D (head width 1)."),
+        (only("single_token"), ("attention_scores",),
+         "Only the N = 1 tests fail: look for an assumption that there are several tokens."),
+        (only("realistic"), ("precision",),
          "Only the large ViT-Tiny-sized test fails: look for a size-dependent assumption or lost precision."),
-        ({"attention_only", "mlp_only"} <= passed, ("block_structure",),
+        (only("random"), (),
+         "Only random shapes fail: look at edge sizes (N = 1, M = 1, head width 1, num_heads = D)."),
+        ({"attention_only", "mlp_only"} <= passed and "single_head" in failed, ("block_structure",),
          "attention_only and mlp_only pass but the full block fails: each path is right alone, so look at "
          "how they connect (the MLP reads y, the first residual's output, and adds it back)."),
         ("attention_only" in passed and "mlp_only" in failed, ("activation", "mlp"),

@@ -179,6 +179,37 @@ def test_pattern_uses_the_grading_rule_exactly():
     assert locate(e + 3e-9, e, 1, 1e-10, 1e-10)["off"] == 2
 
 
+# --- the group reading on hand-made patterns ---------------------------------------------------------
+
+def _reading(failing: dict[str, str], selection: str = "all", flavour: str = "judge"):
+    groups = [g for g in _bundle().spec.groups if selection == "all" or g.visible]
+    results = [CaseResult(f"{g.name}/01", g.name, g.visible, failing.get(g.name, "AC"), "x", "") for g in groups]
+    return read_groups(group_results(groups, results), results, flavour)
+
+
+@pytest.mark.parametrize("failing, part, phrase", [
+    ({"multi_head": "WA"}, "heads", "Only multi_head fails"),
+    ({"mlp_width": "WA", "random": "WA"}, "mlp", "M other than 4D"),
+    ({"layernorm_eps": "WA"}, "layer_norm", "near-constant tokens"),
+    ({"stability": "WA"}, "softmax_stability", "overflows"),
+    ({"random": "WA"}, None, "edge sizes"),
+    ({"realistic": "TLE"}, None, "Python loops"),
+    ({"sample": "WA", "single_head": "WA", "multi_head": "WA", "mlp_only": "WA"}, "activation", "MLP path"),
+])
+def test_group_reading_rules(failing, part, phrase):
+    reading = _reading(failing)
+    assert phrase in reading.text
+    assert (part in reading.parts) if part else reading.parts == ()
+
+
+def test_group_reading_is_silent_when_everything_passes_and_honest_on_samples():
+    assert _reading({}) is None
+    judge = _reading({"sample": "WA"}, "sample")
+    assert "--tests all" in judge.text
+    practice = _reading({"sample": "WA"}, "sample", "practice")
+    assert "--tests all" not in practice.text and "practice archive" in practice.text
+
+
 # --- fingerprints on the learner files (in-process) ---------------------------------------------
 
 @pytest.mark.parametrize("mid", CATALOGUE_IDS)
