@@ -338,12 +338,18 @@ def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
     observed = observations(cases, report.tests, returned)
     tests = with_patterns(report.tests, observed, rtol, atol)
     reading = read_groups(report.groups, tests, bundle.flavour)
-    fp = None
-    if outputs is None:
-        outputs = mistake_outputs(bundle)
-    if outputs is not None:
-        fp = fingerprint(observed, outputs, rtol, atol)
+    fp, fault = None, ""
+    try:
+        if outputs is None:
+            outputs = mistake_outputs(bundle)
+        if outputs is not None:
+            fp = fingerprint(observed, outputs, rtol, atol)
+    except Exception as exc:  # a fault here must never cost the submission its verdict
+        fp = Fingerprint("unavailable", source=getattr(outputs, "source", "live"))
+        fault = f"{type(exc).__name__}: {exc}"[:300]
     message = _fingerprint_message(fp, len(observed), bundle.flavour, report.selection) if fp else ""
+    if fault:
+        message = f"No fingerprint: the diagnosis failed ({fault}); a grader fault, the verdict stands."
     diagnosis = {
         "groups": None if reading is None else {
             "failing": [g.name for g in report.groups if g.verdict != "AC"],

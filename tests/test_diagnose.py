@@ -467,3 +467,22 @@ def test_feedback_doc_lists_every_catalogue_mistake():
     doc = (ROOT / "docs" / "feedback.md").read_text(encoding="utf-8")
     for m in CATALOGUE.values():
         assert f"| `{m.id}` | {m.title} | {m.part} | [{m.section}](../{m.anchor}) |" in doc, m.id
+
+
+def test_a_fault_in_the_fingerprint_keeps_the_verdict(bundle):
+    from grader.judge import GradeOptions, grade
+
+    class Broken:
+        source = "live"
+
+        def output(self, mistake_id, case):
+            raise RuntimeError("variants exploded")
+
+    report = grade(bundle, WRONG / "erf_gelu.py", GradeOptions(tests="sample", diagnose=False))
+    returned = {o.case.name: type("V", (), {"array": o.array, "dtype": o.dtype})()
+                for o in _observe(WRONG / "erf_gelu.py", "sample")}
+    out = diagnose(report, bundle, _cases("sample"), returned, outputs=Broken())
+    assert out.verdict == report.verdict == "WA" and out.score == report.score
+    fp = out.diagnosis["fingerprint"]
+    assert fp["status"] == "unavailable" and "variants exploded" in fp["message"]
+    assert out.diagnosis["groups"] is not None   # the rest of the diagnosis still stands
