@@ -1,6 +1,13 @@
 """Shared fixtures: the bundle under test and a runner for the real CLI."""
 from __future__ import annotations
 
+import os
+
+# Single-threaded BLAS before anything imports NumPy: on 2 shared cores, BLAS
+# threads fighting each other cost the suite far more CPU than they save.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import subprocess
 import sys
 from pathlib import Path
