@@ -858,6 +858,8 @@ def test_dangerous_syscalls_are_refused(bundle, tmp_path):
         sys_attempt("modify_ldt", 154, 1, buf, 16)
         sys_attempt("open_by_handle_at", 304, 0, buf, 0)
         sys_attempt("x32_abi_openat", 0x40000000 + 257, -100, b"/etc/passwd", 0)
+        sys_attempt("timer_create", 222, 1, 0, buf)
+        sys_attempt("setxattrat", 463, -100, b"/tmp", 0, b"user.pwned", buf, 16)
         attempt("raise_cpu_rlimit", lambda: sys.modules["resource"].setrlimit(0, (-1, -1)))
         attempt("raise_as_rlimit", lambda: sys.modules["resource"].setrlimit(9, (-1, -1)))
         r = sys.modules["resource"]
@@ -870,7 +872,8 @@ def test_dangerous_syscalls_are_refused(bundle, tmp_path):
                      "personality", "unshare_user", "unshare_net", "mount_tmpfs", "chroot", "fchmod_fd3",
                      "fchown_fd3", "setuid_0", "setgroups", "clone_thread", "clone_newuser", "clone3", "vfork",
                      "bpf", "perf_event_open", "userfaultfd", "keyctl", "setxattr", "inotify_init", "syslog_read",
-                     "modify_ldt", "open_by_handle_at", "x32_abi_openat", "raise_cpu_rlimit", "raise_as_rlimit")
+                     "modify_ldt", "open_by_handle_at", "x32_abi_openat", "timer_create", "setxattrat",
+                     "raise_cpu_rlimit", "raise_as_rlimit")
     assert "RLIMITS [(16, 16), (0, 0), (0, 0)]" in g.report.tests[0].stdout
 
 

@@ -123,6 +123,7 @@ SYSCALLS = {
         "inotify_add_watch": 254, "fanotify_init": 300, "fanotify_mark": 301,
         "syslog": 103, "uselib": 134, "modify_ldt": 154, "listmount": 458, "statmount": 457,
         "open_tree_attr": 467,
+        "timer_create": 222,          # unbounded kernel objects, outside RLIMIT_AS
     },
     "aarch64": {
         "openat": 56, "openat2": 437, "socket": 198, "socketpair": 199,
@@ -162,6 +163,7 @@ SYSCALLS = {
         "memfd_create": 279, "memfd_secret": 447, "inotify_init1": 26,
         "inotify_add_watch": 27, "fanotify_init": 262, "fanotify_mark": 263,
         "syslog": 116, "listmount": 458, "statmount": 457, "open_tree_attr": 467,
+        "timer_create": 107,
     },
 }
 
