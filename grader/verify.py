@@ -25,7 +25,8 @@ from typing import Callable, Sequence
 import yaml
 
 from .bundle import Bundle, BundleError
-from .judge import GradeOptions, grade
+from .cases import TestCase
+from .judge import GradeOptions, cases_step, grade
 from .source import SubmissionUnreadable
 from .verdict import GradeReport
 
@@ -200,9 +201,12 @@ def _judgement(report: GradeReport, time_factor: float) -> Judgement:
                      summary=report.summary.splitlines()[0] if report.summary else "")
 
 
-def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "auto") -> SubmissionCheck:
+def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "auto",
+                     cases: list[TestCase] | None = None) -> SubmissionCheck:
     """Grade `sub` at the limit and at tle_margin x the limit, stopping at the first failure."""
     margin = bundle.spec.time_calibration.tle_margin
+    if cases is None:
+        cases = cases_step(bundle, GradeOptions(tests="all"))
     runs = []
     for factor in (1.0, margin):
         # The first non-AC case decides the verdict, so the rest need not run
@@ -210,7 +214,7 @@ def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "
         options = GradeOptions(tests="all", isolation=isolation, time_factor=factor,
                                stop_after_failure=True, diagnose=False)
         try:
-            runs.append(_judgement(grade(bundle, sub.path, options), factor))
+            runs.append(_judgement(grade(bundle, sub.path, options, cases), factor))
         except SubmissionUnreadable as exc:
             runs.append(Judgement("JE", factor, None, None, None, f"cannot be judged: {exc}"))
     return SubmissionCheck(sub, runs[0], runs[1])
@@ -236,8 +240,10 @@ def verify(bundle: Bundle, jobs: int = 2, only: str | None = None, isolation: st
             problems.append(f"no submission path contains {only!r}")
     results: list[SubmissionCheck] = []
     if all(c.ok for c in checks if c.blocking):
+        cases = cases_step(bundle, GradeOptions(tests="all"))
+
         def run(sub: ExpectedSubmission) -> SubmissionCheck:
-            check = judge_submission(bundle, sub, isolation)
+            check = judge_submission(bundle, sub, isolation, cases)
             if progress is not None:
                 progress(check)
             return check
