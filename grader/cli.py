@@ -199,10 +199,12 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
     from .calibrate import (BackgroundLoad, calibrate, measure_probe, render_probe, render_summary,
                             write_calibration)
     if args.probe_only:
-        stats = [("idle", measure_probe(bundle, args.probe_runs, args.isolation))]
+        load = lambda: f"load average {os.getloadavg()[0]:.1f}"  # noqa: E731
+        stats = [(f"as found ({load()})", measure_probe(bundle, args.probe_runs, args.isolation))]
         if args.load:
             with BackgroundLoad(args.load):
-                stats.append((f"{args.load} busy process(es)", measure_probe(bundle, args.probe_runs, args.isolation)))
+                stats.append((f"with {args.load} more busy process(es) ({load()})",
+                              measure_probe(bundle, args.probe_runs, args.isolation)))
         sys.stdout.write(render_probe(stats))
         return 0
     cal = calibrate(bundle, repeats=args.repeats, probe_runs=args.probe_runs, tle_cap_s=args.tle_cap,
