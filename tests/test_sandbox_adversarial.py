@@ -1183,6 +1183,7 @@ USER_ATTACK = attack(textwrap.dedent("""\
     sys_attempt("ptrace_zygote", 101, 16, pp, 0, 0)
     attempt("proc_zygote_mem", lambda: open("/proc/%d/mem" % pp, "rb").read(1))
     attempt("fork", lambda: os.fork())
+    attempt("thread", lambda: sys.modules["threading"].Thread(target=print).start())
     S = sys.modules["socket"]
     attempt("tcp", lambda: S.create_connection(("127.0.0.1", PORT), timeout=0.5))
     print("ENV", sorted(os.environ))
@@ -1218,7 +1219,7 @@ def test_user_mode_attacks_are_contained(user, isolation):
         assert "ESCAPED" not in out, out
         for label in ("read_own_secret", "write_own_folder", "chmod_own_file", "utime_own_file",
                       "setxattr_own_file", "prlimit_zygote", "setpriority_own_uid", "fcntl_setown_zygote",
-                      "kill_zygote", "kill_all", "ptrace_zygote", "proc_zygote_mem", "fork", "tcp"):
+                      "kill_zygote", "kill_all", "ptrace_zygote", "proc_zygote_mem", "fork", "thread", "tcp"):
             assert f"DENIED {label} " in out, (label, out)
         assert "canary-123" not in out and "VIT_SECRET_CANARY" not in out
     after = secret.stat()
