@@ -230,7 +230,7 @@ def mistake_record(mistake_id: str) -> dict[str, Any]:
             "statement": {"section": m.section, "anchor": m.anchor, "quote": m.quote}}
 
 
-def _fingerprint_message(fp: Fingerprint, n_run: int, flavour: str, selection: str) -> str:
+def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str) -> str:
     if fp.status == "match":
         m = CATALOGUE[fp.ids[0]]
         how = ("returned float32 arrays" if fp.basis == "dtype"
@@ -347,7 +347,7 @@ def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
     except Exception as exc:  # a fault here must never cost the submission its verdict
         fp = Fingerprint("unavailable", source=getattr(outputs, "source", "live"))
         fault = f"{type(exc).__name__}: {exc}"[:300]
-    message = _fingerprint_message(fp, len(observed), bundle.flavour, report.selection) if fp else ""
+    message = _fingerprint_message(fp, bundle.flavour, report.selection) if fp else ""
     if fault:
         message = f"No fingerprint: the diagnosis failed ({fault}); a grader fault, the verdict stands."
     diagnosis = {
