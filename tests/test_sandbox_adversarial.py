@@ -290,6 +290,9 @@ RUN_TIME_ERRORS = {
         "import numpy as np\nnp._core._methods.os.sys.modules['ctypes'].string_at(0)\n" + SIGNATURE
         + "    return x\n", ("SIGSEGV",)),
     "abort": (attack("os.abort()\n"), ("SIGABRT (abort)",)),
+    # recursion through C (map) with the limit lifted: the C stack overflows
+    "c_stack_overflow": (attack("sys.setrecursionlimit(10**8)\ndef f(n):\n    return list(map(f, [n + 1]))\n"
+                                "return f(0)\n"), ("SIGSEGV",)),
     "fork_bomb": (attack("while True:\n    os.fork()\n"), ("PermissionError", "os.fork()")),
     "threads": (attack("t = sys.modules['threading'].Thread(target=print)\nt.start()\n"),
                 ("RuntimeError", "can't start new thread")),
@@ -423,6 +426,13 @@ def test_huge_result_is_ole(bundle, spec, tmp_path):
     n = (spec.limits.output_mib << 20) // 8 + 1
     g = grade_source(bundle, tmp_path, "import numpy as np\n" + SIGNATURE + f"    return np.zeros((1, 1, {n}))\n",
                      stop_after_failure=True)
+    assert_verdict(g, "OLE", "limits", f"returned more than {spec.limits.output_mib} MiB")
+
+
+def test_zero_stride_view_claiming_80_gb_is_ole_not_mle(bundle, spec, tmp_path):
+    """The worker must not materialise what the parent will refuse anyway."""
+    code = "    return np.lib.stride_tricks.as_strided(np.zeros(1), shape=(4, 256, 10**7), strides=(0, 0, 0))\n"
+    g = grade_source(bundle, tmp_path, "import numpy as np\n" + SIGNATURE + code, stop_after_failure=True)
     assert_verdict(g, "OLE", "limits", f"returned more than {spec.limits.output_mib} MiB")
 
 
@@ -680,6 +690,12 @@ def test_cannot_read_test_data_reference_grader_or_proc(bundle, tmp_path):
         attempt("listdir_testcases", lambda: os.listdir({str(bundle.testcases)!r}))
         attempt("listdir_proc_fd", lambda: os.listdir("/proc/self/fd"))
         attempt("openat_dirfd", lambda: os.open("solution.py", os.O_RDONLY, dir_fd=0))
+        case = paths[0]
+        attempt("np_fromfile", lambda: np.fromfile(case, dtype=np.uint8))
+        attempt("np_loadtxt", lambda: np.loadtxt(case))
+        attempt("np_load", lambda: np.load(case, allow_pickle=True))
+        attempt("libc_open", lambda: libc.open(case.encode(), 0) >= 0 or 1 / 0)
+        attempt("o_path", lambda: os.open(case, os.O_PATH))
         open_fds = [fd for fd in range(256) if _valid(fd)]
         print("FDS", open_fds)
         return np.zeros_like(x)
@@ -694,7 +710,7 @@ def test_cannot_read_test_data_reference_grader_or_proc(bundle, tmp_path):
     g = grade_source(bundle, tmp_path, source)
     assert_verdict(g, "WA", "tolerance")
     assert_contained(g, *[f"read{i}" for i in range(len(targets) + 5)], "listdir_testcases", "listdir_proc_fd",
-                     "openat_dirfd")
+                     "openat_dirfd", "np_fromfile", "np_loadtxt", "np_load", "libc_open", "o_path")
     assert all("FDS [0, 1, 2, 3]" in c.stdout for c in g.report.tests)  # nothing else inherited
 
 

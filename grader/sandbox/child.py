@@ -467,7 +467,7 @@ def _describe_type(value, np):
     return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__name__
 
 
-def _result_frame(value, np):
+def _result_frame(value, np, cap):
     kind = _describe_type(value, np)
     header = {"kind": "result", "status": STATUS_OK, "type": kind}
     if kind != "ndarray":
@@ -475,6 +475,11 @@ def _result_frame(value, np):
     header["dtype"] = str(value.dtype)
     header["shape"] = list(value.shape)
     if value.dtype != np.float64:
+        return encode_frame(header)
+    if cap is not None and 8 * value.size > cap:
+        # Never materialise what the parent will refuse: a zero-stride view can
+        # claim 80 GB, and copying it would turn "too large" into a MemoryError.
+        header["nbytes"] = 8 * value.size
         return encode_frame(header)
     body = np.ascontiguousarray(value, dtype="<f8").tobytes()
     header["nbytes"] = len(body)
@@ -574,7 +579,7 @@ def run_worker(job, code, source_lines, payload, fds, np):
     if frame is None:
         try:
             value = fn(*args)
-            frame = _result_frame(value, np)
+            frame = _result_frame(value, np, job.get("result_bytes"))
         except BaseException as exc:
             frame = _exception_frame(exc, filename, source_lines, STATUS_CALL_EXCEPTION)
     try:

@@ -238,7 +238,7 @@ class Sandbox:
         linux = sys.platform.startswith("linux")
         return {"function": self.function, "filename": self.filename,
                 "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s,
-                "memory_bytes": self.limits.memory_bytes,
+                "memory_bytes": self.limits.memory_bytes, "result_bytes": self.limits.result_bytes,
                 "layers": {name: linux and name not in self.disable_layers for name in WORKER_LAYERS}}
 
     def close(self) -> None:
