@@ -45,7 +45,7 @@ SCENARIOS = {
     "ce_syntax": ("syntax_error.py", ("--tests", "all"), 1),
     "ce_missing_function": ("missing_function.py", ("--tests", "sample"), 1),
     "re_exception": ("raises.py", ("--tests", "all"), 1),
-    "tle_third_sample": ("slow_on_batches.py", ("--tests", "sample"), 1),
+    "tle_third_sample": ("sleeps_on_batches.py", ("--tests", "sample"), 1),
 }
 
 

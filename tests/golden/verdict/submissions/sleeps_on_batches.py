@@ -1,5 +1,10 @@
-# Golden-file submission: correct, except that it never returns when B > 1
-# (the third sample has B = 2), so the first two samples pass and the third is TLE.
+# Golden-file submission: correct, except that it sleeps when B > 1 (the third
+# sample has B = 2), so the first two samples pass and the third is TLE. A
+# sleeper is always stopped by the wall clock; a busy loop could be stopped by
+# either limit depending on the machine's load, which would make the golden
+# file flaky.
+import time
+
 import numpy as np
 
 
@@ -11,8 +16,8 @@ def _ln(t):
 
 def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
     B, N, D = x.shape
-    while B > 1:
-        B = B + 0
+    if B > 1:
+        time.sleep(3600)
     dh = D // num_heads
     h = _ln(x)
     q, k, v = ((h @ W).reshape(B, N, num_heads, dh).transpose(0, 2, 1, 3) for W in (Wq, Wk, Wv))
