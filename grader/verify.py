@@ -177,7 +177,8 @@ def find_submissions(bundle: Bundle) -> tuple[list[ExpectedSubmission], list[str
     found: list[ExpectedSubmission] = []
     if not root.is_dir():
         return [], [f"{root} does not exist"]
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+    # Caches and editor folders (__pycache__, .ipynb_checkpoints) are not verdict folders.
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))):
         expected = EXPECTED_VERDICTS.get(folder.name)
         if expected is None:
             problems.append(f"submissions/{folder.name}/ is not a known verdict folder "

@@ -52,10 +52,13 @@ def test_unknown_folder_and_missing_accepted_are_problems(tmp_path, bundle):
     (tmp_path / "submissions" / "probably_ok" / "a.py").write_text("x = 1\n")
     (tmp_path / "submissions" / "wrong_answer").mkdir()
     (tmp_path / "submissions" / "wrong_answer" / "notes.txt").write_text("not a submission\n")
+    (tmp_path / "submissions" / "__pycache__").mkdir()
+    (tmp_path / "submissions" / ".ipynb_checkpoints").mkdir()
     subs, problems = find_submissions(Bundle(tmp_path, bundle.spec))
     assert subs == []
     assert any("probably_ok" in p and "not a known verdict folder" in p for p in problems)
     assert any("no accepted submission" in p for p in problems)
+    assert len(problems) == 2           # caches and editor folders are not reported
 
 
 # --- deciding OK / FAIL ------------------------------------------------------------------------------
