@@ -27,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# The sandbox runs BLAS single-threaded; so does the bare loop, for a like-for-like
+# comparison (set before NumPy is imported; the CLI subprocesses are unaffected).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 import numpy as np  # noqa: E402
 
