@@ -325,7 +325,7 @@ RUN_TIME_ERRORS = {
                       ("exited with status 0 before returning a result",)),
     "monkeypatch_harness_result_frame": (attack(textwrap.dedent("""\
         main = sys.modules["__main__"]
-        main._result_frame = lambda value, np_: main.encode_frame(
+        main._result_frame = lambda value, *rest: main.encode_frame(
             {"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64", "shape": list(x.shape)})
         return x
         """)), ("arrived without its data",)),
