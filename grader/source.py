@@ -149,15 +149,42 @@ def _imports(tree: ast.Module) -> list[tuple[str, int, int]]:
     return sorted(found, key=lambda t: t[1])
 
 
+def _bound_elsewhere(tree: ast.Module, name: str) -> bool:
+    """Is `name` bound at module level by something other than a plain top-level def
+    (an assignment, an import alias, a class, a def inside if/try)? Then only the
+    load step, which runs the module, can tell whether it is a usable function."""
+    def targets(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            nodes = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(name in targets(t) for t in nodes):
+                return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+                return True
+        elif isinstance(node, ast.ClassDef):
+            if node.name == name:
+                return True
+            continue  # a class body is another scope
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == name and node not in tree.body:
+                return True
+            continue  # a function body is another scope
+        elif isinstance(node, ast.For) and name in targets(node.target):
+            return True
+        stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
+    return False
+
+
 def _function_problem(tree: ast.Module, spec: ProblemSpec) -> tuple[str, int | None] | None:
     name, wanted = spec.function, spec.parameter_names
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
-    assigned = any(isinstance(n, (ast.Assign, ast.AnnAssign, ast.ImportFrom, ast.Import, ast.ClassDef))
-                   and name in {getattr(t, "id", None) for t in getattr(n, "targets", [getattr(n, "target", None)])}
-                   for n in tree.body)
+    if _bound_elsewhere(tree, name):
+        return None  # the load step checks it at run time
     if not defs:
-        if assigned:
-            return None  # defined some other way: the load step checks it at run time
         hint = ""
         others = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
         if others:

@@ -1267,3 +1267,13 @@ def test_user_mode_plain_sweeps_a_setsid_grandchild(user):
     assert first == "WA plain ['network_namespace', 'pid_namespace', 'seccomp', 'uid_drop']", proc.stdout
     assert "ESCAPED grandchild" in proc.stdout     # without seccomp the daemon really was started ...
     assert _survivors(token) == []       # ... and it is gone after the case
+
+
+@pytest.mark.parametrize("call", ['__import__("os")', '__import__("os", None, None, [], 0)',
+                                  '__builtins__["__import__"]("subprocess")'
+                                  ' if isinstance(__builtins__, dict) else __builtins__.__import__("subprocess")'])
+def test_bare_dunder_import_without_globals_is_still_refused(bundle, tmp_path, call):
+    # No static import to catch, and no caller globals for the run-time guard
+    # to read: the guard must treat a caller without globals as the submission.
+    g = grade_source(bundle, tmp_path, "import numpy as np\n" + SIGNATURE + f"    m = {call}\n    return x\n")
+    assert_verdict(g, "CE", "compile", "is not allowed here")

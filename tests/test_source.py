@@ -222,9 +222,23 @@ def test_other_definitions_are_left_to_the_load_step(tmp_path, spec, definition)
     assert check(tmp_path, spec, definition).ok
 
 
-def test_a_class_is_not_a_function(tmp_path, spec):
-    c = check(tmp_path, spec, "class vit_encoder_block:\n    pass\n")
-    assert not c.ok and "no top-level function named vit_encoder_block" in c.message
+def test_names_bound_without_a_plain_def_are_left_to_the_load_step(tmp_path, spec):
+    # A class, an import alias or an assignment may or may not be a usable
+    # function: only running the module (the sandboxed load step) can tell.
+    for src in ("class vit_encoder_block:\n    pass\n",
+                "from numpy import add as vit_encoder_block\n",
+                "vit_encoder_block = lambda *a: a[0]\n",
+                "if True:\n    def vit_encoder_block(*a):\n        return a[0]\n"):
+        assert check(tmp_path, spec, src).ok, src
+
+
+def test_a_class_named_like_the_function_is_a_compile_error_at_load(tmp_path, bundle):
+    from grader.judge import GradeOptions, grade
+    path = tmp_path / "solution.py"
+    path.write_text("class vit_encoder_block:\n    pass\n")
+    report = grade(bundle, path, GradeOptions(tests="sample", scale_time=False))
+    assert report.verdict == "CE" and report.compile.verdict == "CE"
+    assert "cannot be called with the 8 positional arguments" in report.compile.message
 
 
 # --- notebooks ------------------------------------------------------------------------------------------------

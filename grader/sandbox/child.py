@@ -488,7 +488,9 @@ def _result_frame(value, np, cap):
 
 def _guarded_import(allowed, original):
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):
-        caller = (globals or {}).get("__name__")
+        # Harness import statements always pass their globals; a bare
+        # __import__("os") call (no globals) can only be the submission's.
+        caller = (globals or {}).get("__name__", "solution")
         if caller == "solution" and level == 0 and not allowed(name):
             raise ImportError(f"import of {name!r} is not allowed here", name=name)
         return original(name, globals, locals, fromlist, level)
