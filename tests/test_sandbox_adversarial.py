@@ -591,7 +591,10 @@ def test_mutating_inputs_does_not_change_the_expected_output(bundle, tmp_path):
 def test_no_expected_values_in_the_child(bundle, tmp_path):
     """gc and frame introspection find nothing shaped like the answer but the input itself."""
     source = attack(textwrap.dedent("""\
-        gc = __import__("gc")
+        # the run-time import guard is only a filter: take the real __import__ from its closure
+        real_import = next(c.cell_contents for c in __import__.__closure__
+                           if getattr(c.cell_contents, "__name__", "") == "__import__")
+        gc = real_import("gc")
         found = [o for o in gc.get_objects()
                  if isinstance(o, np.ndarray) and o.shape == x.shape and o is not x]
         f, frames = sys._getframe(), 0
