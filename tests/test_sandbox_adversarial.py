@@ -1152,17 +1152,22 @@ def user(tmp_path_factory):
         # A Python under a closed folder (pyenv under /root) is made reachable by
         # binding it into an open skeleton laid over that folder, in a private mount
         # namespace: the user runs the very same interpreter at the very same path.
-        prefix = Path(sys.prefix).resolve()
-        blocked = _blocked_ancestor(prefix)
-        if blocked is not None:
-            skeleton = work / "skeleton"
+        # In a venv the interpreter itself lives under sys.base_prefix, so both
+        # prefixes may need a way in; one skeleton per closed folder holds them all.
+        skeletons: dict[Path, Path] = {}
+        for prefix in dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix)):
+            blocked = _blocked_ancestor(prefix)
+            if blocked is None:
+                continue
+            skeleton = skeletons.setdefault(blocked, work / f"skeleton{len(skeletons)}")
             inner = skeleton / prefix.relative_to(blocked)
-            inner.mkdir(parents=True)
+            inner.mkdir(parents=True, exist_ok=True)
             for d in [inner, *inner.parents]:
                 d.chmod(0o755)
                 if d == skeleton:
                     break
-            u.mounts = [("--bind", str(prefix), str(inner)), ("--rbind", str(skeleton), str(blocked))]
+            u.mounts.append(("--bind", str(prefix), str(inner)))
+        u.mounts += [("--rbind", str(skeleton), str(blocked)) for blocked, skeleton in skeletons.items()]
         probe = u.run([sys.executable, "-c", "import numpy, yaml, os; print(os.getuid())"])
         if probe.returncode != 0 or probe.stdout.strip() != str(pw.pw_uid):
             pytest.fail(f"cannot run this Python as {name}: {probe.stderr[-1000:]}")
