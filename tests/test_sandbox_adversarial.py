@@ -1137,8 +1137,6 @@ def user(tmp_path_factory):
     for tool in ("useradd", "userdel", "setpriv", "unshare", "mount"):
         if shutil.which(tool) is None:
             pytest.skip(f"'{tool}' is not installed (util-linux / passwd): cannot run as an ordinary user")
-    if _blocked_ancestor(ROOT) is not None:
-        pytest.skip(f"{ROOT} is not reachable by an ordinary user ({_blocked_ancestor(ROOT)} is closed)")
     name = "vitsbx" + secrets.token_hex(3)
     made = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
                            "--shell", "/usr/sbin/nologin", name], capture_output=True, text=True)
@@ -1152,10 +1150,11 @@ def user(tmp_path_factory):
         # A Python under a closed folder (pyenv under /root) is made reachable by
         # binding it into an open skeleton laid over that folder, in a private mount
         # namespace: the user runs the very same interpreter at the very same path.
-        # In a venv the interpreter itself lives under sys.base_prefix, so both
-        # prefixes may need a way in; one skeleton per closed folder holds them all.
+        # In a venv the interpreter itself lives under sys.base_prefix, and a
+        # checkout may sit under /root too: each needs a way in; one skeleton per
+        # closed folder holds them all.
         skeletons: dict[Path, Path] = {}
-        for prefix in dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix)):
+        for prefix in dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix, ROOT)):
             blocked = _blocked_ancestor(prefix)
             if blocked is None:
                 continue
