@@ -460,7 +460,7 @@ def render_summary(cal: Calibration) -> str:
               f"T_ac = {d.t_ac:.3f} s ({d.t_ac_from})",
               f"time limit = max(1, ceil({d.safety_factor:g} x {d.t_ac:.3f} / {d.resolution:g})) x "
               f"{d.resolution:g} = {d.time_limit:g} s ({dd['headroom_over_t_ac']}x the slowest accepted case)",
-              f"fastest TLE = " + ("at least the cap" if math.isinf(d.t_tle) else f"{d.t_tle:.3f} s")
+              "fastest TLE = " + ("at least the cap" if math.isinf(d.t_tle) else f"{d.t_tle:.3f} s")
               + f" ({d.t_tle_from}); needs >= {d.tle_margin:g} x {d.time_limit:g} = {d.tle_bound:g} s",
               f"probe_time_s = {dd['probe_time_s']:g}; wall limit per case {dd['wall_limit_s']:g} s; "
               f"{dd['worst_case_run_s']:g} s for every case at its wall limit vs total_time_s {dd['total_time_s']:g}"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from . import __version__
 from .bundle import Bundle, BundleError
 from .cases import CaseFileError, TestCase, load_cases
-from .checker import CE_STATUSES, Decision, RunContext, decide, limit_problem, load_problem
+from .checker import Decision, RunContext, decide, limit_problem, load_problem
 from .sandbox import child
 from .sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from .sandbox.records import RunOutcome, SandboxLimits
@@ -122,6 +122,11 @@ def load_step(sb: Sandbox, ctx: RunContext, n_args: int) -> CompileResult:
     return CompileResult(d.verdict, d.message, line)
 
 
+def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
+    """Run one case in a fresh worker; the inputs sent are copies of the case's."""
+    return sb.run(list(case.args()), case.expected.shape)
+
+
 def show_full(spec: ProblemSpec, case: TestCase) -> bool:
     """May this case's report show values and captured output?"""
     visible = spec.group(case.group).visible
@@ -209,7 +214,7 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                                            f"the total time limit of {spec.limits.total_time_s:g} s was used up"))
                     continue
                 try:
-                    out = sb.run(list(case.args()), case.expected.shape)
+                    out = run_step(sb, case)
                 except SandboxError as exc:
                     results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
                     continue

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tomllib
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import ROOT

@@ -7,16 +7,13 @@ because `grade` is where it is applied.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from grader.bundle import Bundle, BundleError
 from grader.cases import load_cases
-from grader.checker import RunContext
-from grader.judge import (GradeOptions, cases_step, check_step, grade, load_step, not_run, read_step,
-                          run_context, sandbox_limits, show_full)
+from grader.judge import (GradeOptions, cases_step, check_step, grade, load_step, not_run, run_context, sandbox_limits, show_full)
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome

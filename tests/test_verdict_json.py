@@ -18,7 +18,6 @@ import copy
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 

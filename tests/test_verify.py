@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
