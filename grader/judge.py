@@ -86,8 +86,7 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
     if options.secret_seed is None:
         # A damaged or missing case file must stop grading (exit 2), never turn into a verdict.
         from .validate import validate_cases
-        problems = [f"group {g!r} has no test cases" for g in groups if not any(c.group == g for c in cases)]
-        problems += validate_cases(cases, bundle.spec)
+        problems = validate_cases(cases, bundle.spec, groups)
         if problems:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
             raise BundleError(f"broken test data: {problems[0]}{more}; run `python -m grader validate`")

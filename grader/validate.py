@@ -67,9 +67,10 @@ def case_problems(case: TestCase, spec: ProblemSpec) -> list[str]:
     return problems
 
 
-def validate_cases(cases: list[TestCase], spec: ProblemSpec) -> list[str]:
-    """Problems across a whole set: per-case rules, unique names, no empty group."""
-    problems = [f"{c.name}: {p}" for c in cases for p in case_problems(c, spec)]
+def validate_cases(cases: list[TestCase], spec: ProblemSpec, groups: tuple[str, ...] = ()) -> list[str]:
+    """Problems across a whole set: no empty group among `groups`, per-case rules, unique names."""
+    problems = [f"group {g!r} has no test cases" for g in groups if not any(c.group == g for c in cases)]
+    problems += [f"{c.name}: {p}" for c in cases for p in case_problems(c, spec)]
     names = [c.name for c in cases]
     problems += [f"{n}: duplicate case name" for n in sorted({n for n in names if names.count(n) > 1})]
     return problems
@@ -88,7 +89,4 @@ def validate_directory(root: Path, spec: ProblemSpec, groups: tuple[str, ...]) -
         if case.name != f"{path.parent.name}/{path.stem}":
             problems.append(f"{path}: its name {case.name!r} does not match its location")
         cases.append(case)
-    for g in groups:
-        if not any(c.group == g for c in cases):
-            problems.append(f"group {g!r} has no test cases")
-    return problems + validate_cases(cases, spec)
+    return problems + validate_cases(cases, spec, groups)
