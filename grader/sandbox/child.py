@@ -65,6 +65,7 @@ def _write_all(fd, data):
 # --------------------------------------------------------------------------
 
 PR_SET_PDEATHSIG = 1
+PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
@@ -294,11 +295,12 @@ def apply_landlock():
     return True, f"ABI {abi}: no file-system access{net}{scope}"
 
 
-def _dumpable():
+def get_dumpable():
+    """PR_GET_DUMPABLE of this process, or None where prctl does not exist (not Linux)."""
     try:
         _, libc = _libc()
-        return libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
-    except OSError:
+        return libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
         return None
 
 
@@ -306,7 +308,7 @@ def set_dumpable(flag):
     try:
         _, libc = _libc()
         return libc.prctl(PR_SET_DUMPABLE, 1 if flag else 0, 0, 0, 0) == 0
-    except OSError:
+    except (OSError, AttributeError):
         return False
 
 
@@ -801,7 +803,7 @@ def zygote_main(ctrl_fd):
     abi, _ = landlock_abi()
     _send(sock, {"event": "ready", "pid": os.getpid(), "uid": os.getuid(), "euid": os.geteuid(),
                  "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
-                 "dumpable": _dumpable(),
+                 "dumpable": get_dumpable(),
                  "landlock_abi": abi, "arch": os.uname().machine,
                  "python": sys.version.split()[0], "numpy": np.__version__,
                  "preload_failed": failed})

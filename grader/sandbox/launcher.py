@@ -47,7 +47,6 @@ PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
 WORKER_LAYERS = ("landlock", "seccomp")   # applied by the worker itself; can be switched off
-PR_GET_DUMPABLE = 3
 READY_TIMEOUT_S = 60.0
 FINISH_GRACE_S = 5.0
 DRAIN_S = 2.0
@@ -309,10 +308,10 @@ class Sandbox:
                 missing = "switched off by the caller (disable_layers, a test-only parameter)"
             status, detail = wl.get(name, ("unavailable", missing))
             layers.append(Layer(name, "active" if status == "active" else "unavailable", detail))
-        nondumpable = linux and _dumpable() == 0 and r.get("dumpable") == 0
+        nondumpable = linux and child.get_dumpable() == 0 and r.get("dumpable") == 0
         layers.append(Layer("parent_nondumpable", "active" if nondumpable else "unavailable",
                             "PR_SET_DUMPABLE=0 on grader and zygote" if nondumpable else
-                            f"grader dumpable={_dumpable()}, zygote dumpable={r.get('dumpable')}"))
+                            f"grader dumpable={child.get_dumpable()}, zygote dumpable={r.get('dumpable')}"))
         return SandboxInfo(mode=s.mode if s else "none", layers=tuple(layers))
 
     def set_time_limits(self, cpu_s: float, wall_s: float) -> None:
@@ -456,14 +455,6 @@ class Sandbox:
             stderr=_decode_text(bytes(captured[err_r]), totals[err_r]),
             output_bytes=totals[out_r] + totals[err_r],
             result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s)
-
-
-def _dumpable() -> int | None:
-    try:
-        import ctypes
-        return ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        return None
 
 
 def merge_layers(seen: dict | None, new: dict) -> dict:
