@@ -1,8 +1,7 @@
 """Grader for the "ViT Encoder Block" problem bundle.
 
-Layout: spec (problem.yaml), cases/generate/validate (test data), source
-(reading and static checks), sandbox/ (isolated execution), checker (one
-case's verdict), judge (the grading steps), verdict (records), report/
-(JSON, text and platform formats), cli (the command line).
+Layers, bottom up (each imports only the ones below it; tests/test_layers.py
+checks it): problem, sandbox, judging, feedback, report, maintain, platforms,
+then cli.py on top. docs/architecture.md draws the picture.
 """
 __version__ = "1.0.0"

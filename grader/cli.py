@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
-from .bundle import Bundle, BundleError, open_bundle
-from .source import SubmissionUnreadable
+from .problem.bundle import Bundle, BundleError, open_bundle
+from .judging.source import SubmissionUnreadable
 
 EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
 
@@ -52,10 +52,11 @@ def _write_output(dest: str, text: str) -> None:
         raise CannotJudge(f"cannot write {dest}: {exc.strerror or exc}") from None
 
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .judge import GradeOptions, grade
+    from .judging.judge import GradeOptions
+    from .feedback.grade import grade
     from .report.json_report import render_json
     from .report.text_report import render_text, use_colour
-    from .export import render_platform, render_platform_error
+    from .platforms.gradescope_export import render_platform, render_platform_error
     # A platform format always goes somewhere: to --json OUT, else to stdout.
     dest = args.json if args.json is not None or args.format == "native" else "-"
     # The practice archive has only the visible cases, so it judges those unless told otherwise.
@@ -85,7 +86,7 @@ def exit_status(verdict: str) -> int:
     return EXIT_AC if verdict == "AC" else EXIT_NOT_AC
 
 def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .generate import check_testcases, write_testcases
+    from .maintain.regenerate import check_testcases, write_testcases
     if args.check:
         problems = check_testcases(bundle)
         for p in problems:
@@ -99,7 +100,7 @@ def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .validate import validate_directory
+    from .problem.validate import validate_directory
     root = Path(args.dir) if args.dir else bundle.testcases
     groups = bundle.group_names("all")
     if bundle.flavour == "practice":
@@ -111,7 +112,7 @@ def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
     return 1 if problems else 0
 
 def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .statement import StatementError, statement_diffs, write_statement
+    from .maintain.statement import StatementError, statement_diffs, write_statement
     try:
         if args.check:
             diffs = statement_diffs(bundle)
@@ -127,7 +128,7 @@ def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .tolerance import measure, render_doc, render_table, write_doc
+    from .maintain.tolerance import measure, render_doc, render_table, write_doc
     if args.seeds < 0:
         raise CannotJudge(f"--seeds must be 0 or more, got {args.seeds}")
     evidence = measure(bundle, extra_seeds=args.seeds)
@@ -139,7 +140,7 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if evidence.bar_met else 1
 
 def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .pack import PackError, pack
+    from .maintain.pack import PackError, pack
     out = Path(args.out) if args.out else bundle.root / "dist"
     try:
         result = pack(bundle, args.flavour, out)
@@ -152,7 +153,7 @@ def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .pack import check_archive
+    from .maintain.pack import check_archive
     path = Path(args.archive)
     if not path.is_file():
         raise CannotJudge(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
@@ -171,8 +172,8 @@ def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_export_gradescope(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .export import export_gradescope
-    from .pack import PackError
+    from .platforms.gradescope_export import export_gradescope
+    from .maintain.pack import PackError
     spec = bundle.spec
     dest = Path(args.out) if args.out else bundle.root / "dist" / f"{spec.id}-{spec.version}-gradescope.zip"
     try:
@@ -184,7 +185,7 @@ def cmd_export_gradescope(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .verify import render_report, verify
+    from .maintain.verify import render_report, verify
 
     def progress(check) -> None:
         mark = "ok" if check.ok else "FAIL"
@@ -196,7 +197,7 @@ def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if report.ok else 1
 
 def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .calibrate import (BackgroundLoad, calibrate, measure_probe, render_probe, render_summary,
+    from .maintain.calibrate import (BackgroundLoad, calibrate, measure_probe, render_probe, render_summary,
                             write_calibration)
     if args.probe_only:
         load = lambda: f"load average {os.getloadavg()[0]:.1f}"  # noqa: E731

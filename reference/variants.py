@@ -5,7 +5,7 @@ With the default `Variant()` this is a second, independently written correct
 implementation (an explicit loop over heads with einsum), used to cross-check
 reference/solution.py. Each entry of MISTAKES switches exactly one convention
 to the classic wrong choice; the grader's diagnosis compares a submission's
-outputs with these (grader/diagnose.py), and the tolerance evidence
+outputs with these (grader/feedback/diagnose.py), and the tolerance evidence
 (docs/tolerance.md) shows each one is caught.
 
 This file is part of the judge bundle only: it is excluded from the practice
@@ -134,7 +134,7 @@ def block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2, v: Variant = Variant()) -> np.nd
 CORRECT = Variant()
 
 # id -> the one convention that id gets wrong. Ids name files in
-# submissions/wrong_answer/ and entries of grader/mistakes.py.
+# submissions/wrong_answer/ and entries of grader/feedback/mistakes.py.
 MISTAKES: dict[str, Variant] = {
     "erf_gelu": replace(CORRECT, gelu="erf"),
     "eps_1e5": replace(CORRECT, eps=1e-5),

@@ -34,8 +34,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from grader.bundle import open_bundle  # noqa: E402
-from grader.cases import load_cases  # noqa: E402
+from grader.problem.bundle import open_bundle  # noqa: E402
+from grader.problem.cases import load_cases  # noqa: E402
 
 
 def cli_grade(tests: str, out: Path) -> float:

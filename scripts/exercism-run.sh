@@ -30,8 +30,8 @@ rm -f "$results"
 
 solution="$(cd "$bundle" && "$python" -c '
 import sys
-from grader.bundle import open_bundle
-from grader.report.exercism import find_solution
+from grader.problem.bundle import open_bundle
+from grader.platforms.exercism import find_solution
 print(find_solution(sys.argv[1], sys.argv[2], open_bundle(sys.argv[3]).spec.entry_file))
 ' "$input_dir" "$slug" "$bundle")" || solution="$input_dir/solution.py"
 

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.bundle import open_bundle  # noqa: E402
+from grader.problem.bundle import open_bundle  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""grader/cases.py: case files round-trip float64 exactly and malformed files are refused clearly."""
+"""grader/problem/cases.py: case files round-trip float64 exactly and malformed files are refused clearly."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from grader.cases import (FORMAT, INPUT_ORDER, CaseFileError, TestCase, case_from_json, case_to_text,
+from grader.problem.cases import (FORMAT, INPUT_ORDER, CaseFileError, TestCase, case_from_json, case_to_text,
                           load_cases, read_case, write_case)
 
 

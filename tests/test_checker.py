@@ -1,4 +1,4 @@
-"""grader/checker.py: every Decision path, from hand-made RunOutcome records.
+"""grader/judging/checker.py: every Decision path, from hand-made RunOutcome records.
 
 No sandbox runs here: each test builds the outcome a worker would have
 reported and checks the verdict, the deciding check, and the facts the message
@@ -10,11 +10,11 @@ import signal
 import numpy as np
 import pytest
 
-from grader import checker
-from grader.checker import Decision, RunContext, compare, decide, error_summary, limit_problem, load_problem
+from grader.judging import checker
+from grader.judging.checker import Decision, RunContext, compare, decide, error_summary, limit_problem, load_problem
 from grader.sandbox import child
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
-from grader.verdict import CHECKS, VERDICTS
+from grader.judging.verdict import CHECKS, VERDICTS
 
 CTX = RunContext(function="vit_encoder_block",
                  parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),

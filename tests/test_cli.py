@@ -277,7 +277,7 @@ def _hardcoding_submission(cases) -> str:
 
 
 def test_secret_seed_defeats_hard_coded_answers(cli, bundle, tmp_path):
-    from grader.cases import load_cases
+    from grader.problem.cases import load_cases
     cases = load_cases(bundle.testcases, bundle.group_names("all"))
     source = _hardcoding_submission(cases)
     assert len(source.encode()) <= bundle.spec.limits.source_kib * 1024

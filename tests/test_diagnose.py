@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.bundle import open_bundle
-from grader.cases import TestCase, load_cases
-from grader.diagnose import diagnose, locate, ranges, read_groups
-from grader.fingerprint import (SAMPLE_FILE, LiveOutputs, Observation, StoredOutputs, fingerprint, passes,
+from grader.problem.bundle import open_bundle
+from grader.problem.cases import TestCase, load_cases
+from grader.feedback.diagnose import diagnose, locate, ranges, read_groups
+from grader.feedback.fingerprint import (SAMPLE_FILE, LiveOutputs, Observation, StoredOutputs, fingerprint, passes,
                                 read_sample_file, sample_file_text)
-from grader.mistakes import CATALOGUE, PART_SECTIONS, PARTS, slug
-from grader.verdict import CaseResult, group_results
+from grader.feedback.mistakes import CATALOGUE, PART_SECTIONS, PARTS, slug
+from grader.judging.verdict import CaseResult, group_results
 
 WRONG = ROOT / "submissions" / "wrong_answer"
 ACCEPTED = ROOT / "submissions" / "accepted"
@@ -330,7 +330,8 @@ def test_stored_sample_outputs_agree_with_live_evaluation():
 # --- the diagnosis as assembled for a report -----------------------------------------------------------
 
 def test_an_accepted_report_is_returned_untouched(bundle):
-    from grader.judge import GradeOptions, grade
+    from grader.judging.judge import GradeOptions
+    from grader.feedback.grade import grade
     report = grade(bundle, ACCEPTED / "vectorised_matmul.py", GradeOptions(tests="sample"))
     assert report.verdict == "AC" and report.diagnosis is None
     assert diagnose(report, bundle, _cases("sample"), {}) is report
@@ -439,7 +440,7 @@ def _tag(x: np.ndarray) -> str:
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_hidden_inputs_never_reach_the_json_or_the_text_report(attack, tmp_path):
-    from grader.judge import grade
+    from grader.feedback.grade import grade
     from grader.report.json_report import render_json
     from grader.report.text_report import render_text
     sub = tmp_path / f"{attack}.py"
@@ -470,7 +471,8 @@ def test_feedback_doc_lists_every_catalogue_mistake():
 
 
 def test_a_fault_in_the_fingerprint_keeps_the_verdict(bundle):
-    from grader.judge import GradeOptions, grade
+    from grader.judging.judge import GradeOptions
+    from grader.feedback.grade import grade
 
     class Broken:
         source = "live"

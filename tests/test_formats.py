@@ -26,10 +26,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.export import render_platform, render_platform_error
-from grader.judge import GradeOptions, grade
-from grader.report import exercism, gradescope, junit
-from grader.verdict import CaseResult, CompileResult, GradeReport, GroupResult
+from grader.platforms.gradescope_export import render_platform, render_platform_error
+from grader.judging.judge import GradeOptions
+from grader.feedback.grade import grade
+from grader.platforms import exercism, gradescope, junit
+from grader.judging.verdict import CaseResult, CompileResult, GradeReport, GroupResult
 
 GOLDEN = ROOT / "tests" / "golden" / "formats"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"

@@ -1,4 +1,4 @@
-"""grader/generate.py: the checked-in cases are exactly what the generator produces."""
+"""grader/problem/generate.py: the checked-in cases are exactly what the generator produces."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,10 +7,10 @@ import shutil
 import numpy as np
 import pytest
 
-from grader.bundle import open_bundle
-from grader.cases import load_cases
-from grader.generate import (RECIPES, SAMPLES, check_testcases, expected_output, hidden_cases,
-                             write_testcases)
+from grader.problem.bundle import open_bundle
+from grader.problem.cases import load_cases
+from grader.maintain.regenerate import check_testcases, write_testcases
+from grader.problem.generate import RECIPES, SAMPLES, expected_output, hidden_cases
 
 MAX_TESTCASES_BYTES = 6_000_000
 

@@ -1,4 +1,4 @@
-"""grader/judge.py, step by step, and the options of `grade`.
+"""grader/judging/judge.py, step by step, and the options of `grade`.
 
 The steps that need a submission to run use the real sandbox; the others get
 hand-made records. Verdict aggregation (verdict.py) is checked here too,
@@ -11,14 +11,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from grader.bundle import Bundle, BundleError
-from grader.cases import load_cases
-from grader.judge import (GradeOptions, cases_step, check_step, grade, load_step, not_run, run_context, sandbox_limits, show_full)
+from grader.problem.bundle import Bundle, BundleError
+from grader.problem.cases import load_cases
+from grader.judging.judge import GradeOptions, cases_step, check_step, load_step, not_run, run_context, sandbox_limits, show_full
+from grader.feedback.grade import grade
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome
-from grader.timing import effective_limits, machine_scale
-from grader.verdict import CaseResult, group_results, overall_verdict
+from grader.judging.timing import effective_limits, machine_scale
+from grader.judging.verdict import CaseResult, group_results, overall_verdict
 
 from conftest import ROOT
 

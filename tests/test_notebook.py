@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.notebook import NotebookError, extract_code, relabel
+from grader.judging.notebook import NotebookError, extract_code, relabel
 
 SOLUTION = (ROOT / "reference" / "solution.py").read_text(encoding="utf-8")
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.bundle import open_bundle
-from grader.export import export_gradescope
-from grader.fingerprint import SAMPLE_FILE
-from grader.pack import (FIXED_MTIME, MANIFEST_NAME, Caps, build_manifest, check_archive, file_records,
+from grader.problem.bundle import open_bundle
+from grader.platforms.gradescope_export import export_gradescope
+from grader.feedback.fingerprint import SAMPLE_FILE
+from grader.maintain.pack import (FIXED_MTIME, MANIFEST_NAME, Caps, build_manifest, check_archive, file_records,
                          flavour_entries, pack, safe_unpack, select_files, write_tar_gz)
 from test_formats import SUBMISSIONS, gradescope_problems
 
@@ -171,7 +171,7 @@ def test_practice_archive_contents(archives, frozen):
     names = {m.name.split("/", 1)[1] for m, _ in members(archives["practice"])}
     spec = open_bundle(frozen).spec
     for required in ("problem.yaml", "statement.md", "requirements.txt", "starter/solution.py",
-                     "grader/cli.py", "grader/judge.py", "grader/sandbox/child.py"):
+                     "grader/cli.py", "grader/judging/judge.py", "grader/sandbox/child.py"):
         assert required in names
     assert sorted(n for n in names if n.startswith("testcases/sample/")) == \
         sorted(f"testcases/sample/{p.name}" for p in (frozen / "testcases" / "sample").glob("*.json"))
@@ -210,7 +210,7 @@ def test_practice_archive_grades_the_samples(practice_dir, frozen, tmp_path):
 def test_practice_archive_names_a_known_mistake_offline(practice_dir, frozen, tmp_path):
     """No reference/ here: the fingerprint comes from testcases/mistakes-sample.json."""
     if not (practice_dir / "testcases" / SAMPLE_FILE).is_file():
-        pytest.skip(f"testcases/{SAMPLE_FILE} has not been generated in this checkout (grader/fingerprint.py writes it)")
+        pytest.skip(f"testcases/{SAMPLE_FILE} has not been generated in this checkout (grader/feedback/fingerprint.py writes it)")
     shutil.copy(frozen / "submissions" / "wrong_answer" / "erf_gelu.py", tmp_path / "solution.py")
     proc = _grade_in(practice_dir, str(tmp_path / "solution.py"), "--json", "-")
     assert proc.returncode == 1, proc.stderr
@@ -271,7 +271,7 @@ def _edit(items, path_suffix, fn):
 def test_rejects_tampered_files(archives, tmp_path):
     items = members(archives["practice"])
     flip = lambda m, d: (m, bytes([d[0] ^ 1]) + d[1:])  # noqa: E731
-    assert "grader/judge.py: sha256 differs" in rejected(craft(tmp_path / "a.tgz", _edit(items, "/grader/judge.py", flip)))
+    assert "grader/judging/judge.py: sha256 differs" in rejected(craft(tmp_path / "a.tgz", _edit(items, "/grader/judging/judge.py", flip)))
     grow = lambda m, d: (m, d + b"\n")  # noqa: E731
     assert "problem.yaml:" in rejected(craft(tmp_path / "b.tgz", _edit(items, "/problem.yaml", grow)))
     drop = lambda m, d: (None, None)  # noqa: E731

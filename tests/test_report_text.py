@@ -31,8 +31,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.bundle import open_bundle
-from grader.judge import GradeOptions, grade
+from grader.problem.bundle import open_bundle
+from grader.judging.judge import GradeOptions
+from grader.feedback.grade import grade
 from grader.report.json_report import report_dict
 from grader.report.text_report import MARKS, render_text, use_colour
 from grader.sandbox.records import Layer, SandboxInfo

@@ -40,7 +40,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.judge import GradeOptions, grade
+from grader.judging.judge import GradeOptions
+from grader.feedback.grade import grade
 from grader.report.json_report import report_dict
 from grader.sandbox import child
 from grader.sandbox.launcher import clean_environment
@@ -456,8 +457,8 @@ def _grader_growth(tmp_path: Path, sources: dict[str, str], shape: tuple[int, ..
         sys.path.insert(0, {str(ROOT)!r})
         from dataclasses import replace
         import numpy as np
-        from grader.bundle import open_bundle
-        from grader.judge import sandbox_limits
+        from grader.problem.bundle import open_bundle
+        from grader.judging.judge import sandbox_limits
         from grader.sandbox.launcher import Sandbox
 
         def status(key):
@@ -1261,8 +1262,9 @@ def test_user_mode_plain_sweeps_a_setsid_grandchild(user):
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from pathlib import Path
-        from grader.bundle import open_bundle
-        from grader.judge import GradeOptions, grade
+        from grader.problem.bundle import open_bundle
+        from grader.judging.judge import GradeOptions
+        from grader.feedback.grade import grade
         r = grade(open_bundle(), Path({str(sub)!r}), GradeOptions(tests="sample", scale_time=False,
                   isolation="plain", disable_layers=frozenset({{"seccomp"}}), stop_after_failure=True))
         print(r.verdict, r.sandbox.mode, sorted(r.sandbox.unavailable))

@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
-from grader.judge import sandbox_limits
+from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
+from grader.judging.judge import sandbox_limits
 from grader.sandbox import child
 from grader.sandbox.launcher import (Sandbox, _decode_text, _error_info, clean_environment, merge_layers,
                                      strategies)
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
-from grader.source import Submission, static_check
+from grader.judging.source import Submission, static_check
 
 ALLOW, ERRNO, KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 EPERM, EACCES, ENOSYS = 1, 13, 38

@@ -1,9 +1,9 @@
-"""problem.yaml against its published JSON Schema, and grader/spec.py against the same mutations.
+"""problem.yaml against its published JSON Schema, and grader/problem/spec.py against the same mutations.
 
 The mutations are generated from problem.yaml itself: an unknown key in every
 mapping, every required key removed, and every leaf replaced by a value of
 the wrong type. Both the schema (with jsonschema) and the loader the grader
-really uses (grader/spec.py) must reject each one, the loader with a message
+really uses (grader/problem/spec.py) must reject each one, the loader with a message
 that names where the problem is.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from grader.spec import SpecError, parse_spec
+from grader.problem.spec import SpecError, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "schemas" / "problem.schema.json"

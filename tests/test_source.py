@@ -1,4 +1,4 @@
-"""grader/source.py (and the notebook path through it): every way a file is
+"""grader/judging/source.py (and the notebook path through it): every way a file is
 refused before anything runs, and what is accepted.
 
 Nothing here executes submission code; the static check only parses.
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.judge import static_step
-from grader.source import SubmissionUnreadable, read_submission, static_check
+from grader.judging.judge import static_step
+from grader.judging.source import SubmissionUnreadable, read_submission, static_check
 
 LIMIT = 64 * 1024
 GOOD = '''import numpy as np
@@ -233,7 +233,8 @@ def test_names_bound_without_a_plain_def_are_left_to_the_load_step(tmp_path, spe
 
 
 def test_a_class_named_like_the_function_is_a_compile_error_at_load(tmp_path, bundle):
-    from grader.judge import GradeOptions, grade
+    from grader.judging.judge import GradeOptions
+    from grader.feedback.grade import grade
     path = tmp_path / "solution.py"
     path.write_text("class vit_encoder_block:\n    pass\n")
     report = grade(bundle, path, GradeOptions(tests="sample", scale_time=False))

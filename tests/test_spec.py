@@ -1,4 +1,4 @@
-"""grader/spec.py: what the loader makes of problem.yaml, and how it refuses broken files.
+"""grader/problem/spec.py: what the loader makes of problem.yaml, and how it refuses broken files.
 
 The schema-level mutations (unknown/missing keys, wrong types) are in
 test_schema.py; this file covers the typed view the grader uses and the
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.bundle import BundleError, open_bundle
-from grader.spec import SpecError, load_spec, parse_spec
+from grader.problem.bundle import BundleError, open_bundle
+from grader.problem.spec import SpecError, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = yaml.safe_load((ROOT / "problem.yaml").read_text(encoding="utf-8"))
@@ -45,7 +45,7 @@ def test_groups_and_points(spec):
 
 
 def test_tolerance_is_positive_and_symmetric(spec):
-    # grader/tolerance.py's metric assumes rtol == atol; docs/tolerance.md explains the value.
+    # grader/maintain/tolerance.py's metric assumes rtol == atol; docs/tolerance.md explains the value.
     assert spec.comparison.rtol == spec.comparison.atol > 0
     assert (ROOT / spec.comparison.evidence).is_file()
 

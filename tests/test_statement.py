@@ -15,9 +15,9 @@ import shutil
 import numpy as np
 import pytest
 
-from grader.bundle import open_bundle
-from grader.source import Submission, static_check
-from grader.statement import (StatementError, block_text, example_input, example_output,
+from grader.problem.bundle import open_bundle
+from grader.judging.source import Submission, static_check
+from grader.maintain.statement import (StatementError, block_text, example_input, example_output,
                               format_input_number, format_output_number, render_statement,
                               sample_cases, statement_diffs, write_statement)
 

@@ -1,5 +1,5 @@
-"""Time limits: probe scaling (grader/timing.py), the Kattis-style derivation
-(grader/calibrate.py), and the checked-in calibration record.
+"""Time limits: probe scaling (grader/judging/timing.py), the Kattis-style derivation
+(grader/maintain/calibrate.py), and the checked-in calibration record.
 
 No timing assertion depends on how fast this machine is right now: the pure
 functions get exact inputs, and the record is checked for consistency, not
@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.bundle import Bundle, BundleError
-from grader.calibrate import (ProbeStats, Timing, derive, measure_probe, render_record, round_up,
+from grader.problem.bundle import Bundle, BundleError
+from grader.maintain.calibrate import (ProbeStats, Timing, derive, measure_probe, render_record, round_up,
                               set_problem_yaml_limits, spread)
-from grader.spec import load_spec
-from grader.timing import SCALE_BOUNDS, effective_limits, machine_scale
-from grader.verify import ExpectedSubmission, calibration_problems
+from grader.problem.spec import load_spec
+from grader.judging.timing import SCALE_BOUNDS, effective_limits, machine_scale
+from grader.maintain.verify import ExpectedSubmission, calibration_problems
 
 from conftest import ROOT
 

@@ -1,4 +1,4 @@
-"""grader/tolerance.py: the metric matches the comparison rule, and the bundle meets the bar."""
+"""grader/maintain/tolerance.py: the metric matches the comparison rule, and the bundle meets the bar."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,8 @@ import shutil
 import numpy as np
 import pytest
 
-from grader.checker import compare
-from grader.tolerance import MARGIN, Evidence, measure, normalised_error, render_doc, render_table
+from grader.judging.checker import compare
+from grader.maintain.tolerance import MARGIN, Evidence, measure, normalised_error, render_doc, render_table
 
 
 def test_metric_is_the_smallest_passing_tolerance():

@@ -1,4 +1,4 @@
-"""grader/validate.py: every checked-in case is valid, and each kind of invalid case is named."""
+"""grader/problem/validate.py: every checked-in case is valid, and each kind of invalid case is named."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from grader.cases import TestCase, case_to_text, load_cases
-from grader.validate import case_problems, validate_cases, validate_directory
+from grader.problem.cases import TestCase, case_to_text, load_cases
+from grader.problem.validate import case_problems, validate_cases, validate_directory
 
 
 def test_every_checked_in_case_is_valid(bundle, spec):

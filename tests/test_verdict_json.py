@@ -22,7 +22,7 @@ import re
 import pytest
 
 from grader.report.json_report import SCHEMA_VERSION
-from grader.verdict import CHECKS, VERDICT_NAMES, VERDICTS
+from grader.judging.verdict import CHECKS, VERDICT_NAMES, VERDICTS
 
 from conftest import ROOT
 
@@ -215,8 +215,8 @@ def test_schema_enums_match_the_code():
     assert defs["check"]["enum"] == list(CHECKS)
     assert schema["properties"]["verdict_name"]["enum"] == [VERDICT_NAMES[v] for v in VERDICTS]
     assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
-    from grader.diagnose import AXES
-    from grader.mistakes import PARTS
+    from grader.feedback.diagnose import AXES
+    from grader.feedback.mistakes import PARTS
     assert defs["part"]["enum"] == list(PARTS)
     assert defs["pattern"]["properties"]["confined_to"]["items"]["enum"] == list(AXES)
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from grader.bundle import Bundle, BundleError
-from grader.verify import (EXPECTED_VERDICTS, ExpectedSubmission, Judgement, SubmissionCheck, check_bundle,
+from grader.problem.bundle import Bundle, BundleError
+from grader.maintain.verify import (EXPECTED_VERDICTS, ExpectedSubmission, Judgement, SubmissionCheck, check_bundle,
                            find_submissions, judge_submission, render_report, verify)
 
 from conftest import ROOT
@@ -86,7 +86,7 @@ def test_wrong_verdict_is_reported_with_the_summary():
 
 
 def test_rendered_table_has_one_row_per_submission():
-    from grader.verify import BundleCheck, VerifyReport
+    from grader.maintain.verify import BundleCheck, VerifyReport
     report = VerifyReport(
         bundle_checks=(BundleCheck("validator", True, "fine"),),
         submissions=(SubmissionCheck(expected("accepted", "a.py"), judgement("AC", slowest=0.25),
@@ -188,7 +188,7 @@ def test_a_submission_between_the_limit_and_the_margin_is_flagged_time_sensitive
     # Limit 0.4 s in probe units (the probe measured now, so the scale is about 1); the
     # submission needs 0.5 s: TLE at the limit, AC at 1.5x (0.6 s). Noise of +-15 % cannot
     # move either side across.
-    from grader.calibrate import measure_probe
+    from grader.maintain.calibrate import measure_probe
     probe = measure_probe(bundle, runs=5).single.median
     spec = replace(bundle.spec, limits=replace(bundle.spec.limits, time_per_test_s=0.4),
                    time_calibration=replace(bundle.spec.time_calibration, probe_time_s=probe))

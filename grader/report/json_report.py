@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any
 
-from ..verdict import VERDICT_NAMES, CaseResult, ErrorSummary, GradeReport
+from ..judging.verdict import VERDICT_NAMES, CaseResult, ErrorSummary, GradeReport
 
 SCHEMA_VERSION = 1
 

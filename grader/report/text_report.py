@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Mapping
 
-from ..verdict import VERDICT_NAMES, CaseResult, GradeReport
+from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
 
 _COLOURS = {"AC": "32", "WA": "31", "TLE": "33", "MLE": "33", "RE": "35", "CE": "35", "OLE": "33", "JE": "41"}
 MARKS = {"AC": ".", "WA": "W", "TLE": "T", "MLE": "M", "RE": "R", "CE": "C", "OLE": "O", "JE": "J"}

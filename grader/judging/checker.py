@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .sandbox import child
-from .sandbox.records import ErrorInfo, RunOutcome
+from ..sandbox import child
+from ..sandbox.records import ErrorInfo, RunOutcome
 from .verdict import ErrorSummary
 
 # Exit statuses the harness itself uses for failures that are not the submission's.

@@ -21,7 +21,6 @@ import numpy as np
 
 from .bundle import Bundle
 from .cases import TestCase, case_to_text, write_case
-from .fingerprint import sample_file_text
 from .spec import ProblemSpec
 
 Inputs = dict[str, object]
@@ -230,24 +229,18 @@ def build_cases(bundle: Bundle, seed: int | None = None) -> list[TestCase]:
     return sample_cases(reference) + hidden_cases(bundle.spec, reference, seed)
 
 
-def write_testcases(bundle: Bundle) -> list[Path]:
-    """Regenerate testcases/ from problem.yaml's seed (removing stale case files)."""
-    cases = build_cases(bundle)
+def write_cases(bundle: Bundle, cases: list[TestCase]) -> list[Path]:
+    """Write `cases` into testcases/, removing stale case files."""
     keep = {bundle.testcases / f"{c.name}.json" for c in cases}
     for stale in bundle.testcases.glob("*/*.json"):
         if stale not in keep:
             stale.unlink()
-    paths = [write_case(bundle.testcases, c) for c in cases]
-    # The mistakes' outputs on the samples, for fingerprints in the practice archive.
-    path, text = sample_file_text(bundle.root, bundle.load_reference_module("variants"), cases)
-    path.write_text(text, encoding="utf-8")
-    return paths
+    return [write_case(bundle.testcases, c) for c in cases]
 
 
-def check_testcases(bundle: Bundle) -> list[str]:
-    """Differences between testcases/ and a fresh regeneration (empty when identical)."""
+def check_cases(bundle: Bundle, cases: list[TestCase]) -> list[str]:
+    """Differences between testcases/ and `cases` (empty when identical)."""
     problems = []
-    cases = build_cases(bundle)
     wanted = {bundle.testcases / f"{c.name}.json": case_to_text(c) for c in cases}
     for path, text in wanted.items():
         if not path.is_file():
@@ -256,7 +249,4 @@ def check_testcases(bundle: Bundle) -> list[str]:
             problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration")
     for extra in sorted(set(bundle.testcases.glob("*/*.json")) - set(wanted)):
         problems.append(f"{extra.relative_to(bundle.root)}: not produced by the generator")
-    path, text = sample_file_text(bundle.root, bundle.load_reference_module("variants"), cases)
-    if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
-        problems.append(f"{path.relative_to(bundle.root)}: missing or differs from a fresh regeneration")
     return problems

@@ -20,12 +20,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .bundle import Bundle
-from .cases import TestCase
+from ..problem.bundle import Bundle
+from ..problem.cases import TestCase
 from .fingerprint import (SAMPLE_FILE, Fingerprint, LiveOutputs, MistakeOutputs, Observation,
                           StoredOutputs, fingerprint, read_sample_file)
 from .mistakes import CATALOGUE, PART_SECTIONS, PARTS, STATEMENT
-from .verdict import CaseResult, GradeReport, GroupResult
+from ..judging.verdict import CaseResult, GradeReport, GroupResult
 
 AXES = ("batches", "tokens", "heads", "channels")
 SENTENCE_RANGES = 4          # ranges spelled out in a sentence before "..."

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import ProblemSpec
+from ..problem.spec import ProblemSpec
 
 SCALE_BOUNDS = (0.25, 10.0)
 

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
-from .cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
+from ..problem.cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
 from .mistakes import CATALOGUE
 
 SAMPLE_FILE = "mistakes-sample.json"      # under testcases/

@@ -22,9 +22,9 @@ import zipfile
 from datetime import datetime
 from pathlib import Path
 
-from .bundle import Bundle
-from .pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
-from .verdict import GradeReport
+from ..problem.bundle import Bundle
+from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
+from ..judging.verdict import GradeReport
 
 PLATFORM_FORMATS = ("gradescope", "exercism", "junit")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # pack.FIXED_MTIME: the earliest time a zip entry can hold
@@ -34,13 +34,13 @@ def render_platform(fmt: str, report: GradeReport, bundle: Bundle, elapsed_s: fl
                     timestamp: datetime | None = None) -> str:
     """The report in one platform's format."""
     if fmt == "gradescope":
-        from .report import gradescope
+        from . import gradescope
         return gradescope.render(report, elapsed_s)
     if fmt == "exercism":
-        from .report import exercism
+        from . import exercism
         return exercism.render(report, bundle.spec, exercism.visible_cases(bundle))
     if fmt == "junit":
-        from .report import junit
+        from . import junit
         return junit.render(report, elapsed_s, timestamp)
     raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(PLATFORM_FORMATS)})")
 
@@ -48,13 +48,13 @@ def render_platform(fmt: str, report: GradeReport, bundle: Bundle, elapsed_s: fl
 def render_platform_error(fmt: str, bundle: Bundle, submission: Path, reason: str) -> str:
     """The platform's document for a submission that cannot be judged at all."""
     if fmt == "gradescope":
-        from .report import gradescope
+        from . import gradescope
         return gradescope.render_error(bundle.spec, reason)
     if fmt == "exercism":
-        from .report import exercism
+        from . import exercism
         return exercism.render_error(reason, Path(submission).parent)
     if fmt == "junit":
-        from .report import junit
+        from . import junit
         return junit.render_error(bundle.spec, reason)
     raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(PLATFORM_FORMATS)})")
 

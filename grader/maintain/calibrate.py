@@ -4,7 +4,7 @@ On the calibration machine, in the sandbox exactly as grading runs:
 
 * the speed probe (child.probe_workload in a sandbox worker) is run many
   times; its median becomes `time_calibration.probe_time_s`, the unit that
-  grader/timing.py scales limits by on other machines;
+  grader/judging/timing.py scales limits by on other machines;
 * every accepted submission is graded `repeats` times under a generous cap;
   per case the median CPU time is kept, and the slowest case of the slowest
   accepted submission is T_ac;
@@ -35,10 +35,11 @@ from typing import Callable, Sequence
 import numpy as np
 import yaml
 
-from .bundle import Bundle, BundleError
-from .cases import TestCase
-from .judge import GradeOptions, cases_step, grade, sandbox_limits
-from .sandbox.launcher import Sandbox, SandboxError
+from ..problem.bundle import Bundle, BundleError
+from ..problem.cases import TestCase
+from ..judging.judge import GradeOptions, cases_step, sandbox_limits
+from ..feedback.grade import grade
+from ..sandbox.launcher import Sandbox, SandboxError
 from .verify import ExpectedSubmission, find_submissions
 
 TIME_RESOLUTION_S = 1.0   # Kattis's default `time_resolution`

@@ -20,9 +20,9 @@ from typing import Callable
 
 import numpy as np
 
-from .bundle import Bundle
-from .cases import INPUT_ORDER, TestCase, load_cases
-from .spec import ProblemSpec
+from ..problem.bundle import Bundle
+from ..problem.cases import INPUT_ORDER, TestCase, load_cases
+from ..problem.spec import ProblemSpec
 
 OUTPUT_DECIMALS = 6
 COMMAND = "python -m grader statement"

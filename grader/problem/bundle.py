@@ -73,7 +73,7 @@ class Bundle:
 
 
 def default_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def open_bundle(root: Path | None = None) -> Bundle:

@@ -26,10 +26,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..bundle import Bundle
-from ..cases import INPUT_ORDER, TestCase, load_cases
-from ..spec import ProblemSpec
-from ..verdict import VERDICT_NAMES, CaseResult, GradeReport
+from ..problem.bundle import Bundle
+from ..problem.cases import INPUT_ORDER, TestCase, load_cases
+from ..problem.spec import ProblemSpec
+from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
 
 VERSION = 3
 OUTPUT_LIMIT = 500

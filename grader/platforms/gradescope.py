@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..spec import ProblemSpec
-from ..verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
+from ..problem.spec import ProblemSpec
+from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
 
 VISIBLE, HIDDEN = "visible", "after_published"
 STDOUT_CHARS = 2000          # captured output shown per visible failing case

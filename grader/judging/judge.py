@@ -9,8 +9,10 @@ Like CMS's grading steps, each step is one function with an explicit outcome:
     run_step       -> RunOutcome of one case in a fresh worker
     check_step     -> CaseResult (the ordered checks of checker.decide)
 
-`grade` strings them together and never raises for anything a submission
+`judge` strings them together and never raises for anything a submission
 does; it raises BundleError or SubmissionUnreadable only when it cannot judge.
+Why a wrong answer is wrong is feedback's business, one floor up
+(feedback/grade.py composes "judge, then diagnose"): judging never imports it.
 """
 from __future__ import annotations
 
@@ -18,15 +20,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
-from .bundle import Bundle, BundleError
-from .cases import CaseFileError, TestCase, load_cases
+from .. import __version__
+from ..problem.bundle import Bundle, BundleError
+from ..problem.cases import CaseFileError, TestCase, load_cases
 from .checker import Decision, RunContext, decide, limit_problem, load_problem
-from .sandbox import child
-from .sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
-from .sandbox.records import RunOutcome, SandboxLimits
+from ..sandbox import child
+from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
+from ..sandbox.records import RunOutcome, SandboxLimits
 from .source import StaticCheck, Submission, read_submission, static_check
-from .spec import ProblemSpec
+from ..problem.spec import ProblemSpec
 from .timing import EffectiveLimits, effective_limits
 from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VERDICT_NAMES,
                       group_results, overall_verdict)
@@ -40,7 +42,7 @@ class GradeOptions:
     time_factor: float = 1.0          # verify's tolerant run uses 1.5
     scale_time: bool = True           # scale limits by the speed probe
     stop_after_failure: bool = False  # verify: stop at the first non-AC case
-    diagnose: bool = True
+    diagnose: bool = True             # read by feedback.grade: judging itself never diagnoses
     disable_layers: frozenset = frozenset()  # tests only: switch worker layers off; the report says so
 
 
@@ -70,8 +72,8 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
         if options.secret_seed is None:
             cases = load_cases(bundle.testcases, groups)
         else:
-            from .generate import hidden_cases, sample_cases
-            from .validate import validate_cases
+            from ..problem.generate import hidden_cases, sample_cases
+            from ..problem.validate import validate_cases
             reference = bundle.load_reference_module()
             cases = sample_cases(reference)
             if options.tests == "all":
@@ -85,7 +87,7 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
         raise BundleError(f"no test cases found under {bundle.testcases} for groups {', '.join(groups)}")
     if options.secret_seed is None:
         # A damaged or missing case file must stop grading (exit 2), never turn into a verdict.
-        from .validate import validate_cases
+        from ..problem.validate import validate_cases
         problems = validate_cases(cases, bundle.spec, groups)
         if problems:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
@@ -173,8 +175,16 @@ def _report(bundle: Bundle, options: GradeOptions, results: list[CaseResult], co
         submission=info, sandbox=sandbox, limits=limits, complete=complete)
 
 
-def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
-          cases: list[TestCase] | None = None) -> GradeReport:
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict with what the diagnosis needs: the cases run and what each returned."""
+    report: GradeReport
+    cases: list[TestCase]
+    returned: dict   # case name -> ReturnedValue (or None)
+
+
+def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
+          cases: list[TestCase] | None = None) -> Judgement:
     """Judge the submission at `path` against the bundle's cases (or `cases`, from cases_step)."""
     spec = bundle.spec
     sub, read_check = read_step(path, spec)
@@ -184,7 +194,7 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
     if not compiled_check.ok:
         compiled = CompileResult("CE", compiled_check.message, compiled_check.line)
         results = [not_run(spec, c, "CE", "compile", compiled.message) for c in cases]
-        return _report(bundle, options, results, compiled, sub)
+        return Judgement(_report(bundle, options, results, compiled, sub), cases, {})
 
     make_parent_nondumpable()
     allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
@@ -226,14 +236,10 @@ def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
     except SandboxError as exc:
         compiled = CompileResult("JE", f"the sandbox could not be started: {exc}")
         results = [not_run(spec, c, "JE", "run", compiled.message) for c in cases]
-        return _report(bundle, options, results, compiled, sub)
+        return Judgement(_report(bundle, options, results, compiled, sub), cases, {})
     if sub.kind == "notebook":  # cite cells, not lines of the joined source
         from dataclasses import replace
         from .notebook import relabel
         results = [replace(r, message=relabel(r.message, sub.line_map)) for r in results]
         compiled = replace(compiled, message=relabel(compiled.message, sub.line_map))
-    report = _report(bundle, options, results, compiled, sub, info, limits, complete)
-    if not options.diagnose:
-        return report
-    from .diagnose import diagnose
-    return diagnose(report, bundle, cases, returned)
+    return Judgement(_report(bundle, options, results, compiled, sub, info, limits, complete), cases, returned)

@@ -24,11 +24,12 @@ from typing import Callable, Sequence
 
 import yaml
 
-from .bundle import Bundle, BundleError
-from .cases import TestCase
-from .judge import GradeOptions, cases_step, grade
-from .source import SubmissionUnreadable
-from .verdict import GradeReport
+from ..problem.bundle import Bundle, BundleError
+from ..problem.cases import TestCase
+from ..judging.judge import GradeOptions, cases_step
+from ..feedback.grade import grade
+from ..judging.source import SubmissionUnreadable
+from ..judging.verdict import GradeReport
 
 # Folder -> the verdict every submission in it must get (Kattis names; CE is ours).
 EXPECTED_VERDICTS = {
@@ -153,8 +154,8 @@ def calibration_problems(bundle: Bundle) -> list[str]:
 
 def check_bundle(bundle: Bundle) -> list[BundleCheck]:
     """problem.yaml, validator, regeneration and calibration, in that order."""
-    from .generate import check_testcases
-    from .validate import validate_directory
+    from .regenerate import check_testcases
+    from ..problem.validate import validate_directory
     groups = bundle.group_names("all")
     n_cases = sum(1 for g in groups for _ in (bundle.testcases / g).glob("*.json"))
     return [

@@ -26,8 +26,8 @@ import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
-from ..spec import ProblemSpec
-from ..verdict import VERDICT_NAMES, CaseResult, GradeReport
+from ..problem.spec import ProblemSpec
+from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
 
 # XML 1.0 allows tab, LF, CR and everything from U+0020 except surrogates and U+FFFE/U+FFFF.
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

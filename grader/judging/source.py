@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .spec import ProblemSpec
+from ..problem.spec import ProblemSpec
 
 
 class SubmissionUnreadable(OSError):

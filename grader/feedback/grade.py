@@ -1,0 +1,24 @@
+"""Grading with feedback: judge a submission, then say why it is wrong.
+
+This is the composition every user-facing caller wants (the CLI, verify,
+the platforms); it lives here, above judging/, so that judging never
+imports feedback.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..judging.judge import GradeOptions, judge
+from ..judging.verdict import GradeReport
+from ..problem.bundle import Bundle
+from ..problem.cases import TestCase
+from .diagnose import diagnose
+
+
+def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
+          cases: list[TestCase] | None = None) -> GradeReport:
+    """Judge `path` (see judging.judge.judge) and, unless options.diagnose is off, diagnose it."""
+    judged = judge(bundle, path, options, cases)
+    if not options.diagnose:
+        return judged.report
+    return diagnose(judged.report, bundle, judged.cases, judged.returned)
