@@ -224,3 +224,17 @@ def test_groups_score_all_or_nothing(spec):
     assert (groups["sample"].score, groups["sample"].passed, groups["sample"].verdict) == (12, 2, "AC")
     assert (groups["batch"].score, groups["batch"].passed, groups["batch"].total, groups["batch"].verdict) == \
         (0, 1, 2, "WA")
+
+
+# --- a speed probe shared by many gradings (batch) ---------------------------------------------------
+
+def test_probe_s_given_is_used_instead_of_probing(bundle):
+    from grader.judging.judge import probe_step
+    probe = probe_step(bundle, GradeOptions())
+    assert 0 < probe < 10
+    given = bundle.spec.time_calibration.probe_time_s * 2
+    report = grade(bundle, REFERENCE, GradeOptions(tests="sample", probe_s=given))
+    assert report.verdict == "AC"
+    assert report.limits.probe_s == given
+    assert report.limits.scale == pytest.approx(2.0)
+    assert report.limits.cpu_s == pytest.approx(2.0 * bundle.spec.limits.time_per_test_s)

@@ -44,6 +44,7 @@ class GradeOptions:
     stop_after_failure: bool = False  # verify: stop at the first non-AC case
     diagnose: bool = True             # read by feedback.grade: judging itself never diagnoses
     disable_layers: frozenset = frozenset()  # tests only: switch worker layers off; the report says so
+    probe_s: float | None = None      # a speed probe measured once for many gradings (batch); None: probe here
 
 
 # --- steps -------------------------------------------------------------------
@@ -93,6 +94,19 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
             raise BundleError(f"broken test data: {problems[0]}{more}; run `python -m grader validate`")
     return cases
+
+
+def probe_step(bundle: Bundle, options: GradeOptions) -> float:
+    """The speed probe, measured once in a sandbox like a submission's, for GradeOptions.probe_s."""
+    spec = bundle.spec
+    params = ", ".join(spec.parameter_names)
+    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
+               "stdlib": list(spec.allowed_imports.stdlib)}
+    make_parent_nondumpable()
+    with Sandbox(f"def {spec.function}({params}):\n    return None\n", function=spec.function,
+                 n_args=len(spec.parameters), limits=sandbox_limits(spec), allowed=allowed,
+                 preload=list(spec.allowed_imports.all_modules()), isolation=options.isolation) as sb:
+        return sb.probe()
 
 
 def sandbox_limits(spec: ProblemSpec) -> SandboxLimits:
@@ -209,7 +223,9 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                      limits=sandbox_limits(spec), allowed=allowed, preload=preload,
                      filename=sub.display_name if sub.kind == "python" else "notebook.py",
                      isolation=options.isolation, disable_layers=options.disable_layers) as sb:
-            probe = sb.probe() if options.scale_time else None
+            probe = None
+            if options.scale_time:
+                probe = options.probe_s if options.probe_s is not None else sb.probe()
             limits = effective_limits(spec, probe, options.time_factor)
             sb.set_time_limits(limits.cpu_s, limits.wall_s)
             ctx = run_context(spec, limits)
