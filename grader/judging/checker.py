@@ -196,6 +196,9 @@ def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...], show: bo
     if v.dtype != "float64":
         return Decision("WA", "dtype", f"returned an array of dtype {_safe_dtype(v.dtype, show)}; it must be float64 "
                         "(compute in float64, or convert with .astype(np.float64))")
+    if v.shape is None:  # a header written by hand to fd 3 without a usable shape
+        return Decision("RE", "run", "the result arrived without a shape (the result channel was "
+                        "tampered with); do not write to file descriptor 3")
     if v.shape != tuple(expected_shape):
         hint = ""
         if v.shape == tuple(expected_shape[1:]):
