@@ -61,7 +61,8 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     dest = args.json if args.json is not None or args.format == "native" else "-"
     # The practice archive has only the visible cases, so it judges those unless told otherwise.
     tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
-    options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation)
+    options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation,
+                           within=Path(args.within) if args.within else None)
     started = time.monotonic()
     try:
         report = grade(bundle, Path(args.submission), options)
@@ -237,6 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "defeats answers hard-coded from the published cases")
     g.add_argument("--isolation", choices=("auto", "plain"), default="auto",
                    help="'plain' skips namespaces (for debugging the sandbox)")
+    g.add_argument("--within", metavar="DIR",
+                   help="PATH is a student's file inside the upload folder DIR (platform runners): a symlink, "
+                        "special file or path leaving DIR is then a compilation error, not exit 2")
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
     g.set_defaults(func=cmd_grade)
 

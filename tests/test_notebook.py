@@ -122,3 +122,106 @@ def test_notebook_code_runs_in_the_sandbox_not_in_the_grader(tmp_path):
                                 code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x")))
     assert rc == 1 and d["verdict"] == "RE"
     assert "SystemExit" in d["tests"][0]["message"]
+
+
+# --- honest notebooks that used to be refused (issue 9) --------------------------------------------------------
+
+LS = "\u2028"   # LINE SEPARATOR: a line end for str.splitlines(), not for Python
+
+
+def read(tmp_path: Path, text: str, name: str = "solution.ipynb"):
+    from grader.judging.source import read_submission, static_check
+    from grader.problem.spec import load_spec
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    sub, check = read_submission(path, 64 * 1024)
+    if sub is None:
+        return None, check
+    return sub, static_check(sub, load_spec(ROOT / "problem.yaml"))
+
+
+@pytest.mark.parametrize("magic", ["%%time", "%%capture", "%%capture out --no-stderr", "  %%time"])
+def test_a_wrapping_cell_magic_keeps_its_body_as_code(tmp_path, magic):
+    sub, check = read(tmp_path, nb(code(f"\n{magic}\n{SOLUTION}\n%timeit pass")))
+    assert check.ok, check.message
+    assert f"# (notebook-only line removed) {magic.strip()}" in sub.source
+    assert "def vit_encoder_block(" in sub.source and not sub.skipped
+    assert "# (notebook-only line removed) %timeit pass" in sub.source
+
+
+@pytest.mark.parametrize("magic, why", [
+    ("%%timeit", "inside a timing function"), ("%%writefile solution.py", "writes its body to a file"),
+    ("%%bash", "in a shell"), ("%%python3", "another Python process"), ("%%mystery -x", "not Python"),
+])
+def test_a_function_only_inside_another_cell_magic_is_a_ce_that_says_why(tmp_path, magic, why):
+    sub, check = read(tmp_path, nb(code("import numpy as np"), code(f"{magic}\n{SOLUTION}")))
+    assert not check.ok
+    assert "no top-level function named vit_encoder_block" in check.message
+    assert f"code cell 2 starts with {magic}, which" in check.message and why in check.message
+    assert "ordinary code cell" in check.message
+
+
+def test_a_non_python_cell_magic_next_to_the_function_is_simply_not_run(tmp_path):
+    sub, check = read(tmp_path, nb(code("%%bash\necho hi"), code(SOLUTION)))
+    assert check.ok and len(sub.skipped) == 1
+
+
+def test_u2028_and_other_unicode_line_breaks_inside_literals_stay_in_their_line(tmp_path):
+    weird = f"a{LS}b\u2029c\x0bd\x0ce\x1cf\x85g"
+    cell = f'SEP = "{weird}"\nassert len(SEP) == 13\n' + SOLUTION
+    sub, check = read(tmp_path, nb(code(cell)))
+    assert check.ok, check.message
+    assert f'SEP = "{weird}"' in sub.source.split("\n")
+    assert sub.line_map[sub.source.split("\n").index("assert len(SEP) == 13")] == "code cell 1, line 2"
+    compile(sub.source, "nb", "exec")
+
+
+def test_windows_and_old_mac_line_ends_still_split(tmp_path):
+    sub, check = read(tmp_path, nb(code("a = 1\r\nb = 2\rc = 3\n" + SOLUTION)))
+    assert check.ok and sub.source.split("\n")[:3] == ["a = 1", "b = 2", "c = 3"]
+
+
+def _output_cell(src: str, kib: int) -> dict:
+    cell = code(src)
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["0123456789abcdef" * 64 + "\n"] * kib}]
+    return cell
+
+
+def test_the_size_limit_applies_to_the_code_not_to_saved_outputs(tmp_path):
+    sub, check = read(tmp_path, nb(_output_cell(SOLUTION, 512)))   # half a MiB of saved output
+    assert check.ok and len(sub.raw) > 512 * 1024 and len(sub.source) < 64 * 1024
+
+
+def test_too_much_code_in_a_notebook_is_still_a_ce(tmp_path):
+    filler = "".join(f"c{i} = {i}\n" for i in range(12000))    # > 64 KiB of code
+    sub, check = read(tmp_path, nb(code(filler), code(SOLUTION)))
+    assert sub is None and not check.ok
+    assert "code cells hold" in check.message and "64 KiB limit" in check.message
+    assert "outputs and markdown do not count" in check.message
+
+
+def test_the_raw_notebook_is_bounded_too(tmp_path):
+    from grader.judging.source import MAX_NOTEBOOK_BYTES
+    text = nb(_output_cell(SOLUTION, MAX_NOTEBOOK_BYTES // 1024 + 1))
+    sub, check = read(tmp_path, text)
+    assert sub is None and "larger than 16 MiB" in check.message and "clear its outputs" in check.message.lower()
+
+
+@pytest.mark.parametrize("name", ["solution.IPYNB", "Solution.IpYnB", "s.ipynb"])
+def test_the_notebook_extension_is_recognised_in_any_case(tmp_path, name):
+    sub, check = read(tmp_path, nb(code(SOLUTION)), name)
+    assert check.ok and sub.kind == "notebook"
+
+
+def test_an_honest_notebook_with_all_of_the_above_is_accepted(tmp_path):
+    """One grading run: %%time and %%capture cells, U+2028 in a literal, 300 KiB of saved
+    outputs, a .IPYNB name."""
+    path = tmp_path / "Solution.IPYNB"
+    path.write_text(nb(md("# ViT block"), code("%%time\nimport numpy as np"),
+                       code(f'%%capture captured\nSEP = "x{LS}y"\nprint(SEP)'),
+                       _output_cell("%%time\n" + SOLUTION + "\nassert len(SEP) == 3\n", 300)), encoding="utf-8")
+    assert path.stat().st_size > 300 * 1024
+    proc = run_cli("grade", str(path), "--tests", "sample", "--json", "-")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    d = json.loads(proc.stdout)
+    assert (d["verdict"], d["submission"]["kind"]) == ("AC", "notebook")

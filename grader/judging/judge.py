@@ -45,12 +45,13 @@ class GradeOptions:
     diagnose: bool = True             # read by feedback.grade: judging itself never diagnoses
     disable_layers: frozenset = frozenset()  # tests only: switch worker layers off; the report says so
     probe_s: float | None = None      # a speed probe measured once for many gradings (batch); None: probe here
+    within: Path | None = None        # the student's upload folder: the file must be inside it (paths.py)
 
 
 # --- steps -------------------------------------------------------------------
 
-def read_step(path: Path, spec: ProblemSpec) -> tuple[Submission | None, StaticCheck]:
-    return read_submission(path, spec.limits.source_kib * 1024)
+def read_step(path: Path, spec: ProblemSpec, within: Path | None = None) -> tuple[Submission | None, StaticCheck]:
+    return read_submission(path, spec.limits.source_kib * 1024, within)
 
 
 def static_step(sub: Submission, spec: ProblemSpec) -> StaticCheck:
@@ -201,7 +202,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
           cases: list[TestCase] | None = None) -> Judgement:
     """Judge the submission at `path` against the bundle's cases (or `cases`, from cases_step)."""
     spec = bundle.spec
-    sub, read_check = read_step(path, spec)
+    sub, read_check = read_step(path, spec, options.within)
     # verify/calibrate grade many submissions: they read the cases once and pass them in.
     cases = cases_step(bundle, options) if cases is None else cases
     compiled_check = static_step(sub, spec) if sub is not None else read_check

@@ -1,21 +1,26 @@
 """Reading a submission and checking it statically (the "compile" step).
 
-Nothing here executes submission code: the source is decoded, parsed with
-`ast`, and inspected. Problems with the *file* (missing, a directory,
-unreadable) are the caller's mistake and raise SubmissionUnreadable (exit 2);
-problems with its *content* are compilation errors (CE) with a message that
-says what to fix.
+Nothing here executes submission code: the file is opened by
+judging/paths.py (no symlink, no special file, nothing outside the upload),
+decoded, parsed with `ast`, and inspected. Problems with a file the operator
+named (missing, a directory, a symlink, unreadable) raise SubmissionUnreadable
+(exit 2); problems with its *content*, or with the file inside a student's
+upload, are compilation errors (CE) with a message that says what to fix.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..problem.spec import ProblemSpec
+from .paths import MISSING, UNREADABLE, PathRefused, read_regular
+
+# A notebook's saved outputs (plots, printed arrays) can dwarf its code, so the raw
+# file has its own bound: large enough for a notebook with many figures, small enough
+# that parsing its JSON cannot exhaust the grader's memory.
+MAX_NOTEBOOK_BYTES = 16 << 20
 
 
 class SubmissionUnreadable(OSError):
@@ -30,6 +35,7 @@ class Submission:
     source: str          # Python source to run (extracted from a notebook if needed)
     kind: str            # "python" or "notebook"
     line_map: tuple[str, ...] = ()  # for notebooks: "cell 3, line 2" per source line
+    skipped: tuple[str, ...] = ()   # for notebooks: why some cells are not run (cell magics)
 
     @property
     def sha256(self) -> str:
@@ -44,27 +50,37 @@ class StaticCheck:
     imports: tuple[str, ...] = ()    # modules imported outside `if __name__ == "__main__"`
 
 
-def read_submission(path: Path, max_bytes: int) -> tuple[Submission | None, StaticCheck]:
-    """Read `path`. File-level failures raise; content failures return a CE check."""
+def is_notebook(name: str) -> bool:
+    """A Jupyter notebook by its extension, in any case (`.ipynb`, `.IPYNB`)."""
+    return name.lower().endswith(".ipynb")
+
+
+def read_submission(path: Path, max_bytes: int, within: Path | None = None) -> tuple[Submission | None, StaticCheck]:
+    """Read `path` through paths.read_regular (never a symlink or a special file).
+
+    `max_bytes` bounds the Python source: the file itself, or a notebook's extracted
+    code (its saved outputs do not count; the raw notebook has its own, larger bound).
+    Without `within` (the operator named the file) every file-level problem raises
+    SubmissionUnreadable (exit 2). With `within` (the file is in a student's upload) a
+    symlink, a special file, a directory or a path leaving `within` is the
+    submission's fault: a CE check; a missing or unreadable file still raises.
+    Content problems are always a CE check.
+    """
     path = Path(path)
+    notebook = is_notebook(path.name)
+    limit = MAX_NOTEBOOK_BYTES if notebook else max_bytes
     try:
-        # Path.exists() raises (not False) for a path under a directory we may not search.
-        exists, is_dir = path.exists(), path.is_dir()
-    except OSError as exc:
-        raise SubmissionUnreadable(f"{path}: cannot read ({exc.strerror or exc}; "
-                                   "is a folder on the way unreadable?)") from None
-    if not exists:
-        raise SubmissionUnreadable(f"{path}: no such file")
-    if is_dir:
-        raise SubmissionUnreadable(f"{path}: is a directory, not a Python file")
-    try:
-        raw = _read_regular_file(path, max_bytes + 1)
-    except SubmissionUnreadable:
-        raise
-    except OSError as exc:
-        raise SubmissionUnreadable(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raw = read_regular(path, limit + 1, within)
+    except PathRefused as exc:
+        if within is None or exc.kind in (MISSING, UNREADABLE):
+            raise SubmissionUnreadable(exc.reason) from None
+        return None, StaticCheck(False, exc.reason)
     name = path.name
-    if len(raw) > max_bytes:
+    if len(raw) > limit:
+        if notebook:
+            return None, StaticCheck(False, f"the notebook file is larger than {limit >> 20} MiB, saved outputs "
+                                            "included: clear its outputs (Kernel > Restart & Clear Output), save it "
+                                            "and submit it again")
         return None, StaticCheck(False, f"the file is larger than the {max_bytes // 1024} KiB limit for a submission")
     if not raw.strip():
         return None, StaticCheck(False, "the file is empty: define vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)")
@@ -75,43 +91,19 @@ def read_submission(path: Path, max_bytes: int) -> tuple[Submission | None, Stat
     except UnicodeDecodeError as exc:
         return None, StaticCheck(False, f"the file is not valid UTF-8 (byte {exc.start}): save it as UTF-8 text")
     text = text.removeprefix("\ufeff")
-    if name.endswith(".ipynb"):
-        from .notebook import NotebookError, extract_code
+    if notebook:
+        from .notebook import NotebookError, extract
         try:
-            source, line_map = extract_code(text)
+            code = extract(text)
         except NotebookError as exc:
             return None, StaticCheck(False, f"cannot read the notebook: {exc}")
-        return Submission(path, name, raw, source, "notebook", line_map), StaticCheck(True, "")
+        size = len(code.source.encode("utf-8"))
+        if size > max_bytes:
+            return None, StaticCheck(False, f"the notebook's code cells hold {size / 1024:.1f} KiB of code, over the "
+                                            f"{max_bytes // 1024} KiB limit for a submission (outputs and markdown "
+                                            "do not count)")
+        return Submission(path, name, raw, code.source, "notebook", code.line_map, code.skipped), StaticCheck(True, "")
     return Submission(path, name, raw, text, "python"), StaticCheck(True, "")
-
-
-def _read_regular_file(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of a regular file. A FIFO, socket or device is refused
-    instead of read: opening a FIFO without a writer would block the grader forever,
-    and /dev/zero or a tty has no end. O_NONBLOCK makes the open itself safe."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SubmissionUnreadable(f"{path}: is {_kind(os.fstat(fd).st_mode)}, not a regular file: "
-                                       "pass a .py or .ipynb file")
-        chunks, size = [], 0
-        while size < limit:
-            chunk = os.read(fd, limit - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a file"
 
 
 def _printable(text: str) -> str:
@@ -266,6 +258,9 @@ def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
                                       f"and the standard-library modules {stdlib}", line)
     problem = _function_problem(tree, spec)
     if problem:
-        return StaticCheck(False, problem[0], problem[1])
+        message = problem[0]
+        if submission.skipped and message.startswith("no top-level function"):
+            message += "; the grader did not run every cell: " + "; ".join(submission.skipped)
+        return StaticCheck(False, message, problem[1])
     mods = tuple(dict.fromkeys(m for m, _, _ in imports))
     return StaticCheck(True, "", None, mods)
