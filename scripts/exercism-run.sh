@@ -6,7 +6,10 @@
 # Grades the solution in INPUT_DIR (read-only) with this bundle and writes
 # OUTPUT_DIR/results.json in the interface's version-3 format. The solution is
 # the first file of INPUT_DIR/.meta/config.json's "solution" list, else the
-# problem's entry file (solution.py), else <slug with - as _>.py.
+# problem's entry file (solution.py), else <slug with - as _>.py. The student
+# controls INPUT_DIR, config.json included: the file is graded with --within
+# INPUT_DIR, so a symlink, a special file or a path that climbs out of INPUT_DIR
+# is refused with status "error" and a message saying why, never followed.
 # Exits 0 whenever results.json was written, whatever the tests' status, as
 # the interface requires; non-zero only when it could not write one.
 # Environment: PYTHON (default python3), VIT_GRADER_TESTS (sample|all; default:
@@ -20,6 +23,9 @@ fi
 slug="$1"
 input_dir="${2%/}"
 output_dir="${3%/}"
+# Absolute, because the grader runs from the bundle's folder.
+case $input_dir in /*) ;; *) input_dir="$PWD/$input_dir" ;; esac
+case $output_dir in /*) ;; *) output_dir="$PWD/$output_dir" ;; esac
 bundle="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="${PYTHON:-python3}"
 export PYTHONDONTWRITEBYTECODE=1   # the bundle may be read-only in the runner's image
@@ -39,7 +45,7 @@ tests=()
 if [ -n "${VIT_GRADER_TESTS:-}" ]; then tests=(--tests "$VIT_GRADER_TESTS"); fi
 
 errors="$(mktemp)"
-(cd "$bundle" && "$python" -m grader --bundle "$bundle" grade "$solution" "${tests[@]}" \
+(cd "$bundle" && "$python" -m grader --bundle "$bundle" grade "$solution" --within "$input_dir" "${tests[@]}" \
     --format exercism --json "$results" > /dev/null 2> "$errors")
 status=$?
 

@@ -88,7 +88,7 @@ def test_a_symlinked_folder_inside_the_upload_is_refused(upload):
 def test_dot_dot_cannot_leave_the_upload(upload, rel):
     (upload / "sub").mkdir()
     exc = refused(upload / rel, upload)
-    assert exc.kind == ESCAPE and "'..'" in exc.reason
+    assert exc.kind == ESCAPE and "'..'" in exc.reason and str(upload) not in exc.reason
 
 
 def test_an_absolute_path_outside_the_upload_is_refused(upload):
@@ -237,3 +237,11 @@ def test_cli_within_refuses_a_path_that_climbs_out(upload):
                    "--within", str(upload), "--format", "exercism")
     assert proc.returncode == 1, proc.stderr
     assert '"status": "error"' in proc.stdout and "climbs out" in proc.stdout
+
+
+def test_an_operator_folder_given_with_dot_dot_still_works(upload, monkeypatch):
+    monkeypatch.chdir(upload)
+    given = f"{upload}/../{upload.name}"
+    assert read_regular(f"{given}/solution.py", 100, within=given) == HONEST.encode()
+    assert read_regular(upload / "solution.py", 100, within=given) == HONEST.encode()
+    assert refused(f"{given}/../shadow", given).kind == ESCAPE

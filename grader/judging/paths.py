@@ -78,30 +78,35 @@ def _refusal(label: str, mode: int) -> PathRefused:
     return PathRefused(f"{label} is {_kind_of(mode)}, not a regular file: submit a .py or .ipynb file", SPECIAL)
 
 
-def _os_refusal(label: str, exc: OSError) -> PathRefused:
+def _os_refusal(label: str, exc: OSError, full: str) -> PathRefused:
+    """`label` names the file for the student (inside the upload); `full` for the operator."""
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return PathRefused(f"{label}: no such file", MISSING)
+        return PathRefused(f"{full}: no such file", MISSING)
     if exc.errno == errno.ELOOP:
         return PathRefused(f"{label} is a symbolic link: the grader never follows links; submit the file itself",
                            LINK)
-    return PathRefused(f"{label}: cannot read ({exc.strerror or exc}; is a folder on the way unreadable?)",
+    return PathRefused(f"{full}: cannot read ({exc.strerror or exc}; is a folder on the way unreadable?)",
                        UNREADABLE)
 
 
 def _components(path: Path, within: Path) -> list[str]:
     """The names from `within` down to `path`, lexically; PathRefused(ESCAPE) if it leaves `within`."""
-    root = PurePosixPath(os.path.abspath(within))
-    target = PurePosixPath(path) if Path(path).is_absolute() else PurePosixPath(os.getcwd(), path)
+    cwd = os.getcwd()
+    target = PurePosixPath(cwd, path)
     label = shown(path)
-    if ".." in target.parts:
+    # `within` as given, or normalised: an operator's "/x/../upload" is the operator's business.
+    for root in (PurePosixPath(cwd, within), PurePosixPath(os.path.abspath(within))):
+        if target.parts[:len(root.parts)] == root.parts:
+            rest = target.parts[len(root.parts):]
+            break
+    else:
+        raise PathRefused(f"{label} is outside the submission folder: name a file inside it", ESCAPE)
+    if ".." in rest:
+        label = shown(PurePosixPath(*rest))   # as the upload names it, without the runner's folders
         raise PathRefused(f"{label} climbs out of the submission folder with '..': name a file inside it", ESCAPE)
-    try:
-        rest = target.relative_to(root)
-    except ValueError:
-        raise PathRefused(f"{label} is outside the submission folder: name a file inside it", ESCAPE) from None
-    if not rest.parts:
+    if not rest:
         raise PathRefused(f"{label} is the submission folder itself, not a Python file or notebook", DIRECTORY)
-    return list(rest.parts)
+    return list(rest)
 
 
 def open_regular(path: str | Path, within: str | Path | None = None) -> int:
@@ -112,13 +117,13 @@ def open_regular(path: str | Path, within: str | Path | None = None) -> int:
     below it may be a symlink. Raises PathRefused.
     """
     path = Path(path)
-    label = shown(path)
+    label = full = shown(path)
     if within is None:
         if path.name in ("", ".", ".."):
             try:
                 mode = os.stat(path).st_mode
             except OSError as exc:
-                raise _os_refusal(label, exc) from None
+                raise _os_refusal(label, exc, full) from None
             raise _refusal(label, mode)
         parent, names = str(path.parent), [path.name]
     else:
@@ -127,23 +132,23 @@ def open_regular(path: str | Path, within: str | Path | None = None) -> int:
     try:
         dir_fd = os.open(parent, (_O_PATH or os.O_RDONLY) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise _os_refusal(shown(parent) if within is not None else label, exc) from None
+        raise _os_refusal(label, exc, shown(parent) if within is not None else full) from None
     try:
         for i, name in enumerate(names[:-1]):
-            below = _step_into(dir_fd, name, shown(PurePosixPath(*names[:i + 1])), label)
+            below = _step_into(dir_fd, name, shown(PurePosixPath(*names[:i + 1])), label, full)
             os.close(dir_fd)
             dir_fd = below
-        return _open_file(dir_fd, names[-1], label)
+        return _open_file(dir_fd, names[-1], label, full)
     finally:
         os.close(dir_fd)
 
 
-def _step_into(dir_fd: int, name: str, here: str, label: str) -> int:
+def _step_into(dir_fd: int, name: str, here: str, label: str, full: str) -> int:
     """The folder `name` below `dir_fd`, never through a symlink."""
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
-        raise _os_refusal(label, exc) from None
+        raise _os_refusal(label, exc, full) from None
     mode = os.fstat(fd).st_mode
     if stat.S_ISDIR(mode):
         return fd
@@ -151,16 +156,16 @@ def _step_into(dir_fd: int, name: str, here: str, label: str) -> int:
     if stat.S_ISLNK(mode):
         raise PathRefused(f"{label}: the folder {here} on the way is a symbolic link: the grader never "
                           "follows links; submit the files themselves", LINK)
-    raise PathRefused(f"{label}: no such file ({here} is not a folder)", MISSING)
+    raise PathRefused(f"{full}: no such file ({here} is not a folder)", MISSING)
 
 
-def _open_file(dir_fd: int, name: str, label: str) -> int:
+def _open_file(dir_fd: int, name: str, label: str, full: str) -> int:
     if _O_PATH:
         # Look before opening: O_PATH opens nothing, so a device or FIFO is refused without side effects.
         try:
             probe = os.open(name, _O_PATH | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
         except OSError as exc:
-            raise _os_refusal(label, exc) from None
+            raise _os_refusal(label, exc, full) from None
         try:
             before = os.fstat(probe)
         finally:
@@ -170,14 +175,14 @@ def _open_file(dir_fd: int, name: str, label: str) -> int:
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
-        raise _os_refusal(label, exc) from None
+        raise _os_refusal(label, exc, full) from None
     opened = os.fstat(fd)
     if not stat.S_ISREG(opened.st_mode):
         os.close(fd)
         raise _refusal(label, opened.st_mode)
     if _O_PATH and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
         os.close(fd)
-        raise PathRefused(f"{label} was replaced while it was being opened: grade it again once it stays put",
+        raise PathRefused(f"{full} was replaced while it was being opened: grade it again once it stays put",
                           UNREADABLE)
     os.set_blocking(fd, True)
     return fd

@@ -21,6 +21,7 @@ bytes).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -29,6 +30,7 @@ import numpy as np
 from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
+from ..judging.paths import read_regular
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
 
 VERSION = 3
@@ -36,6 +38,7 @@ OUTPUT_LIMIT = 500
 TRUNCATION_NOTICE = "\nOutput was truncated. Please limit to 500 chars"
 MESSAGE_LIMIT_BYTES = 65535
 TEST_CODE_LIMIT_BYTES = 65535
+CONFIG_LIMIT_BYTES = 1 << 20   # .meta/config.json is a few hundred bytes; a bigger one is not read whole
 
 
 def truncate_output(text: str) -> str:
@@ -122,17 +125,23 @@ def visible_cases(bundle: Bundle) -> dict[str, TestCase]:
 
 def find_solution(input_dir: Path, slug: str, entry_file: str) -> Path:
     """The solution file in an Exercism input folder: .meta/config.json's first solution file,
-    else the problem's entry file, else <slug with '-' as '_'>.py (the Python track's naming)."""
+    else the problem's entry file, else <slug with '-' as '_'>.py (the Python track's naming).
+
+    Only a name is chosen here, never opened: the runner grades it with `--within
+    input_dir`, so a config that names a path outside the folder ('../', an absolute
+    path) or a symlink gives a CE saying so. The config itself is read without
+    following links; one that cannot be read that way counts as absent.
+    """
     input_dir = Path(input_dir)
     config = input_dir / ".meta" / "config.json"
     try:
-        files = json.loads(config.read_text(encoding="utf-8"))["files"]["solution"]
-        if files and isinstance(files[0], str):
+        files = json.loads(read_regular(config, CONFIG_LIMIT_BYTES, within=input_dir))["files"]["solution"]
+        if files and isinstance(files[0], str) and files[0]:
             return input_dir / files[0]
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         pass
     for name in (entry_file, slug.replace("-", "_") + ".py"):
-        if (input_dir / name).is_file():
+        if os.path.lexists(input_dir / name):   # a symlink too: the grader then says what it is
             return input_dir / name
     return input_dir / entry_file
 

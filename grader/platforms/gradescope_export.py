@@ -123,13 +123,19 @@ rm -f "$results"
 
 # The file may sit in a folder (a zip or GitHub upload): take the one file named
 # $entry, else the one Python file or notebook; otherwise let the grader say
-# that $entry is missing.
+# that $entry is missing. Uploads can carry symlinks and other special files,
+# so this script only picks a name (`[ -f ]` would follow a link) and passes it
+# on with --within: the grader opens it without following links or leaving the
+# upload, and refuses anything else with a CE that says why. find does not
+# descend into symlinked folders.
 locate() {
     local hits
-    if [ -f "$submission_dir/$entry" ]; then echo "$submission_dir/$entry"; return; fi
-    mapfile -t hits < <(find "$submission_dir" -type f -name "$entry" -not -path '*/.*' 2>/dev/null | sort)
+    if [ -e "$submission_dir/$entry" ] || [ -L "$submission_dir/$entry" ]; then
+        echo "$submission_dir/$entry"; return
+    fi
+    mapfile -t hits < <(find -H "$submission_dir" -name "$entry" ! -type d -not -path '*/.*' 2>/dev/null | sort)
     if [ "${#hits[@]}" -eq 1 ]; then echo "${hits[0]}"; return; fi
-    mapfile -t hits < <(find "$submission_dir" -type f \( -name '*.py' -o -name '*.ipynb' \) \
+    mapfile -t hits < <(find -H "$submission_dir" \( -name '*.py' -o -iname '*.ipynb' \) ! -type d \
                         -not -path '*/.*' 2>/dev/null | sort)
     if [ "${#hits[@]}" -eq 1 ]; then echo "${hits[0]}"; return; fi
     echo "$submission_dir/$entry"
@@ -138,7 +144,7 @@ file="$(locate)"
 
 errors="$(mktemp)"
 cd "$bundle" || exit 1
-PYTHONDONTWRITEBYTECODE=1 "$python" -m grader --bundle "$bundle" grade "$file" \
+PYTHONDONTWRITEBYTECODE=1 "$python" -m grader --bundle "$bundle" grade "$file" --within "$submission_dir" \
     --format gradescope --json "$results" 2> "$errors"
 status=$?
 cat "$errors" >&2
