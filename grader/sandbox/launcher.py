@@ -163,6 +163,7 @@ class Sandbox:
         self.n_args = n_args
         self.limits = limits
         self.allowed = allowed
+        # The zygote imports at most child.PRELOAD_MAX of these, in this order.
         self.preload = tuple(dict.fromkeys((*HARNESS_MODULES, *preload)))
         self.filename = filename
         self.isolation = isolation

@@ -29,6 +29,32 @@ KNOWN_STATUSES = frozenset({child.STATUS_OK, child.STATUS_LOADED, child.STATUS_I
                             child.STATUS_CALL_EXCEPTION, "probe"})
 
 
+def _install_paths() -> tuple[tuple[str, str], ...]:
+    """Where the grader's Python, NumPy and bundle live, longest first: a message
+    about a module NumPy loaded (a warning's source line, an ImportError) would
+    otherwise print the grader's absolute paths into a learner's report."""
+    import os
+    import sys
+    import numpy
+    site = os.path.dirname(os.path.dirname(numpy.__file__))
+    bundle = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    pairs = {site: "<site-packages>", bundle: "<grader>"}
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        pairs.setdefault(prefix, "<python>")
+    return tuple(sorted(((k, v) for k, v in pairs.items() if len(k) > 1), key=lambda kv: -len(kv[0])))
+
+
+_PATHS = _install_paths()
+
+
+def redact(text: str) -> str:
+    """`text` with the grader's installation paths replaced by <site-packages>, <python>, <grader>."""
+    for path, name in _PATHS:
+        if path in text:
+            text = text.replace(path, name)
+    return text
+
+
 class Malformed(ValueError):
     """A header field of the wrong type or out of range (the submission forged it)."""
 
@@ -39,7 +65,7 @@ def _str(h: dict, key: str, cap: int, required: bool = False) -> str | None:
         return None
     if type(value) is not str:
         raise Malformed(f"'{key}' is not a string")
-    return clean(value, cap)
+    return redact(clean(value, cap))
 
 
 def _int(value: Any) -> bool:
@@ -75,7 +101,7 @@ def error_info(e: Any, n_lines: int) -> ErrorInfo:
         line = None
     return ErrorInfo(type=_str(e, "type", TYPE_CAP) or "exception",
                      message=_str(e, "message", child.TEXT_CAP + 10) or "",
-                     traceback=tuple(clean(x, child.TEXT_CAP + 10) for x in tb[:child.TRACEBACK_LINES + 1]),
+                     traceback=tuple(redact(clean(x, child.TEXT_CAP + 10)) for x in tb[:child.TRACEBACK_LINES + 1]),
                      line=line)
 
 
@@ -126,6 +152,6 @@ def build_outcome(fin: dict, reader: ResultReader, stdout: tuple[bytes, int], st
         cpu_s=float(fin.get("cpu_s", 0.0)), wall_s=float(fin.get("wall_s", 0.0)),
         maxrss_kib=int(fin.get("maxrss_kib", 0)), killed_by=fin.get("killed_by"),
         value=value, error=error, detail=detail,
-        stdout=decode(*stdout), stderr=decode(*stderr),
+        stdout=redact(decode(*stdout)), stderr=redact(decode(*stderr)),
         output_bytes=stdout[1] + stderr[1],
         result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s)

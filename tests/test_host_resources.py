@@ -1,0 +1,166 @@
+"""The host is not the submission's to exhaust; the grader is not its to overload.
+
+Kernel resources that are global (not namespaced, not covered by an rlimit):
+system-wide AIO contexts (fs.aio-max-nr), SysV IPC objects and POSIX queues
+(global in plain mode, where there is no IPC namespace), keyrings,
+inotify/fanotify instances, host-wide counters (sysinfo, ustat, sysfs) and
+membarrier's global IPI. NumPy uses none of them, so seccomp refuses every
+one with EPERM: each call below would succeed (or fail differently) without
+the filter. The AIO test then watches /proc/sys/fs/aio-nr while such a
+submission runs, with a control run (seccomp switched off) showing that the
+measurement does see a context that is really taken.
+
+The zygote's preloading is bounded too: a submission that names hundreds of
+modules that do not exist is judged normally (no JE, no oversized message).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from test_sandbox_adversarial import ZEROS, assert_contained, assert_verdict, attack, grade_source
+
+AIO_NR = "/proc/sys/fs/aio-nr"
+x86_only = pytest.mark.skipif(os.uname().machine != "x86_64",
+                              reason="the syscall numbers below are x86-64's (the filter has an aarch64 table too)")
+
+# label, x86-64 number, arguments: each succeeds, or fails otherwise than EPERM, without seccomp.
+GLOBAL_RESOURCE_CALLS = [
+    ("io_setup", 206, "128, buf"),
+    ("io_destroy", 207, "0"),
+    ("io_submit", 209, "0, 0, 0"),
+    ("io_getevents", 208, "0, 0, 0, 0, 0"),
+    ("io_cancel", 210, "0, 0, 0"),
+    ("io_pgetevents", 333, "0, 0, 0, 0, 0, 0"),
+    ("shmget", 29, "0, 4096, 0o1600"),
+    ("shmctl_info", 31, "0, 3, buf"),
+    ("semget", 64, "0, 1, 0o1600"),
+    ("semctl_info", 66, "0, 0, 3, buf"),
+    ("msgget", 68, "0, 0o1600"),
+    ("msgctl_info", 71, "0, 3, buf"),
+    ("mq_open", 240, "b'/vit', 0o102, 0o600, 0"),
+    ("mq_unlink", 241, "b'/vit'"),
+    ("add_key", 248, "b'user', b'vit', b'v', 1, -2"),
+    ("request_key", 249, "b'user', b'vit', 0, 0"),
+    ("keyctl_get_keyring", 250, "0, -2, 1"),
+    ("inotify_init1", 294, "0"),
+    ("fanotify_init", 300, "0, 0"),
+    ("sysinfo", 99, "buf"),
+    ("ustat", 136, "0, buf"),
+    ("sysfs", 139, "3"),
+    ("membarrier_query", 324, "0, 0, 0"),
+    ("timer_create", 222, "1, 0, buf"),
+]
+
+
+@x86_only
+def test_global_kernel_resources_are_refused(bundle, tmp_path):
+    calls = "\n".join(f"sys_attempt({label!r}, {nr}, {args})" for label, nr, args in GLOBAL_RESOURCE_CALLS)
+    source = attack("buf = ctypes.create_string_buffer(4096)\n" + calls + "\n" + ZEROS)
+    g = grade_source(bundle, tmp_path, source)
+    assert_verdict(g, "WA", "tolerance")
+    labels = [label for label, _, _ in GLOBAL_RESOURCE_CALLS]
+    assert_contained(g, *labels)
+    for label in labels:                  # refused by the filter (EPERM), not by bad arguments
+        assert f"DENIED {label} -1\n" in g.report.tests[0].stdout, (label, g.report.tests[0].stdout)
+
+
+def _peak_aio_nr_while(fn) -> tuple[int, int, object]:
+    """(aio-nr before, highest aio-nr seen while fn() ran, fn's result)."""
+    with open(AIO_NR) as f:
+        before = int(f.read())
+    peak, done = before, threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(fn)
+        future.add_done_callback(lambda _: done.set())
+        while not done.wait(0.01):
+            with open(AIO_NR) as f:
+                peak = max(peak, int(f.read()))
+        return before, peak, future.result()
+
+
+AIO_GRAB = """\
+    taken = 0
+    for i in range({tries}):
+        ctx = ctypes.c_ulong(0)
+        if syscall(206, {nr}, ctypes.byref(ctx)) == 0:
+            taken += 1
+    print("AIO contexts taken:", taken, flush=True)
+    sys.modules["time"].sleep(1.0)     # hold them while the test watches aio-nr
+    return np.zeros_like(x)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(AIO_NR), reason=f"{AIO_NR} is missing (not Linux, or no AIO in this kernel)")
+def test_host_aio_usage_is_unchanged_while_a_submission_tries_to_take_it_all(bundle, tmp_path):
+    nr = 4096
+    source = attack(AIO_GRAB.format(tries=64, nr=nr))
+    before, peak, g = _peak_aio_nr_while(lambda: grade_source(bundle, tmp_path, source, stop_after_failure=True))
+    assert_verdict(g, "WA", "tolerance")
+    assert "AIO contexts taken: 0" in g.report.tests[0].stdout
+    # Other processes on the machine may use AIO meanwhile; one context of ours adds >= nr.
+    assert peak - before < nr, f"aio-nr rose from {before} to {peak}"
+
+
+@pytest.mark.skipif(not os.path.exists(AIO_NR), reason=f"{AIO_NR} is missing (not Linux, or no AIO in this kernel)")
+def test_the_aio_measurement_sees_a_context_when_seccomp_is_off(bundle, tmp_path):
+    """Control for the test above: the same watch does see a context that is really taken."""
+    nr = 256                               # one small context: harmless to the host
+    source = attack(AIO_GRAB.format(tries=1, nr=nr))
+    before, peak, g = _peak_aio_nr_while(lambda: grade_source(
+        bundle, tmp_path, source, stop_after_failure=True, disable_layers=frozenset({"seccomp"})))
+    assert "AIO contexts taken: 1" in g.report.tests[0].stdout, g.report.tests[0].stdout
+    assert peak - before >= nr, f"aio-nr went from {before} to {peak} only"
+
+
+# --- bounded preloading ----------------------------------------------------------------------
+
+def _many_missing_modules(modules: int, names: int) -> str:
+    imported = ", ".join(f"a{i}" for i in range(names))
+    blocks = [f"try:\n    from numpy.{'x' * 200}{k} import {imported}\nexcept ImportError:\n    pass\n"
+              for k in range(modules)]
+    return "import numpy as np\n" + "".join(blocks) + \
+        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return np.zeros_like(x)\n"
+
+
+MEASURE = """\
+import json, resource, sys
+from pathlib import Path
+from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
+from grader.problem.bundle import open_bundle
+r = grade(open_bundle(Path(sys.argv[1])), Path(sys.argv[2]), GradeOptions(tests="sample", scale_time=False))
+print(json.dumps({"verdict": r.verdict, "summary": r.summary,
+                  "parent_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "children_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def test_hundreds_of_missing_modules_are_judged_not_a_judging_error(bundle, tmp_path):
+    source = _many_missing_modules(9, 1000)          # ~56 KB, under the 64 KiB source limit
+    assert 50_000 < len(source) < 64 * 1024
+    path = tmp_path / "solution.py"
+    path.write_text(source)
+    # A fresh process, so that its rusage covers this grading only (zygotes and workers included).
+    proc = subprocess.run([sys.executable, "-c", MEASURE, str(bundle.root), str(path)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    assert run["verdict"] == "WA", run["summary"]
+    # NumPy-sized processes (~40-60 MiB); the parent and zygotes reached 0.5-0.7 GB before.
+    assert run["parent_kib"] < 200 * 1024 and run["children_kib"] < 200 * 1024, run
+
+
+def test_preload_is_bounded_in_count_and_reports_only_a_few_failures():
+    from grader.sandbox import child
+    names = [f"numpy.missing{i}.a{j}" for i in range(50) for j in range(50)]
+    report = child.preload(["math", *names, "x" * 1000, "not a name"])
+    assert len(report["first"]) <= child.FAILED_SHOWN
+    assert report["count"] <= child.PRELOAD_MAX + 1
+    assert len(json.dumps(report)) < 4096            # far under the control channel's 1 MiB cap
