@@ -1,0 +1,248 @@
+"""run_batch: a class's downloads in, DIR/<id>.json, grades.csv and summary.md out.
+
+Steps: check the arguments; find the students in every input (unpacking zips
+safely into DIR/.batch/unpacked/); make ids unique; keep this shard's
+students; read the test cases and measure the speed probe once; skip the
+students whose result in DIR is still valid (resume); grade the rest, one
+process per submission (runner.py), locally or one container each; write the
+gradebook and the summary. Ctrl-C or SIGTERM ends every grading process and
+sandbox, keeps what is done, and writes the outputs for it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from .. import __version__
+from ..judging.judge import GradeOptions, cases_step, probe_step
+from ..judging.notebook import NotebookError, extract_code
+from ..problem.bundle import Bundle, BundleError
+from ..sandbox.launcher import SandboxError
+from . import docker as docker_mode
+from .finish import Outputs, write_outputs
+from .ids import unique_ids
+from .intake import IntakeError, unpack_zip, walk_folder
+from .layouts import Entry, discover, single_file
+from .local import Task, file_sha256, grade_task
+from .runner import Interrupted, run_parallel, stop_children  # noqa: F401 (stop_children: for callers)
+from .shards import select
+from .similarity import fingerprint, windows
+from .state import RunKey, StudentRecord, reusable, save_record, save_run, state_dir, load_run
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD = 0, 1, 2
+EXIT_INTERRUPTED = 130
+
+
+class BatchError(Exception):
+    """Bad arguments or a broken bundle: nothing was graded (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+    not_judged: int
+    not_ac: int
+    elapsed_s: float
+
+    @property
+    def eta_s(self) -> float | None:
+        return None if not self.done else self.elapsed_s / self.done * (self.total - self.done)
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    inputs: tuple[Path, ...]
+    out: Path
+    jobs: int = 0                         # 0: the number of cores
+    tests: str = "all"
+    secret_seed: int | None = None
+    random_seed: bool = False             # --secret-seed random: reuse DIR's seed when resuming
+    docker: bool = False
+    image: str = docker_mode.DEFAULT_IMAGE
+    shard: tuple[int, int] | None = None
+    isolation: str = "auto"
+    progress: Callable[[Progress], None] | None = None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    out: Path
+    outputs: Outputs
+    graded: int                # graded by this run
+    reused: int                # kept from an earlier run (resume)
+    interrupted: str | None    # the signal's name when stopped early
+    input_problems: tuple[str, ...]
+
+    @property
+    def exit_status(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        rows = self.outputs.rows
+        return EXIT_SOME_FAILED if self.input_problems or any(not r.judged for r in rows) else EXIT_OK
+
+
+def _check_paths(opts: BatchOptions) -> None:
+    if not opts.inputs:
+        raise BatchError("give at least one INPUT: a folder, a zip file or a submission file")
+    out = opts.out.resolve()
+    for p in opts.inputs:
+        if not p.exists() and not p.is_symlink():
+            raise BatchError(f"{p}: no such file or folder")
+        if p.is_symlink():
+            raise BatchError(f"{p}: is a symbolic link: pass the file or folder itself")
+        if not (p.is_dir() or p.is_file()):
+            raise BatchError(f"{p}: not a regular file or folder")
+        rp = p.resolve()
+        if p.is_dir() and (out == rp or rp in out.parents):
+            raise BatchError(f"--out {opts.out} is inside the input {p}: its outputs would be read as submissions")
+        if out in rp.parents:
+            raise BatchError(f"the input {p} is inside --out {opts.out}")
+    if opts.out.exists() and not opts.out.is_dir():
+        raise BatchError(f"--out {opts.out}: exists and is not a folder")
+
+
+def find_entries(inputs: tuple[Path, ...], work: Path) -> tuple[list[Entry], list[str], list[str], list[str]]:
+    """(entries, refused entry lines, ignored files, refused inputs) of all inputs."""
+    entries, refused, ignored, problems = [], [], [], []
+    for n, p in enumerate(inputs, 1):
+        label = p.name if p.is_file() else (p.name or str(p))
+        try:
+            if p.is_dir():
+                found = discover(label, walk_folder(p))
+            elif p.suffix.lower() == ".zip":
+                dest = work / f"{n}"
+                shutil.rmtree(dest, ignore_errors=True)
+                dest.mkdir(parents=True)
+                found = discover(label, unpack_zip(p, dest), unwrap=True)
+            else:
+                entries.append(single_file(p, label))
+                continue
+        except IntakeError as exc:
+            problems.append(str(exc))
+            continue
+        entries += found.entries
+        refused += [f"{label}: {r.line()}" for r in found.refused]
+        ignored += found.ignored
+    entries.sort(key=lambda e: (e.student, e.source))
+    ids = unique_ids(e.student for e in entries)
+    return [replace(e, student=i) for e, i in zip(entries, ids)], refused, ignored, problems
+
+
+def _source_text(path: Path) -> str:
+    try:
+        text = path.read_bytes()[: 1 << 20].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    if path.name.endswith(".ipynb"):
+        try:
+            return extract_code(text)[0]
+        except (NotebookError, ValueError):
+            return ""
+    return text
+
+
+def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
+    """Grade every student of `opts.inputs` into `opts.out` (see the module docstring)."""
+    _check_paths(opts)
+    out = opts.out
+    out.mkdir(parents=True, exist_ok=True)
+    state_dir(out).mkdir(exist_ok=True)
+    seed = opts.secret_seed
+    if opts.random_seed:
+        previous = load_run(out) or {}
+        seed = previous.get("secret_seed") if isinstance(previous.get("secret_seed"), int) \
+            else int.from_bytes(os.urandom(8), "little")
+    if opts.docker:
+        try:
+            docker_mode.check_engine(opts.image)
+        except docker_mode.DockerUnavailable as exc:
+            raise BatchError(str(exc)) from None
+    entries, refused, ignored, problems = find_entries(opts.inputs, state_dir(out) / "unpacked")
+    all_ids = [e.student for e in entries]
+    if opts.shard:
+        mine = set(select(all_ids, *opts.shard))
+        entries = [e for e in entries if e.student in mine]
+    options = GradeOptions(tests=opts.tests, secret_seed=seed, isolation=opts.isolation)
+    try:
+        cases = cases_step(bundle, options)
+        if not opts.docker:
+            options = replace(options, probe_s=probe_step(bundle, options))
+    except BundleError as exc:
+        raise BatchError(str(exc)) from None
+    except SandboxError as exc:
+        raise BatchError(f"the sandbox cannot start here: {exc}") from None
+    key = RunKey(bundle.spec.id, bundle.spec.version, __version__, opts.tests, seed,
+                 f"docker:{opts.image}" if opts.docker else "local")
+    run = {"bundle_id": key.bundle_id, "bundle_version": key.bundle_version, "grader_version": key.grader_version,
+           "tests": key.tests, "secret_seed": seed, "mode": key.mode,
+           "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
+           "students": sorted(all_ids), "shard_students": sorted(e.student for e in entries),
+           "students_in_shard": len(entries), "groups": bundle.group_names(opts.tests),
+           "refused": refused, "ignored": ignored, "input_problems": problems}
+    save_run(out, run)
+    starter_path = bundle.root / "starter" / "solution.py"
+    starter = windows(starter_path.read_text(encoding="utf-8")) if starter_path.is_file() else set()
+
+    records: dict[str, StudentRecord] = {}
+    todo: list[tuple[Entry, str, list[int]]] = []
+    for e in entries:
+        sha = file_sha256(e.path)
+        kept = reusable(out, e.student, sha, key)
+        if kept is not None and kept.source == e.source:
+            records[e.student] = kept
+        else:
+            todo.append((e, sha, fingerprint(_source_text(e.path), starter) if e.path else []))
+    token = os.urandom(4).hex()
+    tasks = [Task(e.student, e.path, e.problem, out / f"{e.student}.json",
+                  container=f"vit-batch-{token}-{i}" if opts.docker else "") for i, (e, _, _) in enumerate(todo)]
+    started = time.monotonic()
+    counts = {"done": 0, "not_judged": 0, "not_ac": 0}
+
+    def report_progress() -> None:
+        if opts.progress:
+            opts.progress(Progress(counts["done"], len(tasks), counts["not_judged"], counts["not_ac"],
+                                   time.monotonic() - started))
+
+    def on_done(index: int, result: dict) -> None:
+        e, sha, prints = todo[index]
+        if "error" in result:   # the grading process itself failed: the student is not judged
+            from .local import unjudged_report
+            from ..report.json_report import render_json
+            from .state import atomic_write
+            reason = f"grading failed: {result['error']}"
+            atomic_write(tasks[index].out_json, render_json(unjudged_report(bundle, options, cases, reason)))
+            result = {"verdict": "CE", "judged": False, "reason": reason, "seconds": 0.0}
+        rec = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, float(result["seconds"]),
+                            bool(result["judged"]), str(result["reason"]), str(result["verdict"]), prints)
+        save_record(out, rec)
+        records[e.student] = rec
+        counts["done"] += 1
+        counts["not_judged"] += not rec.judged
+        counts["not_ac"] += rec.verdict != "AC"
+        report_progress()
+
+    if opts.docker:
+        cfg = docker_mode.DockerConfig(opts.image)
+
+        def work(task: Task) -> dict:
+            return docker_mode.docker_task(cfg, bundle, options, cases, task)
+    else:
+        def work(task: Task) -> dict:
+            return grade_task(bundle, options, cases, task)
+    jobs = opts.jobs or os.cpu_count() or 1
+    interrupted = None
+    try:
+        run_parallel(tasks, work, jobs, timeout_s=bundle.spec.limits.total_time_s + 180,
+                     on_done=on_done, on_tick=report_progress)
+    except Interrupted as exc:
+        interrupted = str(exc)
+    finally:
+        if opts.docker:
+            docker_mode.remove_containers([t.container for t in tasks])
+    outputs = write_outputs(out, run, [records[s] for s in sorted(records)])
+    return BatchResult(out, outputs, counts["done"], len(entries) - len(todo), interrupted, tuple(problems))

@@ -1,0 +1,81 @@
+"""Grading one student, in the batch's forked child: exactly what `grade` does.
+
+The verdict JSON is rendered by report.json_report from feedback.grade.grade,
+with the test cases and the speed probe that the batch prepared once
+(GradeOptions.probe_s). A student with no file to grade (several candidates,
+none, an unreadable file) gets the verdict JSON of a compilation error whose
+message says what was found, with every test "not run" like any CE.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..feedback.grade import grade
+from ..judging.judge import GradeOptions, not_run
+from ..judging.source import SubmissionUnreadable
+from ..judging.verdict import VERDICT_NAMES, CompileResult, GradeReport, group_results, overall_verdict
+from ..problem.bundle import Bundle
+from ..problem.cases import TestCase
+from ..report.json_report import render_json
+from .ids import clean_text
+from .state import atomic_write
+
+
+@dataclass(frozen=True)
+class Task:
+    """One student to grade: crosses into the forked child."""
+    student: str
+    path: Path | None
+    problem: str              # the CE message when path is None
+    out_json: Path
+    container: str = ""       # --docker: the container's name, so the batch can remove it when killed
+
+
+def unjudged_report(bundle: Bundle, options: GradeOptions, cases: list[TestCase], message: str) -> GradeReport:
+    """The report `grade` gives a file that cannot be compiled, for a student with no file at all."""
+    spec = bundle.spec
+    compiled = CompileResult("CE", message)
+    results = [not_run(spec, c, "CE", "compile", message) for c in cases]
+    groups = group_results([g for g in spec.groups if any(c.group == g.name for c in results)], results)
+    return GradeReport(
+        verdict=overall_verdict(results), score=sum(g.score for g in groups),
+        max_score=sum(g.points for g in groups), summary=f"{VERDICT_NAMES['CE']}: {message}",
+        compile=compiled, tests=tuple(results), groups=tuple(groups), bundle_id=spec.id,
+        bundle_version=spec.version, grader_version=__version__, selection=options.tests,
+        hidden_set="secret-seed" if options.secret_seed is not None else "published")
+
+
+def file_sha256(path: Path | None) -> str:
+    """sha256 of the file's bytes, or "" when it cannot be read."""
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return ""
+
+
+def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task) -> dict:
+    """Grade one student and write DIR/<id>.json; the result dict goes back to the batch."""
+    started = time.monotonic()
+    judged, reason = True, ""
+    if task.path is None:
+        report = unjudged_report(bundle, options, cases, task.problem)
+        judged, reason = False, task.problem
+    else:
+        try:
+            report = grade(bundle, task.path, options, cases)
+        except SubmissionUnreadable as exc:
+            reason = clean_text(str(exc).replace(str(task.path), task.path.name))
+            report = unjudged_report(bundle, options, cases, reason)
+            judged = False
+    if report.verdict == "JE":
+        judged, reason = False, clean_text(report.summary)
+    atomic_write(task.out_json, render_json(report))
+    return {"verdict": report.verdict, "judged": judged, "reason": reason,
+            "seconds": round(time.monotonic() - started, 3)}

@@ -1,0 +1,119 @@
+"""The gradebook: one row per student, from DIR/<id>.json and the student's record.
+
+grades.csv is built only from what is on disk (the verdict JSON and the
+record in DIR/.batch/), so a single run and a merge of shards over the same
+inputs write the same file. Every cell is one line (no raw newline, tab or
+control character), and text cells that a spreadsheet would run as a formula
+(starting with = + - @) are prefixed with an apostrophe.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .ids import clean_text
+from .similarity import Pair
+from .state import StudentRecord
+
+FIXED = ("student", "name", "source", "layout", "late", "verdict", "score", "max_score")
+TAIL = ("mistakes", "similar_to", "similarity", "sha256", "grading_s", "judged", "message")
+
+
+@dataclass(frozen=True)
+class Row:
+    record: StudentRecord
+    report: dict | None       # the verdict JSON, None if it is missing or damaged
+
+    @property
+    def student(self) -> str:
+        return self.record.student
+
+    @property
+    def verdict(self) -> str:
+        return str(self.report.get("verdict", "JE")) if self.report else "JE"
+
+    @property
+    def score(self) -> int | None:
+        return self.report.get("score") if self.report else None
+
+    @property
+    def max_score(self) -> int | None:
+        return self.report.get("max_score") if self.report else None
+
+    @property
+    def judged(self) -> bool:
+        return self.record.judged and self.report is not None
+
+    @property
+    def reason(self) -> str:
+        if self.report is None:
+            return "the verdict JSON is missing or damaged"
+        return self.record.reason
+
+    def group_score(self, group: str) -> int | None:
+        for g in (self.report or {}).get("groups", []):
+            if g.get("name") == group:
+                return g.get("score")
+        return None
+
+    def mistakes(self) -> list[tuple[str, str]]:
+        """(id, title) of the catalogue mistakes the diagnosis matched (one, or several when ambiguous)."""
+        fp = ((self.report or {}).get("diagnosis") or {}).get("fingerprint") or {}
+        if fp.get("status") not in ("match", "ambiguous"):
+            return []
+        return [(str(m.get("id")), clean_text(m.get("title", ""), 160)) for m in fp.get("mistakes", [])]
+
+
+def load_rows(out: Path, records: list[StudentRecord]) -> list[Row]:
+    rows = []
+    for rec in sorted(records, key=lambda r: r.student):
+        try:
+            report = json.loads((out / f"{rec.student}.json").read_text(encoding="utf-8"))
+            if not isinstance(report, dict):
+                report = None
+        except (OSError, ValueError):
+            report = None
+        rows.append(Row(rec, report))
+    return rows
+
+
+def cell(value) -> str:
+    """One CSV cell: one line, never a formula."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    text = clean_text(str(value), 1000)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def similar_map(pairs: list[Pair]) -> dict[str, list[tuple[str, float]]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for p in pairs:
+        out.setdefault(p.a, []).append((p.b, p.score))
+        out.setdefault(p.b, []).append((p.a, p.score))
+    return out
+
+
+def csv_text(rows: list[Row], groups: list[str], pairs: list[Pair]) -> str:
+    """grades.csv: a header and one row per student, sorted by id."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*FIXED, *(f"points_{g}" for g in groups), *TAIL])
+    similar = similar_map(pairs)
+    for r in rows:
+        rec = r.record
+        mates = sorted(similar.get(r.student, []), key=lambda t: (-t[1], t[0]))
+        message = r.reason if not r.judged else (r.report or {}).get("summary", "")
+        w.writerow([cell(v) for v in (
+            r.student, rec.name, rec.source, rec.layout, rec.late, r.verdict, r.score, r.max_score,
+            *(r.group_score(g) for g in groups),
+            ";".join(m for m, _ in r.mistakes()),
+            ";".join(m for m, _ in mates), max((s for _, s in mates), default=None),
+            rec.sha256, round(rec.seconds, 2), r.judged, message)])
+    return buf.getvalue()

@@ -1,0 +1,93 @@
+"""--shard K/N and batch-merge: fanning a course out over any engine, and back.
+
+A shard is every N-th student of the whole batch in id order, starting at the
+K-th: deterministic, the same on every machine given the same inputs, and an
+exact 1/N (give or take one). Each shard writes a complete DIR of its own;
+`merge_dirs` checks that the shards belong together (same bundle, grader,
+tests, seed, mode and student list; each K of 1..N exactly once; every
+student graded), copies the verdict JSON files and records into one DIR and
+writes grades.csv and summary.md exactly as a single run over the same inputs
+would (apart from timings).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from .finish import Outputs, write_outputs
+from .state import load_records, load_run, save_record, save_run, state_dir
+
+# What must agree between shards (everything in run.json except the shard's own part).
+AGREE = ("bundle_id", "bundle_version", "grader_version", "tests", "secret_seed", "mode", "students",
+         "groups", "refused", "ignored", "input_problems")
+
+
+class ShardError(Exception):
+    """Bad --shard, or shard folders that cannot be merged (exit 2)."""
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
+    if not m:
+        raise ShardError(f"--shard: expected K/N such as 2/8, got {text!r}")
+    k, n = int(m[1]), int(m[2])
+    if n < 1 or not 1 <= k <= n:
+        raise ShardError(f"--shard {text}: K must be between 1 and N (N >= 1)")
+    return k, n
+
+
+def select(ids: list[str], k: int, n: int) -> list[str]:
+    """The ids of shard k of n: every n-th id in sorted order, from the k-th."""
+    return [s for i, s in enumerate(sorted(ids)) if i % n == k - 1]
+
+
+def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
+    """Merge shard folders into `out`; returns the outputs and the merged run description."""
+    runs = []
+    for d in dirs:
+        run = load_run(d)
+        if run is None:
+            raise ShardError(f"{d}: not a batch output folder (no {state_dir(d).name}/run.json)")
+        runs.append((d, run))
+    first_dir, first = runs[0]
+    for d, run in runs[1:]:
+        for key in AGREE:
+            if run.get(key) != first.get(key):
+                raise ShardError(f"{d} and {first_dir} do not belong to the same batch: their {key} differ")
+    shards = [run.get("shard") for _, run in runs]
+    if any(s is None for s in shards):
+        if len(runs) > 1:
+            raise ShardError("a folder without --shard cannot be merged with others")
+    else:
+        parsed = [parse_shard(s) for s in shards]
+        n = parsed[0][1]
+        if any(pn != n for _, pn in parsed):
+            raise ShardError("the folders come from different shard counts (N)")
+        ks = sorted(k for k, _ in parsed)
+        if ks != list(range(1, n + 1)):
+            missing = sorted(set(range(1, n + 1)) - set(ks))
+            dup = sorted({k for k in ks if ks.count(k) > 1})
+            raise ShardError(f"shards do not cover 1..{n} exactly once"
+                             + (f": missing {', '.join(f'{k}/{n}' for k in missing)}" if missing else "")
+                             + (f": repeated {', '.join(f'{k}/{n}' for k in dup)}" if dup else ""))
+    out.mkdir(parents=True, exist_ok=True)
+    state_dir(out).mkdir(exist_ok=True)
+    merged = {}
+    for d, run in runs:
+        for rec in load_records(d):
+            if rec.student not in run.get("shard_students", []):
+                continue
+            if rec.student in merged:
+                raise ShardError(f"student {rec.student} is in two shards")
+            merged[rec.student] = rec
+            if d.resolve() != out.resolve():
+                src = d / f"{rec.student}.json"
+                if src.is_file():
+                    shutil.copyfile(src, out / f"{rec.student}.json")
+                save_record(out, rec)
+    run = {k: first.get(k) for k in AGREE}
+    run.update(shard=None, merged_from=len(runs), students_in_shard=len(first.get("students", [])),
+               shard_students=sorted(first.get("students", [])))
+    save_run(out, run)
+    return write_outputs(out, run, [merged[s] for s in sorted(merged)]), run

@@ -1,0 +1,155 @@
+"""grader/batch/intake.py: hostile zips and folders never get through, and each refusal names its entry."""
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.batch.intake import IntakeError, IntakeLimits, unpack_zip, walk_folder
+
+
+def _zip(path: Path, members: list[tuple[str, bytes] | zipfile.ZipInfo | tuple[zipfile.ZipInfo, bytes]]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for m in members:
+            if isinstance(m, tuple) and isinstance(m[0], zipfile.ZipInfo):
+                zf.writestr(m[0], m[1])
+            else:
+                zf.writestr(*m)
+    return path
+
+
+def _unix(name: str, mode: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)
+    info.create_system = 3
+    info.external_attr = mode << 16
+    return info
+
+
+def _refused(intake) -> dict[str, str]:
+    return {r.entry: r.reason for r in intake.refused}
+
+
+def test_good_entries_are_unpacked_as_private_regular_files(tmp_path):
+    z = _zip(tmp_path / "c.zip", [("alice/solution.py", b"x = 1\n"), ("bob.py", b"y = 2\n"), ("__MACOSX/._bob.py", b"junk")])
+    out = unpack_zip(z, tmp_path / "u")
+    assert sorted(map(str, out.files)) == ["alice/solution.py", "bob.py"]
+    assert out.refused == []
+    f = tmp_path / "u" / "alice" / "solution.py"
+    assert f.read_bytes() == b"x = 1\n" and stat.S_IMODE(f.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("name, why", [
+    ("../evil.py", "path traversal"),
+    ("alice/../../evil.py", "path traversal"),
+    ("/etc/evil.py", "absolute path"),
+    ("C:/evil.py", "absolute path"),
+    ("alice\\..\\evil.py", "backslash"),
+])
+def test_escaping_names_are_refused_by_name(tmp_path, name, why):
+    z = _zip(tmp_path / "c.zip", [(name, b"pwned"), ("ok.py", b"x = 1\n")])
+    out = unpack_zip(z, tmp_path / "u")
+    assert why in _refused(out)[name]
+    assert [str(f) for f in out.files] == ["ok.py"]
+    assert not (tmp_path / "evil.py").exists() and not Path("/etc/evil.py").exists()
+
+
+def test_symlink_and_special_entries_are_refused(tmp_path):
+    z = _zip(tmp_path / "c.zip", [
+        (_unix("alice/solution.py", stat.S_IFLNK | 0o777), b"/etc/passwd"),
+        (_unix("bob/fifo", stat.S_IFIFO | 0o644), b""),
+        (_unix("carol/dev", stat.S_IFCHR | 0o644), b""),
+        (_unix("dave/solution.py", stat.S_IFREG | 0o644), b"x = 1\n"),
+    ])
+    out = unpack_zip(z, tmp_path / "u")
+    refused = _refused(out)
+    assert "symbolic link" in refused["alice/solution.py"]
+    assert "special file" in refused["bob/fifo"] and "special file" in refused["carol/dev"]
+    assert [str(f) for f in out.files] == ["dave/solution.py"]
+    assert not (tmp_path / "u" / "alice" / "solution.py").exists()
+
+
+def test_a_symlink_entry_cannot_redirect_a_later_entry(tmp_path):
+    z = _zip(tmp_path / "c.zip", [(_unix("alice", stat.S_IFLNK | 0o777), str(tmp_path / "outside").encode()),
+                                  ("alice/solution.py", b"x = 1\n")])
+    (tmp_path / "outside").mkdir()
+    out = unpack_zip(z, tmp_path / "u")
+    assert "symbolic link" in _refused(out)["alice"]
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
+def test_duplicate_and_encrypted_entries_are_refused(tmp_path):
+    z = tmp_path / "c.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("a.py", b"1")
+        with pytest.warns(UserWarning):
+            zf.writestr("a.py", b"2")
+        info = zipfile.ZipInfo("secret.py")
+        zf.writestr(info, b"x")
+    # mark the last entry encrypted in both headers (zipfile cannot write encrypted entries)
+    data = bytearray(z.read_bytes())
+    for sig, off in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        pos = data.rfind(sig)
+        data[pos + off] |= 1
+    z.write_bytes(bytes(data))
+    out = unpack_zip(z, tmp_path / "u")
+    refused = _refused(out)
+    assert "same name" in refused["a.py"]
+    assert "encrypted" in refused["secret.py"]
+    assert (tmp_path / "u" / "a.py").read_bytes() == b"1"
+
+
+def test_a_zip_bomb_entry_is_refused_by_ratio(tmp_path):
+    z = _zip(tmp_path / "c.zip", [("bomb.py", b"\0" * (8 << 20)), ("ok.py", b"x = 1\n")])
+    out = unpack_zip(z, tmp_path / "u")
+    assert "zip bomb" in _refused(out)["bomb.py"]
+    assert [str(f) for f in out.files] == ["ok.py"]
+
+
+def test_too_many_entries_refuse_the_archive_naming_the_entry(tmp_path):
+    z = _zip(tmp_path / "c.zip", [(f"s{i}.py", b"x") for i in range(12)])
+    with pytest.raises(IntakeError, match=r"12 entries.*'s10.py'"):
+        unpack_zip(z, tmp_path / "u", IntakeLimits(max_entries=10))
+
+
+def test_too_much_in_total_refuses_the_archive_naming_the_entry(tmp_path):
+    z = _zip(tmp_path / "c.zip", [(f"s{i}.py", os.urandom(4096)) for i in range(5)])
+    with pytest.raises(IntakeError, match=r"entry 's2.py'.*MiB unpacked in all"):
+        unpack_zip(z, tmp_path / "u", IntakeLimits(max_total_bytes=10_000))
+
+
+def test_an_entry_lying_about_its_size_is_stopped_while_unpacking(tmp_path):
+    z = _zip(tmp_path / "c.zip", [("liar.py", b"a" * 5000)])
+    data = bytearray(z.read_bytes())
+    # shrink the declared uncompressed size in the central directory and the local header
+    for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        pos = data.find(sig)
+        data[pos + off:pos + off + 4] = (100).to_bytes(4, "little")
+    z.write_bytes(bytes(data))
+    # zipfile never yields more than the declared size; the CRC then fails: refused, nothing kept
+    out = unpack_zip(z, tmp_path / "u")
+    assert "cannot be unpacked" in _refused(out)["liar.py"]
+    assert out.files == [] and not (tmp_path / "u" / "liar.py").exists()
+
+
+def test_not_a_zip_is_one_clear_error(tmp_path):
+    p = tmp_path / "c.zip"
+    p.write_bytes(b"this is no zip")
+    with pytest.raises(IntakeError, match="not a readable zip"):
+        unpack_zip(p, tmp_path / "u")
+
+
+def test_a_folder_walk_refuses_links_and_special_files(tmp_path):
+    root = tmp_path / "cls"
+    (root / "alice").mkdir(parents=True)
+    (root / "alice" / "solution.py").write_text("x = 1\n")
+    (root / "bob.py").symlink_to("/etc/passwd")
+    (root / "carol").symlink_to(tmp_path)
+    os.mkfifo(root / "dave.py")
+    out = walk_folder(root)
+    refused = _refused(out)
+    assert [str(f) for f in out.files] == ["alice/solution.py"]
+    assert "symbolic link" in refused["bob.py"] and "symbolic link" in refused["carol"]
+    assert "special file" in refused["dave.py"]

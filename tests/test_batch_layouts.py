@@ -1,0 +1,140 @@
+"""grader/batch/layouts.py and ids.py: each LMS download gives one stable id per student."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import batch_class as bc
+from grader.batch.api import find_entries
+from grader.batch.ids import clean_text, slug, unique_ids
+from grader.batch.intake import walk_folder
+from grader.batch.layouts import choose, discover, gradescope_submitters, parse_canvas
+from pathlib import PurePosixPath as P
+
+CODE = b"def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
+
+
+def _entries(folder: Path):
+    return {e.student: e for e in discover(folder.name, walk_folder(folder)).entries}
+
+
+def test_slugs_and_unique_ids():
+    assert slug("Ada Lovelace") == "ada_lovelace"
+    assert slug("Zoë Ğül") == "zoe_gul"
+    assert slug("../../etc") == "etc" and slug("...") == "student"
+    assert unique_ids(["a", "a", "a-2", "b", "a"]) == ["a", "a-3", "a-2", "b", "a-4"]
+
+
+def test_untrusted_names_are_cleaned_once():
+    assert clean_text("Bob\u202e\nevil\x1b[31m") == "Bob evil [31m"
+    assert len(clean_text("x" * 1000)) == 300
+
+
+def test_canvas_names_with_late_and_anonymous():
+    assert parse_canvas("lovelaceada_12345_67890_solution.py") == ("lovelaceada", "12345", False, "solution.py")
+    assert parse_canvas("lovelaceada_late_12345_67890_solution-1.py") == ("lovelaceada", "12345", True,
+                                                                         "solution-1.py")
+    assert parse_canvas("12345_67890_my_file.py") == ("", "12345", False, "my_file.py")
+    assert parse_canvas("alice.py") is None and parse_canvas("Alice Smith_12_34_x.py") is None
+
+
+def test_canvas_folder(tmp_path):
+    ids = bc.write_canvas(tmp_path / "canvas", [bc.Student(k, CODE) for k in ("a", "b", "c")])
+    (tmp_path / "canvas" / "studenta_52000_99_readme.txt").write_text("extra")
+    (tmp_path / "canvas" / "studentd_52009_text.html").write_text("<p>text entry</p>")
+    found = _entries(tmp_path / "canvas")
+    assert set(found) == set(ids.values()) == {"studenta_52000", "studentb_52001", "studentc_52002"}
+    assert [found[i].late for i in sorted(found)] == [False, False, True]
+    assert all(e.layout == "canvas" and e.path.name.endswith("solution-1.py") for e in found.values())
+
+
+def test_moodle_folders_and_flat_files(tmp_path):
+    root = tmp_path / "moodle"
+    (root / "Ada Lovelace_1001_assignsubmission_file_").mkdir(parents=True)
+    (root / "Ada Lovelace_1001_assignsubmission_file_" / "vit.py").write_bytes(CODE)
+    (root / "Ada Lovelace_1001_assignsubmission_onlinetext_").mkdir()
+    (root / "Ada Lovelace_1001_assignsubmission_onlinetext_" / "onlinetext.html").write_text("hi")
+    (root / "Participant_1002_assignsubmission_file_").mkdir()
+    (root / "Participant_1002_assignsubmission_file_" / "notes.txt").write_text("no code")
+    (root / "Alan Turing_1003_assignsubmission_file_solution.ipynb").write_text(bc.notebook("x = 1\n"))
+    found = _entries(root)
+    assert set(found) == {"ada_lovelace_1001", "participant_1002", "alan_turing_1003"}
+    assert found["ada_lovelace_1001"].name == "Ada Lovelace" and found["ada_lovelace_1001"].path.name == "vit.py"
+    assert found["participant_1002"].path is None
+    assert "no .py or .ipynb file" in found["participant_1002"].problem and "notes.txt" in found["participant_1002"].problem
+    assert found["alan_turing_1003"].layout == "moodle"
+
+
+def test_gradescope_export_with_groups_and_ruby_tags(tmp_path):
+    root = tmp_path / "gs"
+    ids = bc.write_gradescope(root, [bc.Student("a", CODE), bc.Student("b", CODE)])
+    meta = (root / "submission_metadata.yml").read_text()
+    meta += ("submission_999:\n  :submitters:\n  - :name: Pair One\n    :sid: '11'\n  - :name: Pair Two\n"
+             "    :sid: '12'\n")
+    (root / "submission_metadata.yml").write_text(meta)
+    (root / "submission_999").mkdir()
+    (root / "submission_999" / "solution.py").write_bytes(CODE)
+    found = _entries(root)
+    assert set(found) == {*ids.values(), "11+12"}
+    assert found["11+12"].name == "Pair One; Pair Two" and found["11+12"].layout == "gradescope"
+    assert gradescope_submitters("s_1:\n  :submitters: []\n") == {"s_1": []}
+
+
+def test_gradescope_folder_missing_is_that_students_ce(tmp_path):
+    root = tmp_path / "gs"
+    bc.write_gradescope(root, [bc.Student("a", CODE)])
+    (root / "submission_metadata.yml").write_text((root / "submission_metadata.yml").read_text()
+                                                   + "submission_5:\n  :submitters:\n  - :name: Gone\n    :sid: '5'\n")
+    found = _entries(root)
+    assert found["5"].path is None and "no such folder" in found["5"].problem
+
+
+def test_github_classroom_clone(tmp_path):
+    ids = bc.write_github(tmp_path, [bc.Student("octocat", CODE), bc.Student("hubot", CODE)])
+    found = _entries(tmp_path / "vit-block-submissions")
+    assert set(found) == {"octocat", "hubot"} == set(ids.values())
+    assert all(e.layout == "github-classroom" for e in found.values())
+
+
+def test_candidate_rules():
+    assert choose([P("solution.py")], [], "x") == (P("solution.py"), "")
+    assert choose([P("a.py"), P("solution.py")], [], "x")[0] == P("solution.py")
+    none, why = choose([P("a.py"), P("b.ipynb")], [], "the folder 'alice'")
+    assert none is None and "2 candidate files in the folder 'alice' (a.py, b.ipynb)" in why
+    assert choose([P(".ipynb_checkpoints/solution-checkpoint.ipynb"), P("__pycache__/x.py"), P(".git/hooks/a.py"),
+                   P("work.py")], [], "x")[0] == P("work.py")
+    assert "it is empty" in choose([], [], "x")[1]
+
+
+def test_mixed_inputs_a_zip_a_folder_and_files(tmp_path):
+    bc.write_moodle_zip(tmp_path / "m.zip", [bc.Student("a", CODE)])
+    bc.write_files(tmp_path / "files", [bc.Student("alice", CODE), bc.Student("nb", bc.notebook("x=1\n").encode(), ".ipynb")])
+    (tmp_path / "solo.py").write_bytes(CODE)
+    (tmp_path / "files" / "dup").mkdir()
+    (tmp_path / "files" / "dup" / "solution.py").write_bytes(CODE)
+    entries, refused, ignored, problems = find_entries(
+        (tmp_path / "m.zip", tmp_path / "files", tmp_path / "solo.py", tmp_path / "files" / "alice.py"),
+        tmp_path / "work")
+    ids = [e.student for e in entries]
+    assert sorted(ids) == ["alice", "alice-2", "dup", "nb", "solo", "student_a_100100"]
+    assert problems == [] and refused == []
+
+
+def test_a_wrapped_zip_is_looked_into(tmp_path):
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "c.zip", "w") as zf:
+        zf.writestr("hw1 submissions/alice.py", CODE)
+        zf.writestr("hw1 submissions/bob/solution.py", CODE)
+    entries, *_ = find_entries((tmp_path / "c.zip",), tmp_path / "work")
+    assert {e.student: e.source for e in entries} == {"alice": "c.zip:hw1 submissions/alice.py",
+                                                      "bob": "c.zip:hw1 submissions/bob/solution.py"}
+
+
+@pytest.mark.parametrize("bad", ["submission_metadata.yml: [unclosed", "- just\n- a list\n"])
+def test_a_broken_gradescope_metadata_file_is_a_clear_problem(tmp_path, bad):
+    root = tmp_path / "gs"
+    root.mkdir()
+    (root / "submission_metadata.yml").write_text(bad)
+    found = discover("gs", walk_folder(root)).entries
+    assert len(found) == 1 and found[0].path is None and "submission_metadata.yml" in found[0].problem

@@ -1,0 +1,138 @@
+"""grades.csv, summary.md (golden files), CSV cell safety, similarity, shards and state.
+
+Golden files: tests/golden/batch/ (regenerate with `UPDATE_GOLDEN=1 python3 -m pytest tests/test_batch_outputs.py`).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from grader.batch.finish import write_outputs
+from grader.batch.outputs import cell
+from grader.batch.shards import ShardError, parse_shard, select
+from grader.batch.similarity import fingerprint, normalise, similar_pairs, windows
+from grader.batch.state import RunKey, StudentRecord, load_record, reusable, save_record
+
+GOLDEN = ROOT / "tests" / "golden" / "batch"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} is missing: run UPDATE_GOLDEN=1 python3 -m pytest {__file__}"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+
+
+def _report(verdict: str, score: int, mistakes=(), summary: str = "") -> dict:
+    fp = {"status": "match" if len(mistakes) == 1 else "ambiguous", "mistakes": [
+        {"id": m, "title": f"Title of {m}"} for m in mistakes]} if mistakes else {"status": "no_match", "mistakes": []}
+    return {"verdict": verdict, "score": score, "max_score": 12, "summary": summary or f"{verdict} summary",
+            "groups": [{"name": "sample", "score": score}], "diagnosis": {"fingerprint": fp}}
+
+
+def _class(out: Path) -> list[StudentRecord]:
+    (out / ".batch").mkdir(parents=True)
+    shared = list(range(100, 140))
+    specs = [
+        ("alice", "AC", 12, (), True, "", shared),
+        ("bob", "WA", 0, ("erf_gelu",), True, "", list(range(500, 530))),
+        ("carol", "WA", 0, ("erf_gelu",), True, "", shared[:38] + [1, 2]),
+        ("dave", "WA", 0, ("eps_1e5", "sample_variance"), True, "", []),
+        ("eve", "CE", 0, (), False, "2 candidate files in the folder 'eve' (a.py, b.py)", []),
+        ("=cmd", "RE", 0, (), True, "", []),
+    ]
+    records = []
+    for i, (sid, verdict, score, mistakes, judged, reason, prints) in enumerate(specs):
+        rec = StudentRecord(sid, f"class.zip:{sid}/solution.py", "moodle", f"Name\n{sid} | x", i == 2,
+                            f"{i:064x}", KEY, 1.5 * i, judged, reason, verdict, prints)
+        save_record(out, rec)
+        records.append(rec)
+        summary = "line one\nline two\twith tab" if sid == "bob" else ""
+        (out / f"{sid}.json").write_text(json.dumps(_report(verdict, score, mistakes, summary)))
+    return records
+
+
+RUN = {"bundle_id": "vit-encoder-block", "bundle_version": "1.0.0", "tests": "sample", "secret_seed": None,
+       "mode": "local", "shard": None, "groups": ["sample"], "students_in_shard": 6,
+       "refused": ["class.zip: ../evil.py: path traversal ('..'): it would be written outside the folder"],
+       "ignored": ["class.zip:README.md"], "input_problems": []}
+
+
+def test_grades_csv_and_summary_golden(tmp_path):
+    records = _class(tmp_path)
+    outputs = write_outputs(tmp_path, RUN, records)
+    check_golden("grades.csv", (tmp_path / "grades.csv").read_text())
+    check_golden("summary.md", (tmp_path / "summary.md").read_text())
+    assert outputs.summary == (tmp_path / "summary.md").read_text()
+
+
+def test_csv_cells_are_one_line_and_never_formulas(tmp_path):
+    write_outputs(tmp_path, RUN, _class(tmp_path))
+    text = (tmp_path / "grades.csv").read_text()
+    assert len(text.splitlines()) == 7
+    rows = list(csv.DictReader(text.splitlines()))
+    assert [r["student"] for r in rows] == ["'=cmd", "alice", "bob", "carol", "dave", "eve"]
+    bob = rows[2]
+    assert bob["message"] == "line one line two with tab" and bob["mistakes"] == "erf_gelu"
+    assert rows[4]["mistakes"] == "eps_1e5;sample_variance"
+    assert rows[5]["judged"] == "no" and "2 candidate files" in rows[5]["message"]
+    assert rows[1]["similar_to"] == "carol" and float(rows[1]["similarity"]) >= 0.8
+    assert cell("@SUM(A1)") == "'@SUM(A1)" and cell("-1") == "'-1" and cell(-1) == "-1" and cell(None) == ""
+
+
+def test_similarity_sees_through_renaming_comments_and_layout():
+    src = (ROOT / "submissions" / "accepted" / "vectorised_matmul.py").read_text()
+    disguised = re.sub(r"#[^\n]*", "# totally my own work", src)
+    for old, new in (("scores", "s"), ("weights", "attn_w"), ("x", "inp")):
+        disguised = re.sub(rf"\b{old}\b", new, disguised)
+    disguised = disguised.replace("\n", "\n\n").replace("1e-6", "0.000001")
+    assert normalise(src) == normalise(disguised)
+    starter = windows((ROOT / "starter" / "solution.py").read_text())
+    prints = {"orig": fingerprint(src, starter), "copy": fingerprint(disguised, starter)}
+    for p in sorted((ROOT / "submissions" / "accepted").glob("*.py")):
+        if p.stem != "vectorised_matmul":
+            prints[p.stem] = fingerprint(p.read_text(), starter)
+    pairs = similar_pairs(prints)
+    assert [(p.a, p.b) for p in pairs] == [("copy", "orig")] and pairs[0].score == 1.0
+
+
+def test_similarity_tolerates_broken_code():
+    assert normalise("def f(:\n  return (") != []
+    assert similar_pairs({"a": [], "b": []}) == []
+
+
+def test_shard_selection_is_an_exact_partition():
+    ids = [f"s{i:02d}" for i in range(23)]
+    parts = [select(ids, k, 4) for k in range(1, 5)]
+    assert sorted(sum(parts, [])) == sorted(ids)
+    assert [len(p) for p in parts] == [6, 6, 6, 5]
+    assert select(list(reversed(ids)), 2, 4) == parts[1]
+    assert parse_shard("2/8") == (2, 8)
+    for bad in ("0/3", "4/3", "x", "1/0", "-1/2"):
+        with pytest.raises(ShardError):
+            parse_shard(bad)
+
+
+def test_a_record_is_reused_only_for_the_same_file_and_run_key(tmp_path):
+    (tmp_path / ".batch").mkdir()
+    rec = StudentRecord("alice", "src", "file", "", False, "ab" * 32, KEY, 1.0, True, "", "AC", [1, 2])
+    save_record(tmp_path, rec)
+    assert load_record(tmp_path, "alice") == rec
+    assert reusable(tmp_path, "alice", "ab" * 32, KEY) is None          # no verdict JSON yet
+    (tmp_path / "alice.json").write_text("{}")
+    assert reusable(tmp_path, "alice", "ab" * 32, KEY) == rec
+    assert reusable(tmp_path, "alice", "cd" * 32, KEY) is None
+    assert reusable(tmp_path, "alice", "ab" * 32, RunKey("vit-encoder-block", "1.0.1", "1.0.0",
+                                                     "sample", None, "local")) is None
+    (tmp_path / ".batch" / "alice.json").write_text("{damaged")
+    assert load_record(tmp_path, "alice") is None
