@@ -52,6 +52,7 @@ class Intake:
     """What an input yielded: its regular files (relative paths) and what was refused."""
     root: Path
     files: list[PurePosixPath] = field(default_factory=list)
+    dirs: list[PurePosixPath] = field(default_factory=list)     # every folder, even an empty one
     refused: list[Refusal] = field(default_factory=list)
     unreadable_dirs: list[PurePosixPath] = field(default_factory=list)
 
@@ -135,6 +136,7 @@ def unpack_zip(archive: Path, dest: Path, limits: IntakeLimits = IntakeLimits())
                 continue
             rel = "/".join(parts)
             if info.is_dir():
+                out.dirs.append(PurePosixPath(rel))
                 continue
             if rel in seen:
                 out.refused.append(Refusal(shown, "a second entry with the same name: refused rather than "
@@ -234,6 +236,7 @@ def walk_folder(root: Path, limits: IntakeLimits = IntakeLimits()) -> Intake:
                 if depth >= limits.max_depth:
                     out.refused.append(Refusal(shown, f"nested more than {limits.max_depth} folders deep"))
                 else:
+                    out.dirs.append(child)
                     visit(Path(e.path), child, depth + 1)
             elif stat.S_ISREG(st.st_mode):
                 out.files.append(child)

@@ -169,6 +169,13 @@ def discover(label: str, intake: Intake, unwrap: bool = False) -> Found:
             loose.append(f)
         else:
             by_top.setdefault(f.parts[0], []).append(PurePosixPath(*f.parts[1:]))
+    for d in intake.dirs:
+        try:
+            rel = d.relative_to(prefix)
+        except ValueError:
+            continue
+        if len(rel.parts) == 1 and not rel.name.startswith(".") and rel.name not in SKIP_DIRS:
+            by_top.setdefault(rel.name, [])
     unreadable_tops = set()
     for d in intake.unreadable_dirs:
         try:
