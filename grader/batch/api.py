@@ -20,6 +20,7 @@ from typing import Callable
 from .. import __version__
 from ..judging.judge import GradeOptions, cases_step, probe_step
 from ..judging.notebook import NotebookError, extract_code
+from ..judging.paths import read_regular
 from ..problem.bundle import Bundle, BundleError
 from ..sandbox.launcher import SandboxError
 from . import docker as docker_mode
@@ -135,7 +136,7 @@ def find_entries(inputs: tuple[Path, ...], work: Path) -> tuple[list[Entry], lis
 
 def _source_text(path: Path) -> str:
     try:
-        text = path.read_bytes()[: 1 << 20].decode("utf-8", "replace")
+        text = read_regular(path, 1 << 20).decode("utf-8", "replace")
     except OSError:
         return ""
     if path.name.endswith(".ipynb"):
@@ -199,7 +200,8 @@ def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
             todo.append((e, sha, fingerprint(_source_text(e.path), starter) if e.path else []))
     token = os.urandom(4).hex()
     tasks = [Task(e.student, e.path, e.problem, out / f"{e.student}.json",
-                  container=f"vit-batch-{token}-{i}" if opts.docker else "") for i, (e, _, _) in enumerate(todo)]
+                  container=f"vit-batch-{token}-{i}" if opts.docker else "", within=e.within)
+             for i, (e, _, _) in enumerate(todo)]
     started = time.monotonic()
     counts = {"done": 0, "not_judged": 0, "not_ac": 0}
 

@@ -11,18 +11,18 @@ import re
 import unicodedata
 from typing import Iterable
 
+from ..sandbox.untrusted import clean
+
 MAX_ID = 80
 MAX_TEXT = 300
-# C0/C1 controls, and the bidirectional overrides that can make a name read
-# differently from what it is ("Trojan Source").
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_BREAKS = re.compile(r"[\r\n\t\v\f\x85\u2028\u2029]")
 
 
-def clean_text(text: str, limit: int = MAX_TEXT) -> str:
-    """Untrusted text as one printable line of at most `limit` characters."""
-    text = _UNSAFE.sub(" ", str(text))
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def clean_text(text: object, limit: int = MAX_TEXT) -> str:
+    """Untrusted text as one printable line of at most `limit` characters: line breaks become
+    spaces, then sandbox/untrusted.py's one cleaning (controls, bidi and format characters)."""
+    one_line = _BREAKS.sub(" ", text if type(text) is str else str(text))
+    return " ".join(clean(one_line, max(limit, 64) * 2).split())[:limit]
 
 
 def slug(text: str) -> str:

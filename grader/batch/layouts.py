@@ -22,7 +22,7 @@ what was found.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -49,6 +49,7 @@ class Entry:
     name: str = ""             # the student's name when the download says it
     late: bool = False         # Canvas's LATE marker
     problem: str = ""          # why there is nothing to grade (the student's CE message)
+    within: Path | None = None # the input folder the file must lie in (no symlinked folder leads out)
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,7 @@ def discover(label: str, intake: Intake, unwrap: bool = False) -> Found:
         chosen, why = choose(group, [], f"the {layout.capitalize()} files of {student}")
         entries.append(Entry(student, src(chosen) if chosen else src(group[0]), base / chosen if chosen else None,
                              layout, name, late, why))
-    return Found(entries, refused, ignored)
+    return Found([replace(e, within=root) for e in entries], refused, ignored)
 
 
 def single_file(path: Path, label: str) -> Entry:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__
@@ -21,8 +21,11 @@ from ..judging.verdict import VERDICT_NAMES, CompileResult, GradeReport, group_r
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..report.json_report import render_json
+from ..judging.paths import read_regular
 from .ids import clean_text
 from .state import atomic_write
+
+MAX_READ = 16 << 20   # a submission over 64 KiB is a CE anyway; a notebook may be bigger
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Task:
     problem: str              # the CE message when path is None
     out_json: Path
     container: str = ""       # --docker: the container's name, so the batch can remove it when killed
+    within: Path | None = None  # the input folder the file must lie in (judging/paths.py)
 
 
 def unjudged_report(bundle: Bundle, options: GradeOptions, cases: list[TestCase], message: str) -> GradeReport:
@@ -54,8 +58,7 @@ def file_sha256(path: Path | None) -> str:
     if path is None:
         return ""
     try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        return hashlib.sha256(read_regular(path, MAX_READ)).hexdigest()
     except OSError:
         return ""
 
@@ -69,7 +72,7 @@ def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], tas
         judged, reason = False, task.problem
     else:
         try:
-            report = grade(bundle, task.path, options, cases)
+            report = grade(bundle, task.path, replace(options, within=task.within), cases)
         except SubmissionUnreadable as exc:
             reason = clean_text(str(exc).replace(str(task.path), task.path.name))
             report = unjudged_report(bundle, options, cases, reason)
