@@ -131,7 +131,7 @@ esac
 
 # At most this much is copied: the grader's bound on a raw notebook (grader/judging/
 # source.py MAX_NOTEBOOK_BYTES) plus one byte, so that it can say a file is too large.
-COPY_LIMIT=$(( (16 << 20) + 1 ))
+COPY_LIMIT=$(( (4 << 20) + 1 ))
 
 # Copy $1 to $2 with one open that refuses a symlink (O_NOFOLLOW) and cannot block on
 # a FIFO (O_NONBLOCK), reading at most COPY_LIMIT bytes. GNU dd does it; python3 where
