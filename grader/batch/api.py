@@ -87,6 +87,14 @@ class BatchResult:
         return EXIT_SOME_FAILED if self.input_problems or any(not r.judged for r in rows) else EXIT_OK
 
 
+def default_jobs() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _check_paths(opts: BatchOptions) -> None:
     if not opts.inputs:
         raise BatchError("give at least one INPUT: a folder, a zip file or a submission file")
@@ -236,7 +244,7 @@ def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
     else:
         def work(task: Task) -> dict:
             return grade_task(bundle, options, cases, task)
-    jobs = opts.jobs or os.cpu_count() or 1
+    jobs = opts.jobs or default_jobs()
     interrupted = None
     try:
         run_parallel(tasks, work, jobs, timeout_s=bundle.spec.limits.total_time_s + 180,
