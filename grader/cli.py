@@ -361,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--write", action="store_true",
                      help="write calibration.yaml and set the two derived figures in problem.yaml")
     cal.add_argument("--repeats", type=int, default=3, metavar="R", help="gradings per submission (default: 3)")
-    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe runs (default: 25)")
+    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe readings per load condition (default: 25)")
     cal.add_argument("--tle-cap", type=float, metavar="S",
                      help="CPU seconds a too-slow submission may use (default: 10x the provisional limit)")
     cal.add_argument("--probe-only", action="store_true", help="only measure the speed probe's stability")

@@ -2,9 +2,13 @@
 
 On the calibration machine, in the sandbox exactly as grading runs:
 
-* the speed probe (child.probe_workload in a sandbox worker) is run many
-  times; its median becomes `time_calibration.probe_time_s`, the unit that
-  grader/judging/timing.py scales limits by on other machines;
+* the speed probe is read many times, as found and again with two busy
+  processes (a reading is what grading takes: the minimum CPU time of
+  PROBE_GROUP runs of child.probe_workload in one sandbox worker); the
+  geometric middle of the fastest and the slowest reading becomes
+  `time_calibration.probe_time_s`, the unit that grader/judging/timing.py
+  scales limits by on other machines, and every reading must lie within its
+  noise band (timing.PROBE_BAND);
 * every accepted submission is graded `repeats` times under a generous cap;
   per case the median CPU time is kept, and the slowest case of the slowest
   accepted submission is T_ac;
@@ -38,12 +42,14 @@ import yaml
 from ..problem.bundle import Bundle, BundleError
 from ..problem.cases import TestCase
 from ..judging.judge import GradeOptions, cases_step, sandbox_limits
+from ..judging.timing import PROBE_BAND
 from ..feedback.grade import grade
-from ..sandbox.launcher import Sandbox, SandboxError
+from ..sandbox.launcher import PROBE_REPEATS, Sandbox, SandboxError
 from .verify import ExpectedSubmission, find_submissions
 
 TIME_RESOLUTION_S = 1.0   # Kattis's default `time_resolution`
-PROBE_GROUP = 5           # grading takes the median of this many probe runs (Sandbox.probe)
+CALIBRATION_LOAD = 2          # busy processes for the loaded probe readings
+PROBE_GROUP = PROBE_REPEATS   # grading reads the probe as the minimum of this many runs (Sandbox.probe)
 # The probe needs a compiled submission in the zygote but never runs it.
 _PROBE_SOURCE = "def vit_encoder_block(*args):\n    return None\n"
 
@@ -74,8 +80,16 @@ def spread(values: Sequence[float]) -> Spread:
 
 @dataclass(frozen=True)
 class ProbeStats:
-    runs: tuple[float, ...]            # every single probe run, in order
-    group: int                          # runs per median in grading
+    readings: tuple[tuple[float, ...], ...]   # per probe worker, every run's CPU seconds, in order
+
+    @property
+    def group(self) -> int:
+        """Runs per reading (grading reads the probe once: the minimum of this many runs)."""
+        return max((len(r) for r in self.readings), default=0)
+
+    @property
+    def runs(self) -> tuple[float, ...]:
+        return tuple(v for r in self.readings for v in r)
 
     @property
     def single(self) -> Spread:
@@ -83,10 +97,8 @@ class ProbeStats:
 
     @property
     def grouped(self) -> Spread:
-        """The spread of what grading sees: medians of consecutive groups of `group` runs."""
-        medians = [statistics.median(self.runs[i:i + self.group])
-                   for i in range(0, len(self.runs) - self.group + 1, self.group)]
-        return spread(medians)
+        """The spread of what grading sees: the minimum of each worker's runs."""
+        return spread([min(r) for r in self.readings])
 
 
 @dataclass(frozen=True)
@@ -155,16 +167,11 @@ def _probe_sandbox(bundle: Bundle, isolation: str) -> Sandbox:
                    isolation=isolation)
 
 
-def measure_probe(bundle: Bundle, runs: int = 25, isolation: str = "auto") -> ProbeStats:
-    """`runs` single probe runs, each in a fresh sandbox worker as grading runs them."""
-    times = []
+def measure_probe(bundle: Bundle, readings: int = 25, isolation: str = "auto",
+                  repeats: int = PROBE_GROUP) -> ProbeStats:
+    """`readings` probe readings, each a fresh sandbox worker running the probe `repeats` times."""
     with _probe_sandbox(bundle, isolation) as sb:
-        for _ in range(runs):
-            out = sb.run([], None, mode="probe")
-            if out.probe_s is None:
-                raise SandboxError(f"the speed probe failed (status {out.status}, exit {out.exit_code})")
-            times.append(out.probe_s)
-    return ProbeStats(tuple(times), PROBE_GROUP)
+        return ProbeStats(tuple(sb.probe_runs(repeats) for _ in range(readings)))
 
 
 class BackgroundLoad:
@@ -286,10 +293,27 @@ def _timing_dict(t: Timing, wall_factor: float) -> dict:
     return out
 
 
-def record(bundle: Bundle, probe: ProbeStats, accepted: Sequence[Timing], tle: Sequence[Timing],
-           d: Derivation, machine: dict, method: dict) -> dict:
-    """calibration.yaml as plain data (every figure rounded so the file stays readable)."""
+def probe_center(probes: Sequence[ProbeStats]) -> float:
+    """probe_time_s: the geometric middle of every reading (idle and loaded), so that the
+    fastest and the slowest lie equally far inside timing.PROBE_BAND."""
+    readings = [min(r) for p in probes for r in p.readings]
+    return float(f"{math.sqrt(min(readings) * max(readings)):.4g}")
+
+
+def _probe_dict(p: ProbeStats, load: float) -> dict:
+    return {"load_average_1m": round(load, 2), "single_runs": p.single.as_dict(5),
+            f"min_of_{p.group}": p.grouped.as_dict(5)}
+
+
+def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], accepted: Sequence[Timing],
+           tle: Sequence[Timing], d: Derivation, machine: dict, method: dict) -> dict:
+    """calibration.yaml as plain data (every figure rounded so the file stays readable).
+
+    `probes`: (condition, readings, load average) per load condition."""
     spec = bundle.spec
+    center = probe_center([p for _, p, _ in probes])
+    readings = [min(r) for _, p, _ in probes for r in p.readings]
+    in_band = all(center / PROBE_BAND <= v <= center * PROBE_BAND for v in readings)
     n_cases = sum(1 for g in bundle.group_names("all") for _ in (bundle.testcases / g).glob("*.json"))
     wall = spec.limits.wall_factor * d.time_limit + 1.0
     return {
@@ -297,8 +321,7 @@ def record(bundle: Bundle, probe: ProbeStats, accepted: Sequence[Timing], tle: S
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine,
         "method": method,
-        "probe": {"single_runs": probe.single.as_dict(5),
-                  f"median_of_{probe.group}": probe.grouped.as_dict(5)},
+        "probe": {label: _probe_dict(p, load) for label, p, load in probes},
         "accepted": [_timing_dict(t, spec.limits.wall_factor) for t in accepted],
         "time_limit_exceeded": [_timing_dict(t, spec.limits.wall_factor) for t in tle],
         "derived": {
@@ -306,7 +329,8 @@ def record(bundle: Bundle, probe: ProbeStats, accepted: Sequence[Timing], tle: S
             "t_ac_from": d.t_ac_from,
             "exact_limit_s": round(d.exact_limit, 4),
             "time_per_test_s": d.time_limit,
-            "probe_time_s": float(f"{probe.single.median:.4g}"),
+            "probe_time_s": center,
+            "probe_band": [round(center / PROBE_BAND, 5), round(center * PROBE_BAND, 5)],
             "fastest_tle_s": None if math.isinf(d.t_tle) else round(d.t_tle, 4),
             "fastest_tle_from": d.t_tle_from,
             "tle_bound_s": round(d.tle_bound, 4),
@@ -320,6 +344,7 @@ def record(bundle: Bundle, probe: ProbeStats, accepted: Sequence[Timing], tle: S
             "limit_covers_slowest_accepted": d.time_limit >= d.exact_limit,
             "fastest_tle_beyond_margin": d.tle_bound <= d.t_tle,
             "total_limit_covers_every_case_at_its_wall_limit": n_cases * wall <= spec.limits.total_time_s,
+            "every_probe_reading_within_the_band": in_band,
         },
         "problems": list(d.problems),
     }
@@ -375,7 +400,7 @@ def set_problem_yaml_limits(path: Path, time_per_test_s: float, probe_time_s: fl
 
 @dataclass(frozen=True)
 class Calibration:
-    probe: ProbeStats
+    probes: tuple[tuple[str, ProbeStats, float], ...]   # (condition, readings, load average)
     accepted: tuple[Timing, ...]
     tle: tuple[Timing, ...]
     derivation: Derivation
@@ -397,8 +422,11 @@ def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s:
     with _probe_sandbox(bundle, isolation) as sb:
         sb.run([], None, mode="probe")
         mode = sb.info().mode
-    progress(f"probe: {probe_runs} runs")
-    probe = measure_probe(bundle, probe_runs, isolation)
+    progress(f"probe: {probe_runs} readings as found, then with {CALIBRATION_LOAD} busy processes")
+    probes = [("as_found", measure_probe(bundle, probe_runs, isolation), os.getloadavg()[0])]
+    with BackgroundLoad(CALIBRATION_LOAD):
+        probes.append((f"with_{CALIBRATION_LOAD}_busy", measure_probe(bundle, probe_runs, isolation),
+                       os.getloadavg()[0]))
     # Accepted runs get a cap far above any sensible limit: they must never be cut short.
     ac_cap = max(10.0, 10 * spec.limits.time_per_test_s)
     accepted = []
@@ -413,14 +441,17 @@ def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s:
         progress(f"time_limit_exceeded/{s.path.name}: up to {repeats} runs, cap {cap:g} s")
         tle.append(measure_submission(bundle, s, cap, repeats, isolation, cases))
     d = derive(accepted, tle, spec.time_calibration.safety_factor, spec.time_calibration.tle_margin)
-    method = {"probe_runs": probe_runs, "probe_group": PROBE_GROUP, "repeats": repeats,
+    method = {"probe_readings": probe_runs, "probe_runs_per_reading": PROBE_GROUP,
+              "probe_reading": "minimum CPU time of the runs in one worker",
+              "probe_time_s": "geometric middle of the fastest and slowest reading, as found and loaded",
+              "probe_band_factor": PROBE_BAND, "repeats": repeats,
               "accepted_cap_s": ac_cap, "tle_cap_s": cap,
               "safety_factor": spec.time_calibration.safety_factor,
               "tle_margin": spec.time_calibration.tle_margin, "time_resolution_s": TIME_RESOLUTION_S,
               "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
                       "require time_per_test_s * tle_margin <= fastest TLE"}
-    data = record(bundle, probe, accepted, tle, d, machine_info(mode), method)
-    return Calibration(probe, tuple(accepted), tuple(tle), d, data)
+    data = record(bundle, probes, accepted, tle, d, machine_info(mode), method)
+    return Calibration(tuple(probes), tuple(accepted), tuple(tle), d, data)
 
 
 def write_calibration(bundle: Bundle, cal: Calibration) -> list[Path]:
@@ -439,11 +470,8 @@ def write_calibration(bundle: Bundle, cal: Calibration) -> list[Path]:
 
 def render_summary(cal: Calibration) -> str:
     """What the calibration found, for the terminal."""
-    d, p = cal.derivation, cal.probe
-    lines = [f"probe: median {p.single.median * 1000:.2f} ms over {p.single.n} runs "
-             f"(range {p.single.low * 1000:.2f}-{p.single.high * 1000:.2f} ms, spread {p.single.relative:.0%}); "
-             f"medians of {p.group}: {p.grouped.low * 1000:.2f}-{p.grouped.high * 1000:.2f} ms "
-             f"(spread {p.grouped.relative:.0%})", ""]
+    d = cal.derivation
+    lines = [render_probe([(f"probe {label} (load average {load:.1f})", p) for label, p, load in cal.probes])]
     rows = [("submission", "verdicts", "slowest case", "median", "runs")]
     for t in (*cal.accepted, *cal.tle):
         s = t.slowest
@@ -477,7 +505,7 @@ def render_probe(stats: Sequence[tuple[str, ProbeStats]]) -> str:
     for label, p in stats:
         s, g = p.single, p.grouped
         lines.append(f"{label}: single runs median {s.median * 1000:.2f} ms, range {s.low * 1000:.2f}-"
-                     f"{s.high * 1000:.2f} ms (spread {s.relative:.0%}, n={s.n}); medians of {p.group}: "
+                     f"{s.high * 1000:.2f} ms (spread {s.relative:.0%}, n={s.n}); readings (min of {p.group}): "
                      f"{g.median * 1000:.2f} ms, range {g.low * 1000:.2f}-{g.high * 1000:.2f} ms "
                      f"(spread {g.relative:.0%}, n={g.n})")
     return "\n".join(lines) + "\n"
