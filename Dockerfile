@@ -51,10 +51,11 @@ COPY reference /opt/bundle/reference
 COPY testcases /opt/bundle/testcases
 
 # Entry point: check the mount (the classic mistakes give a directory or an
-# unreadable file; a folder mounted at /submission can hold a symlink to the
-# bundle, which the group grader may read), then grade. These checks choose the
-# message; the grader itself opens $SUBMISSION with O_NOFOLLOW and checks the
-# opened file (grader/judging/paths.py). The verdict JSON goes to stdout; when a
+# unreadable file; a folder mounted at /submission can hold a symlink, to the
+# file or to a folder on the way, into the bundle, which the group grader may
+# read), then grade. These checks choose the message (exit 2); the grader itself
+# opens $SUBMISSION with O_NOFOLLOW, and with --within /submission follows no
+# link below it (grader/judging/paths.py). The verdict JSON goes to stdout; when a
 # directory is mounted at /output it is also written to /output/verdict.json.
 RUN printf '%s\n' \
       '#!/bin/sh' \
@@ -62,6 +63,13 @@ RUN printf '%s\n' \
       'set -u' \
       'sub="${SUBMISSION:-/submission/solution.py}"' \
       'mount_hint="mount it with --mount type=bind,src=/ABSOLUTE/PATH/solution.py,dst=$sub,readonly"' \
+      'case "$sub" in /submission/*) p=$(dirname "$sub") ;; *) p=/submission ;; esac' \
+      'while [ "$p" != /submission ] && [ "$p" != / ] && [ "$p" != . ]; do' \
+      '  if [ -L "$p" ]; then' \
+      '    echo "grade: $p is a symbolic link on the way to $sub: the grader never follows links; mount the files themselves" >&2; exit 2' \
+      '  fi' \
+      '  p=$(dirname "$p")' \
+      'done' \
       'if [ -L "$sub" ]; then' \
       '  echo "grade: $sub is a symbolic link: the grader never follows links (one could point at the reference in the image); mount the file itself: $mount_hint" >&2; exit 2' \
       'elif [ -d "$sub" ]; then' \
@@ -82,6 +90,7 @@ RUN printf '%s\n' \
       'if ! [ -w /tmp ]; then' \
       '  echo "grade: /tmp is not writable: add --tmpfs /tmp (needed with --read-only)" >&2; exit 2' \
       'fi' \
+      'case "$sub" in /submission/*) set -- --within /submission "$@" ;; esac' \
       'cd /opt/bundle || exit 2' \
       'if ! [ -d /output ]; then' \
       '  exec python -m grader grade "$sub" --json - "$@"' \

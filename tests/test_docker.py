@@ -676,3 +676,23 @@ def test_grader_in_the_image_refuses_the_link_by_itself(image, workdir):
                "--tests", "sample", "--json", "-")
     assert r.returncode == 2 and r.stdout == ""
     assert "/submission/solution.py is a symbolic link" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_entry_point_refuses_a_symlinked_folder_on_the_way(image, workdir):
+    """SUBMISSION=/submission/hw/solution.py where hw links to the bundle's reference folder."""
+    folder = workdir / "upload"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "hw").symlink_to(f"{BUNDLE_IN_IMAGE}/reference")
+    flags = ("--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+             "--security-opt", "no-new-privileges", "--mount", f"type=bind,src={folder},dst=/submission,readonly",
+             "-e", "SUBMISSION=/submission/hw/solution.py")
+    r = docker("run", *flags, image, "--tests", "sample")
+    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout[:500])
+    assert "grade: /submission/hw is a symbolic link on the way to /submission/hw/solution.py" in r.stderr
+    # Past the entry point's message, the grader (--within /submission, as the entry point passes it) refuses too.
+    r = docker("run", *flags, "--entrypoint", "python", image, "-m", "grader", "grade", "/submission/hw/solution.py",
+               "--within", "/submission", "--tests", "sample", "--json", "-")
+    assert r.returncode == 1, r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["verdict"] == "CE" and "the folder hw on the way is a symbolic link" in verdict["compile"]["message"]
