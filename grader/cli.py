@@ -219,6 +219,7 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
 
 def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
     from .batch.api import BatchError, BatchOptions, run_batch
+    from .batch.runner import Interrupted
     from .batch.progress import ProgressLine
     from .batch.shards import ShardError, parse_shard
     try:
@@ -240,6 +241,9 @@ def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
         result = run_batch(bundle, opts)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
+    except Interrupted as exc:
+        print(f"grader: batch: interrupted ({exc}); run the same command again to resume", file=sys.stderr)
+        return 130
     finally:
         line.close()
     sys.stdout.write(result.outputs.summary)
