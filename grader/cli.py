@@ -17,6 +17,7 @@ from typing import Callable
 from . import __version__
 from .problem.bundle import Bundle, BundleError, open_bundle
 from .judging.source import SubmissionUnreadable
+from .platforms.formats import EXPORT_PLATFORMS, PLATFORM_FORMATS
 
 EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
 
@@ -56,7 +57,7 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from .feedback.grade import grade
     from .report.json_report import render_json
     from .report.text_report import render_text, use_colour
-    from .platforms.gradescope_export import render_platform, render_platform_error
+    from .platforms.formats import render_platform, render_platform_error
     # A platform format always goes somewhere: to --json OUT, else to stdout.
     dest = args.json if args.json is not None or args.format == "native" else "-"
     # The practice archive has only the visible cases, so it judges those unless told otherwise.
@@ -172,17 +173,14 @@ def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
     print(f"archive OK: {m.bundle_id} {m.version} ({m.flavour}), {len(m.files)} files")
     return 0
 
-def cmd_export_gradescope(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .platforms.gradescope_export import export_gradescope
-    from .maintain.pack import PackError
-    spec = bundle.spec
-    dest = Path(args.out) if args.out else bundle.root / "dist" / f"{spec.id}-{spec.version}-gradescope.zip"
+def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .platforms.formats import export_platform
+    from .platforms.files import ExportError
     try:
-        path = export_gradescope(bundle, dest)
-    except PackError as exc:
+        result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file)
+    except ExportError as exc:
         raise CannotJudge(str(exc)) from None
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB): upload it as the autograder of a "
-          f"Gradescope programming assignment")
+    print(f"wrote {result.path}: {result.next_step}")
     return 0
 
 def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
@@ -219,7 +217,6 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
 
 def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
     from .batch.api import BatchError, BatchOptions, run_batch
-    from .batch.runner import Interrupted
     from .batch.progress import ProgressLine
     from .batch.shards import ShardError, parse_shard
     try:
@@ -241,9 +238,6 @@ def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
         result = run_batch(bundle, opts)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
-    except Interrupted as exc:
-        print(f"grader: batch: interrupted ({exc}); run the same command again to resume", file=sys.stderr)
-        return 130
     finally:
         line.close()
     sys.stdout.write(result.outputs.summary)
@@ -283,9 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
     g.add_argument("--tests", choices=("sample", "all"), default=None,
                    help="which tests to run (default: all; sample in the practice archive)")
-    g.add_argument("--format", choices=("native", "gradescope", "exercism", "junit"), default="native",
-                   help="what --json OUT receives: the native verdict JSON, Gradescope's or Exercism's "
-                        "results.json, or JUnit XML (a platform format goes to stdout without --json)")
+    g.add_argument("--format", choices=("native", *PLATFORM_FORMATS), default="native",
+                   help="what --json OUT receives: the native verdict JSON, Gradescope's, Exercism's or "
+                        "PrairieLearn's results.json, or JUnit XML (a platform format goes to stdout without --json)")
     g.add_argument("--output", dest="json", metavar="OUT", help="same as --json (reads better with --format junit)")
     g.add_argument("--secret-seed", type=_seed, metavar="SEED",
                    help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
@@ -328,9 +322,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="only unpack and check the manifest and problem.yaml (no validate/regenerate/grade/verify)")
     ca.set_defaults(func=cmd_check_archive)
 
-    eg = sub.add_parser("export-gradescope", help="write a Gradescope autograder zip (setup.sh, run_autograder)")
+    ex = sub.add_parser("export", help="write a platform's package: gradescope (autograder zip), kattis "
+                                       "(problem package), prairielearn (question folder)")
+    ex.add_argument("platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM",
+                    help=f"one of {', '.join(EXPORT_PLATFORMS)}")
+    ex.add_argument("--out", metavar="DIR", help="a new or empty folder (default: dist/<id>-<version>-<platform>)")
+    ex.set_defaults(func=cmd_export, zip_file=False)
+    eg = sub.add_parser("export-gradescope", help="same as `export gradescope`, with the zip's file name as --out")
     eg.add_argument("--out", metavar="FILE", help="zip path (default: dist/<id>-<version>-gradescope.zip)")
-    eg.set_defaults(func=cmd_export_gradescope)
+    eg.set_defaults(func=cmd_export, platform="gradescope", zip_file=True)
 
     ver = sub.add_parser("verify", help="check the bundle, then judge every submissions/<verdict>/ file "
                                          "at 1x and 1.5x the time limit")
@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--write", action="store_true",
                      help="write calibration.yaml and set the two derived figures in problem.yaml")
     cal.add_argument("--repeats", type=int, default=3, metavar="R", help="gradings per submission (default: 3)")
-    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe readings per load condition (default: 25)")
+    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe runs (default: 25)")
     cal.add_argument("--tle-cap", type=float, metavar="S",
                      help="CPU seconds a too-slow submission may use (default: 10x the provisional limit)")
     cal.add_argument("--probe-only", action="store_true", help="only measure the speed probe's stability")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.platforms.gradescope_export import export_gradescope
+from grader.platforms.gradescope import export_gradescope
 from grader.problem.bundle import open_bundle
 from test_formats import exercism_problems, gradescope_problems
 
@@ -107,13 +107,6 @@ def test_gradescope_refuses_a_dangling_link_and_a_fifo_without_hanging(autograde
     os.mkfifo(sub)
     doc, everything = run_autograder(autograder)
     assert_refused(doc, everything, "solution.py is a FIFO")
-
-
-def test_gradescope_looks_inside_a_folder_named_like_the_entry_file(autograder):
-    (autograder / "submission" / "solution.py").mkdir()
-    (autograder / "submission" / "solution.py" / "solution.py").symlink_to(REFERENCE)
-    doc, everything = run_autograder(autograder)
-    assert_refused(doc, everything, "solution.py/solution.py is a symbolic link")
 
 
 def test_gradescope_grades_an_uppercase_notebook_upload(autograder):

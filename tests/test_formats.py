@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.platforms.gradescope_export import render_platform, render_platform_error
+from grader.platforms.formats import render_platform, render_platform_error
 from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
 from grader.platforms import exercism, gradescope, junit

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from grader.problem.bundle import open_bundle
-from grader.platforms.gradescope_export import export_gradescope
+from grader.platforms.gradescope import export_gradescope
 from grader.feedback.fingerprint import SAMPLE_FILE
 from grader.maintain.pack import (FIXED_MTIME, MANIFEST_NAME, Caps, build_manifest, check_archive, file_records,
                          flavour_entries, pack, safe_unpack, select_files, write_tar_gz)

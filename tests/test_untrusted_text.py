@@ -31,7 +31,7 @@ from grader.feedback.grade import grade
 from grader.judging.checker import RunContext, decide
 from grader.judging.judge import GradeOptions
 from grader.judging.verdict import CaseResult, CompileResult, GradeReport, GroupResult
-from grader.platforms.gradescope_export import render_platform
+from grader.platforms.formats import render_platform
 from grader.report.json_report import render_json
 from grader.report.text_report import render_text
 from grader.sandbox import child

@@ -1,0 +1,72 @@
+"""Writing a platform export: the programs it ships, and the folder it goes to.
+
+An export is a mapping from relative POSIX paths to file contents, built in
+memory and then written to an output folder that must be new or empty (so
+stale files of an older export never mix with a new one). Paths are checked
+before anything is written; files are created with O_EXCL|O_NOFOLLOW.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Mapping
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+_CONFIG_LINE = re.compile(r"^CONFIG: dict = .*?\n(?=\S)", re.MULTILINE | re.DOTALL)
+
+
+class ExportError(RuntimeError):
+    """The export cannot be written (a bad output folder, a missing bundle part)."""
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    data: bytes
+    executable: bool = False
+
+
+def program(name: str, config: Mapping | None = None) -> bytes:
+    """The text of programs/<name>.py, with its CONFIG assignment set to `config`."""
+    text = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
+    if config is not None:
+        text, n = _CONFIG_LINE.subn(lambda _m: f"CONFIG: dict = {dict(config)!r}\n", text, count=1)
+        if n != 1:
+            raise ExportError(f"programs/{name}.py has no CONFIG assignment")
+    return text.encode("utf-8")
+
+
+def _checked(rel: str) -> PurePosixPath:
+    p = PurePosixPath(rel)
+    if p.is_absolute() or not p.parts or any(part in ("", ".", "..") for part in p.parts):
+        raise ExportError(f"refusing to write {rel!r}: not a plain relative path")
+    return p
+
+
+def write_export(out_dir: Path, files: Mapping[str, ExportFile]) -> list[Path]:
+    """Write `files` under `out_dir` (created; must not exist or be empty). Returns the paths."""
+    out_dir = Path(out_dir)
+    rels = sorted((_checked(rel), f) for rel, f in files.items())
+    if out_dir.is_symlink():
+        raise ExportError(f"{out_dir} is a symbolic link: give a real folder")
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise ExportError(f"{out_dir} exists and is not a folder")
+        if any(out_dir.iterdir()):
+            raise ExportError(f"{out_dir} is not empty: give a new or empty folder")
+    written = []
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for rel, f in rels:
+            dest = out_dir.joinpath(*rel.parts)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o600)
+            os.fchmod(fd, 0o755 if f.executable else 0o644)   # exact, whatever the umask
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(f.data)
+            written.append(dest)
+    except OSError as exc:
+        raise ExportError(f"cannot write the export to {out_dir}: {exc.strerror or exc}") from None
+    return written
