@@ -323,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     ca.set_defaults(func=cmd_check_archive)
 
     ex = sub.add_parser("export", help="write a platform's package: gradescope (autograder zip), kattis "
-                                       "(problem package), prairielearn (question folder)")
+                                       "(problem package), prairielearn (question), otter (master notebook)")
     ex.add_argument("platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM",
                     help=f"one of {', '.join(EXPORT_PLATFORMS)}")
     ex.add_argument("--out", metavar="DIR", help="a new or empty folder (default: dist/<id>-<version>-<platform>)")

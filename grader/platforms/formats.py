@@ -18,7 +18,7 @@ from ..problem.bundle import Bundle
 from ..judging.verdict import GradeReport
 
 PLATFORM_FORMATS = ("gradescope", "exercism", "junit", "prairielearn")
-EXPORT_PLATFORMS = ("gradescope", "kattis", "prairielearn")
+EXPORT_PLATFORMS = ("gradescope", "kattis", "prairielearn", "otter")
 
 
 @dataclass(frozen=True)
@@ -98,4 +98,9 @@ def _export(platform: str, bundle: Bundle, out: Path, stem: str, zip_file: bool)
         path = prairielearn.export_prairielearn(bundle, out)
         return Exported(path, f"copy it into your course's questions/ folder; build and push the grading image "
                               f"{prairielearn.image_name(bundle.spec)} with {path}/image/Dockerfile (docs/platforms.md)")
+    if platform == "otter":
+        from . import otter
+        path = otter.export_otter(bundle, out)
+        return Exported(path, f"run `otter assign {path} DIST` (PyPI otter-grader): it checks that the "
+                              "reference scores 100% and writes DIST/student/ and DIST/autograder/")
     raise ValueError(f"unknown platform {platform!r} (use one of {', '.join(EXPORT_PLATFORMS)})")

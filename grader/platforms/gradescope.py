@@ -264,7 +264,7 @@ exit 0
 """
 
 
-def _zip_info(name: str, executable: bool) -> zipfile.ZipInfo:
+def zip_info(name: str, executable: bool) -> zipfile.ZipInfo:
     info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
     info.compress_type = zipfile.ZIP_DEFLATED
     info.create_system = 3  # Unix, so external_attr carries the mode
@@ -292,7 +292,7 @@ def export_gradescope(bundle: Bundle, dest: Path) -> Path:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data, executable in members:
-            zf.writestr(_zip_info(name, executable), data, compresslevel=COMPRESSLEVEL)
+            zf.writestr(zip_info(name, executable), data, compresslevel=COMPRESSLEVEL)
     dest = Path(dest)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,98 @@
+"""Hidden-test helper of the Otter-Grader export (an `autograder_files` entry, so only the
+autograder has it; `otter assign` never puts it in the student's folder).
+
+Otter runs the student's notebook in a Jupyter kernel whose working folder holds the
+submitted notebook and the autograder files (otter run / run_autograder). A hidden test
+calls `group_passed(GROUP)`: the first call grades the notebook once with this bundle's
+own grader (shipped as a zip beside this file; the submission runs in its sandbox, in a
+separate process, never in the kernel), later calls reuse that result. The grader's
+verdicts, scores and diagnosis are kept: a failing group prints the grader's lines for it
+and the mistake diagnosis, which Otter shows as the failing test's output. Results are
+plain `bool` (NumPy 2's np.True_ would not match a doctest's `True`).
+
+The notebook's code cells are graded as a program, less the cells Otter adds or the
+student runs to use Otter (`import otter`, `grader = otter.Notebook(...)`,
+`grader.check(...)`, `grader.export(...)`), which the sandbox's import rules would refuse.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+CONFIG: dict = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
+_OTTER_LINES = ("import otter", "otter.Notebook(", "grader.check(", "grader.check_all(", "grader.export(")
+_cache: dict = {}                 # one grading per kernel, shared by the hidden tests
+
+
+def _here() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def _notebook() -> Path:
+    cwd = Path.cwd()
+    found = sorted(p for p in cwd.glob("*.ipynb") if not p.name.startswith("."))
+    if len(found) != 1:
+        raise RuntimeError(f"expected one submitted notebook in {cwd}, found {len(found)}")
+    return found[0]
+
+
+def program_text(nb: dict) -> str:
+    """The notebook's code cells as one Python file, without the Otter plumbing."""
+    cells = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else str(src)
+        kept = [ln for ln in src.splitlines() if not any(m in ln for m in _OTTER_LINES)]
+        if any(ln.strip() for ln in kept):
+            cells.append("\n".join(kept))
+    return "\n\n".join(cells) + "\n"
+
+
+def _bundle(work: Path) -> Path:
+    with zipfile.ZipFile(_here() / CONFIG["bundle_zip"]) as zf:
+        zf.extractall(work / "bundle")
+    return work / "bundle"
+
+
+def grade() -> dict:
+    """The grader's verdict JSON for the submitted notebook, plus its text report."""
+    if "report" in _cache:
+        return _cache["report"]
+    work = Path(tempfile.mkdtemp(prefix="vit-otter-"))
+    bundle = _bundle(work)
+    source = work / CONFIG["entry_file"]
+    source.write_text(program_text(json.loads(_notebook().read_text(encoding="utf-8"))), encoding="utf-8")
+    out = work / "verdict.json"
+    r = subprocess.run([sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(source),
+                        "--json", str(out), "--no-color"], cwd=bundle, capture_output=True, text=True,
+                       timeout=CONFIG["timeout_s"], env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    if not out.is_file():
+        raise RuntimeError(f"the grader could not judge the notebook: {r.stderr.strip()[-500:]}")
+    report = json.loads(out.read_text(encoding="utf-8"))
+    report["text"] = r.stdout
+    _cache["report"] = report
+    return report
+
+
+def group_passed(name: str) -> bool:
+    """True when every test of group `name` passed; otherwise print why and return False."""
+    report = grade()
+    groups = {g["name"]: g for g in report.get("groups", [])}
+    group = groups.get(name)
+    if group is not None and group.get("verdict") == "AC":
+        return True
+    print(f"group {name}: " + (f"{group['verdict']}, {group['passed']}/{group['total']} tests passed"
+                               if group else f"not judged ({report.get('verdict')})"))
+    diagnosis = report.get("diagnosis") or {}
+    for key in ("summary", "next_step"):
+        if diagnosis.get(key):
+            print(diagnosis[key])
+    if not _cache.get("printed"):         # the whole report once, with the first failing group
+        _cache["printed"] = True
+        print("\n".join(line for line in report["text"].splitlines() if line.strip()))
+    return False

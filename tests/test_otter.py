@@ -1,0 +1,169 @@
+"""`export otter`: the master notebook, proved by Otter-Grader itself.
+
+The bar (issue 12): `otter assign` (PyPI otter-grader, pinned in requirements-dev.txt) accepts
+the master notebook, which includes its own check that the reference scores 100%; `otter run`
+gives a correct student notebook full marks and a wrong one fewer, with our diagnosis in the
+output. Otter executes notebooks in a Jupyter kernel (nbconvert's ExecutePreprocessor), hence
+ipykernel beside it in requirements-dev.txt.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from grader.platforms import otter
+from grader.platforms.files import ExportError
+from grader.platforms.programs.otter_check import program_text
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def _cells(nb: dict, kind: str | None = None) -> list[str]:
+    return ["".join(c["source"]) for c in nb["cells"] if kind is None or c["cell_type"] == kind]
+
+
+@pytest.fixture(scope="module")
+def exported(bundle, tmp_path_factory) -> Path:
+    return otter.export_otter(bundle, tmp_path_factory.mktemp("otter") / "src")
+
+
+def test_master_notebook_follows_the_assign_format(exported, bundle, spec):
+    nb = json.loads(exported.read_text())
+    raw = _cells(nb, "raw")
+    assert raw[0].startswith("# ASSIGNMENT CONFIG\n")
+    assert [r.split("\n")[0] for r in raw[1:]] == ["# BEGIN QUESTION", "# BEGIN SOLUTION", "# END SOLUTION",
+                                                   "# BEGIN TESTS", "# END TESTS", "# END QUESTION"]
+    assert _cells(nb, "markdown")[0] == bundle.statement.read_text()
+    solution = next(s for s in _cells(nb, "code") if "# BEGIN SOLUTION" in s)
+    assert solution.startswith((bundle.root / "starter/solution.py").read_text().rstrip("\n"))
+    assert (bundle.root / "reference/solution.py").read_text().rstrip("\n") in solution
+    tests = [c for c in nb["cells"] if c["cell_type"] == "code" and "# BEGIN SOLUTION" not in "".join(c["source"])]
+    hidden = [t for t in tests if "".join(t["source"]).startswith("# HIDDEN")]
+    assert len(hidden) == sum(not g.visible for g in spec.groups)
+    assert len(tests) - len(hidden) == len(list((bundle.testcases / "sample").glob("*.json")))
+    for t in tests:   # otter takes the expected output from the cell's output
+        assert t["outputs"][0]["data"]["text/plain"] == ["True"]
+    import yaml
+    q = yaml.safe_load(raw[1].split("\n", 1)[1])
+    assert len(q["points"]) == len(tests) and sum(q["points"]) == spec.max_score
+
+
+def test_hidden_material_is_autograder_only(exported):
+    nb = json.loads(exported.read_text())
+    config = __import__("yaml").safe_load(_cells(nb, "raw")[0].split("\n", 1)[1])
+    assert set(config["autograder_files"]) == {otter.BUNDLE_ZIP, otter.CHECK_MODULE}
+    assert not config.get("files")
+    public = "".join(s for s in _cells(nb, "code") if not s.startswith("# HIDDEN"))
+    assert "otter_check" not in public
+
+
+def test_public_tests_are_plain_bool_functions(exported, bundle, spec):
+    """Each public test runs our rule in a function and returns a bool (np.True_ breaks doctests)."""
+    nb = json.loads(exported.read_text())
+    public = [s for s in _cells(nb, "code") if s.startswith("# sample/")]
+    ref = bundle.load_reference_module()
+    for src in public:
+        env = {spec.function: ref.vit_encoder_block}
+        body, call = src.rsplit("\n", 2)[0], src.rstrip("\n").rsplit("\n", 1)[1]
+        exec(body, env)
+        assert eval(call, env) is True
+        env[spec.function] = lambda *a: ref.vit_encoder_block(*a) + 1e-6
+        assert eval(call, env) is False
+        assert set(env) - {spec.function, "__builtins__"} == {call.split("(")[0]}   # no learner name clobbered
+
+
+def test_program_text_drops_only_otter_plumbing():
+    nb = {"cells": [{"cell_type": "code", "source": ["# Initialize Otter\n", "import otter\n",
+                                                      "grader = otter.Notebook(\"a.ipynb\")"]},
+                    {"cell_type": "markdown", "source": "text"},
+                    {"cell_type": "code", "source": "import numpy as np\ndef f(x):\n    return x\n"},
+                    {"cell_type": "code", "source": "grader.check(\"q\")"}]}
+    assert program_text(nb) == "# Initialize Otter\n\nimport numpy as np\ndef f(x):\n    return x\n"
+
+
+def test_cli_export_otter(tmp_path):
+    r = run_cli("export", "otter", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "vit_encoder_block.ipynb").is_file() and "otter assign" in r.stdout
+
+
+# --- Otter itself ------------------------------------------------------------------------
+
+def _otter() -> str:
+    found = shutil.which("otter", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    missing = None if found else "otter (PyPI otter-grader)"
+    if found:
+        probe = subprocess.run([sys.executable, "-c", "import ipykernel"], capture_output=True)
+        if probe.returncode != 0:
+            missing = "ipykernel (Otter runs notebooks in a Jupyter kernel)"
+    if missing:
+        msg = f"{missing} is not installed: pip install -r requirements-dev.txt"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return found
+
+
+def _env() -> dict:
+    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+@pytest.fixture(scope="module")
+def assigned(exported, tmp_path_factory) -> Path:
+    """`otter assign`, which fails unless the reference in the master notebook scores 100%."""
+    tool = _otter()
+    dist = tmp_path_factory.mktemp("otter") / "dist"
+    r = subprocess.run([tool, "assign", exported.name, str(dist)], cwd=exported.parent, capture_output=True,
+                       text=True, timeout=900, env=_env())
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return dist
+
+
+def _student(dist: Path, tmp_path: Path, source: str, name: str) -> Path:
+    nb = json.loads((dist / "student/vit_encoder_block.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and "def vit_encoder_block" in "".join(c["source"]))
+    cell["source"] = source
+    path = tmp_path / name / "vit_encoder_block.ipynb"
+    path.parent.mkdir()
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def _run(dist: Path, notebook: Path) -> dict:
+    zips = sorted((dist / "autograder").glob("*-autograder_*.zip"))
+    assert len(zips) == 1, zips
+    out = notebook.parent / "out"
+    out.mkdir()
+    r = subprocess.run([_otter(), "run", "-a", str(zips[0]), "-o", str(out), str(notebook)], capture_output=True,
+                       text=True, timeout=900, env=_env())
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return json.loads((out / "results.json").read_text())
+
+
+@pytest.mark.slow
+def test_otter_assign_keeps_the_solution_out_of_the_student_notebook(assigned):
+    student = (assigned / "student/vit_encoder_block.ipynb").read_text()
+    assert "raise NotImplementedError" in student and "def softmax" not in student
+    assert "otter_check" not in student and "group_passed" not in student
+    assert not list((assigned / "student").glob("*.zip"))
+
+
+@pytest.mark.slow
+def test_otter_run_full_marks_for_the_reference_fewer_for_a_wrong_answer(assigned, tmp_path, bundle):
+    good = _run(assigned, _student(assigned, tmp_path, (ROOT / "reference/solution.py").read_text(), "good"))
+    q = next(t for t in good["tests"] if t["name"] == otter.QUESTION)
+    assert q["score"] == q["max_score"] == bundle.spec.max_score
+    bad = _run(assigned, _student(assigned, tmp_path, (ROOT / "submissions/wrong_answer/erf_gelu.py").read_text(),
+                                  "bad"))
+    q = next(t for t in bad["tests"] if t["name"] == otter.QUESTION)
+    assert q["score"] < q["max_score"]
+    ours = run_cli("grade", str(ROOT / "submissions/wrong_answer/erf_gelu.py"), "--json", "-")
+    assert q["score"] == json.loads(ours.stdout)["score"]              # our points, through Otter
+    assert "Known mistake: GELU computed with erf" in q["output"]       # our diagnosis, in Otter's output
