@@ -357,7 +357,8 @@ def test_hidden_cases_do_not_leak_through_exception_names(bundle, tmp_path):
     assert hidden and all(c.verdict == "RE" for c in hidden)
     for c in hidden:
         assert "Leak_" not in c.message and "x[0]=" not in c.message, c.message
-        assert "an exception of a class defined in your code at line" in c.message
+        # neither the class nor the line (the submission chooses both: docs/threat-model.md)
+        assert "an exception of a class defined in your code" in c.message and " line " not in c.message
 
 
 # ================================================================================

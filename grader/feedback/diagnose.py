@@ -309,9 +309,24 @@ def mistake_outputs(bundle: Bundle) -> MistakeOutputs | None:
     return StoredOutputs(doc) if doc is not None else None
 
 
+def coarse_pattern(p: dict[str, Any]) -> dict[str, Any]:
+    """A hidden test's pattern: the scope and the confined axes, never positions or counts
+    (the submission chooses which values it gets wrong: see judging/hidden.py)."""
+    off = p["total"] if p["off"] == p["total"] else min(p["off"], 1)
+    out = {**p, "off": off, "nonfinite": min(p["nonfinite"], 1), **{axis: [] for axis in AXES}}
+    axes = ", ".join(p["confined_to"])
+    out["sentence"] = {"none": "No value is outside the tolerance.",
+                       "everywhere": "Every value is off: the error is not confined to some tokens, heads or batches.",
+                       "spread": "Some values are off, spread over every batch, token and head.",
+                       }.get(p["scope"], f"Some values are off, confined to some of the {axes}; the rest is "
+                             "right (positions are not shown for hidden tests).")
+    return out
+
+
 def with_patterns(results: Sequence[CaseResult], observed: Sequence[Observation], rtol: float,
                   atol: float) -> list[CaseResult]:
-    """Add error.pattern (tolerance failures) and diagnosis.pattern (every failure with an array)."""
+    """Add error.pattern (tolerance failures) and diagnosis.pattern (every failure with an array);
+    a hidden test's pattern is coarse (`coarse_pattern`)."""
     by_name = {o.case.name: o for o in observed}
     out = []
     for r in results:
@@ -320,6 +335,8 @@ def with_patterns(results: Sequence[CaseResult], observed: Sequence[Observation]
             out.append(r)
             continue
         pattern = locate(o.array, o.case.expected, int(o.case.inputs["num_heads"]), rtol, atol)
+        if not r.visible:
+            pattern = coarse_pattern(pattern)
         error = replace(r.error, pattern=pattern) if r.error is not None else None
         out.append(replace(r, error=error, diagnosis={"pattern": pattern}))
     return out

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..sandbox import child
 from ..sandbox.records import ErrorInfo, RunOutcome
+from .hidden import HIDDEN_SIGNALS, exception_name, order_of_magnitude
 from .verdict import ErrorSummary
 
 # Exit statuses the harness itself uses for failures that are not the submission's.
@@ -46,11 +47,15 @@ class RunContext:
     allowed_hint: str
 
 
-def _signal_name(num: int) -> str:
+def _signal_name(num: int, show: bool = True) -> str:
     try:
         name = signal.Signals(num).name
     except ValueError:
-        return f"signal {num}"
+        name = f"signal {num}"
+    if not show and name not in HIDDEN_SIGNALS:   # the submission can pick any signal for itself
+        return "a signal (its name is not shown for hidden cases)"
+    if name.startswith("signal "):
+        return name
     meaning = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error",
                "SIGFPE": "arithmetic fault", "SIGILL": "illegal instruction",
                "SIGSYS": "forbidden system call"}.get(name)
@@ -66,13 +71,13 @@ def describe_exception(err: ErrorInfo | None, show_message: bool) -> str:
     if err is None:
         return "an exception"
     if not show_message:
-        # Hidden case: class names and traceback text are chosen by the submission
-        # (a class built at run time, a rewritten linecache) and would carry hidden
-        # inputs out; only a built-in exception's name and the line number are shown.
+        # Hidden case: class names, traceback text and the line are chosen by the
+        # submission (a class built at run time, a line computed from the input) and
+        # would carry hidden inputs out: only a common built-in exception's name is shown.
         known = isinstance(getattr(builtins, err.type, None), type) and \
             issubclass(getattr(builtins, err.type), BaseException)
-        kind = err.type if known else "an exception of a class defined in your code"
-        return f"{kind}{_where(err)} (details are not shown for hidden cases; reproduce on the samples)"
+        kind = exception_name(err.type) if known else "an exception of a class defined in your code"
+        return f"{kind} (the line and details are not shown for hidden cases; reproduce on the samples)"
     text = f"{err.type}{_where(err)}"
     if err.message:
         text += f": {err.message}"
@@ -111,13 +116,17 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     # it, submission code ran and could have called os._exit(111) itself.
     if out.exit_code in HARNESS_FAILURES and out.worker_layers is None:
         return Decision("JE", "run", f"{HARNESS_FAILURES[out.exit_code]} (a grader fault, not yours)")
+    err = out.error
+    where = _where(err) if show_message else ""
     if out.killed_by == "wall":
+        used = f"; CPU time used {out.cpu_s:.2f} s" if show_message else ""
         return Decision("TLE", "limits", f"still running after {ctx.wall_limit_s:g} s of wall-clock time "
-                        f"(sleeping and waiting count; CPU time used {out.cpu_s:.2f} s)")
+                        f"(sleeping and waiting count{used})")
     if out.cpu_s > ctx.cpu_limit_s or out.signal == signal.SIGXCPU:
         # rusage is sampled and can read a little under the kernel's own count
         # that fired SIGXCPU: never print "used 1.97 s; the limit is 2.00 s".
-        return Decision("TLE", "limits", f"used {max(out.cpu_s, ctx.cpu_limit_s):.2f} s of CPU time "
+        used = max(out.cpu_s, ctx.cpu_limit_s) if show_message else ctx.cpu_limit_s
+        return Decision("TLE", "limits", f"used {used:.2f} s of CPU time "
                         f"or more; the limit is {ctx.cpu_limit_s:.2f} s per test")
     if out.killed_by == "output":
         return Decision("OLE", "limits", f"printed more than {ctx.flood_bytes >> 20} MiB to stdout/stderr; "
@@ -125,14 +134,13 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     if out.result_too_large:
         return Decision("OLE", "limits", f"returned more than {ctx.result_bytes >> 20} MiB "
                         "(the size cap of a result); check the shape you return")
-    err = out.error
     if err is not None and err.type == "MemoryError":
-        return Decision("MLE", "limits", f"ran out of memory (MemoryError{_where(err)}); the limit is "
+        return Decision("MLE", "limits", f"ran out of memory (MemoryError{where}); the limit is "
                         "the address space NumPy needs plus the memory limit of the problem")
     if out.signal is not None:
         if out.signal == signal.SIGKILL:
             return Decision("MLE", "limits", "killed by the kernel (SIGKILL), most likely for using too much memory")
-        return Decision("RE", "run", f"the process crashed with {_signal_name(out.signal)}")
+        return Decision("RE", "run", f"the process crashed with {_signal_name(out.signal, show_message)}")
     if out.status == child.STATUS_IMPORT_EXCEPTION:
         return Decision("RE", "run", f"your file raised {describe_exception(err, show_message)} while being "
                         "imported (code at the top level runs before the function is called)")
@@ -144,15 +152,16 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
         if err is not None and err.type == "NotImplementedError":
             # The starter raises it: tell a learner what to do before the traceback.
             return Decision("RE", "run", f"{ctx.function} is not implemented yet (it raised "
-                            f"NotImplementedError{_where(err)}): write its body as statement.md "
+                            f"NotImplementedError{where}): write its body as statement.md "
                             "describes, then check it with `python -m grader grade solution.py --tests sample`")
         return Decision("RE", "run", f"{ctx.function} raised {text}{hint}")
     if out.status == "protocol_error":
-        return Decision("RE", "run", f"the result channel was corrupted ({out.detail}); "
+        detail = out.detail if show_message else "details are not shown for hidden cases"
+        return Decision("RE", "run", f"the result channel was corrupted ({detail}); "
                         "do not write to file descriptor 3")
     if out.status == "no_result":
-        code = f"with status {out.exit_code}" if out.exit_code is not None else "abnormally"
-        return Decision("RE", "run", f"the process exited {code} before returning a result "
+        code = " abnormally" if out.exit_code is None else (f" with status {out.exit_code}" if show_message else "")
+        return Decision("RE", "run", f"the process exited{code} before returning a result "
                         "(os._exit(), or a crash inside native code)")
     return None
 
@@ -214,7 +223,22 @@ def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...], show: bo
 
 def error_summary(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
                   show_values: bool) -> ErrorSummary:
-    """Largest absolute and relative errors, their positions, and the count outside tolerance."""
+    """Largest absolute and relative errors, their positions, and the count outside tolerance.
+
+    Hidden cases (show_values False) get the coarse summary of judging/hidden.py."""
+    exact = _exact_summary(got, expected, rtol, atol, show_values)
+    return exact if show_values else hidden_summary(exact)
+
+
+def hidden_summary(e: ErrorSummary) -> ErrorSummary:
+    """Magnitudes only, no positions; `outside` is either all the values or 1 ("some")."""
+    return replace(e, max_abs_error=order_of_magnitude(e.max_abs_error), max_abs_at=(),
+                   max_rel_error=order_of_magnitude(e.max_rel_error), max_rel_at=(),
+                   outside=e.total if e.outside == e.total else min(e.outside, 1))
+
+
+def _exact_summary(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
+                   show_values: bool) -> ErrorSummary:
     diff = np.abs(got - expected)
     outside = int(np.count_nonzero(diff > atol + rtol * np.abs(expected)))
     abs_at = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
@@ -229,6 +253,14 @@ def error_summary(got: np.ndarray, expected: np.ndarray, rtol: float, atol: floa
         received_at_worst=float(got[abs_at]) if show_values else None)
 
 
+def _size(x: float, exact: bool) -> str:
+    if exact:
+        return f"{x:.2g}"
+    if x == 0 or not np.isfinite(x):
+        return f"{x:g}"
+    return f"of the order of {x:.0e}".replace("e-0", "e-").replace("e+0", "e+")
+
+
 def _position(at: tuple[int, ...]) -> str:
     return f"(batch {at[0]}, token {at[1]}, channel {at[2]})" if len(at) == 3 else str(at)
 
@@ -239,13 +271,23 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
     finite = np.isfinite(got)
     if not finite.all():
         nan, inf = int(np.isnan(got).sum()), int(np.isinf(got).sum())
+        if not show_values:  # counts and positions are the submission's to choose
+            kinds = " and ".join(k for k, n in (("NaN", nan), ("infinite values", inf)) if n)
+            return Decision("WA", "finite", f"the result contains {kinds} (counts and positions are not "
+                            "shown for hidden cases)")
         first = tuple(int(i) for i in np.argwhere(~finite)[0])
         return Decision("WA", "finite", f"the result contains {nan} NaN and {inf} infinite value(s), "
                         f"the first at {_position(first)}")
     err = error_summary(got, expected, rtol, atol, show_values)
     if err.outside == 0:
         return Decision("AC", "passed", f"all {err.total} values within tolerance "
-                        f"(largest absolute error {err.max_abs_error:.2g})", err)
+                        f"(largest absolute error {_size(err.max_abs_error, show_values)})", err)
+    if not show_values:
+        share = "every value is" if err.outside == err.total else "some values are"
+        return Decision("WA", "tolerance", f"{share} outside the tolerance |got - expected| <= {atol:g} + "
+                        f"{rtol:g}*|expected|. Largest absolute error {_size(err.max_abs_error, False)}, "
+                        f"largest relative error {_size(err.max_rel_error, False)} (orders of magnitude; "
+                        "counts and positions are not shown for hidden cases)", err)
     msg = (f"{err.outside} of {err.total} values are outside the tolerance "
            f"|got - expected| <= {atol:g} + {rtol:g}*|expected|. Largest absolute error "
            f"{err.max_abs_error:.3g} at {_position(err.max_abs_at)}; largest relative error "

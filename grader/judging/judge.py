@@ -24,6 +24,7 @@ from .. import __version__
 from ..problem.bundle import Bundle, BundleError
 from ..problem.cases import CaseFileError, TestCase, load_cases
 from .checker import Decision, RunContext, decide, limit_problem, load_problem
+from .hidden import hidden_memory, hidden_time
 from ..sandbox import child
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.records import RunOutcome, SandboxLimits
@@ -152,9 +153,12 @@ def show_full(spec: ProblemSpec, case: TestCase) -> bool:
 def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunContext) -> CaseResult:
     full = show_full(spec, case)
     d = decide(out, case.expected, ctx, spec.comparison.rtol, spec.comparison.atol, full)
+    time_s, memory_mib = round(out.cpu_s, 4), round(out.maxrss_kib / 1024, 1)
+    if not full:  # the submission chooses both: rounded up, as judging/hidden.py says
+        time_s, memory_mib = hidden_time(time_s), hidden_memory(memory_mib)
     return CaseResult(name=case.name, group=case.group, visible=spec.group(case.group).visible,
                       verdict=d.verdict, check=d.check, message=d.message,
-                      time_s=round(out.cpu_s, 4), memory_mib=round(out.maxrss_kib / 1024, 1),
+                      time_s=time_s, memory_mib=memory_mib,
                       error=d.error, stdout=out.stdout if full else "", stderr=out.stderr if full else "")
 
 
@@ -187,7 +191,7 @@ def _report(bundle: Bundle, options: GradeOptions, results: list[CaseResult], co
         summary=_summary(verdict, results, compiled), compile=compiled, tests=tuple(results),
         groups=tuple(groups), bundle_id=spec.id, bundle_version=spec.version, grader_version=__version__,
         selection=options.tests, hidden_set="secret-seed" if options.secret_seed is not None else "published",
-        submission=info, sandbox=sandbox, limits=limits, complete=complete)
+        submission=info, sandbox=sandbox, limits=limits, complete=complete, secret_seed=options.secret_seed)
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,4 @@ class GradeReport:
     limits: Any = None         # timing.EffectiveLimits
     diagnosis: dict[str, Any] | None = None
     complete: bool = True      # False when judging stopped at the first failure
+    secret_seed: int | None = None  # the seed of a fresh hidden set (--secret-seed), to reproduce it

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..judging.verdict import VERDICT_NAMES, CaseResult, ErrorSummary, GradeReport
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _num(x: float | None) -> float | None:
@@ -65,6 +65,7 @@ def report_dict(r: GradeReport) -> dict[str, Any]:
         "grader_version": r.grader_version,
         "selection": r.selection,
         "hidden_set": r.hidden_set,
+        "secret_seed": r.secret_seed,
         "complete": r.complete,
         "submission": sub,
         "compile": {"verdict": r.compile.verdict, "message": r.compile.message, "line": r.compile.line},
