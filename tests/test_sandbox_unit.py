@@ -278,7 +278,7 @@ def test_sigxcpu_message_never_shows_less_than_the_limit():
 def test_hidden_cases_show_only_builtin_exception_names(etype, shown):
     err = ErrorInfo(type=etype, message="x[0]=0.123", traceback=("line 3, in f: leak = 0.123",), line=3)
     text = describe_exception(err, show_message=False)
-    assert (etype in text) == shown and "0.123" not in text and "at line 3" in text
+    assert (etype in text) == shown and "0.123" not in text and "line 3" not in text   # no line: the submission picks it
     full = describe_exception(err, show_message=True)
     assert etype in full and "x[0]=0.123" in full and "line 3, in f" in full
 
