@@ -51,7 +51,11 @@ COPY reference /opt/bundle/reference
 COPY testcases /opt/bundle/testcases
 
 # Entry point: check the mount (the classic mistakes give a directory or an
-# unreadable file), then grade. The verdict JSON goes to stdout; when a
+# unreadable file; a folder mounted at /submission can hold a symlink, to the
+# file or to a folder on the way, into the bundle, which the group grader may
+# read), then grade. These checks choose the message (exit 2); the grader itself
+# opens $SUBMISSION with O_NOFOLLOW, and with --within /submission follows no
+# link below it (grader/judging/paths.py). The verdict JSON goes to stdout; when a
 # directory is mounted at /output it is also written to /output/verdict.json.
 RUN printf '%s\n' \
       '#!/bin/sh' \
@@ -59,10 +63,21 @@ RUN printf '%s\n' \
       'set -u' \
       'sub="${SUBMISSION:-/submission/solution.py}"' \
       'mount_hint="mount it with --mount type=bind,src=/ABSOLUTE/PATH/solution.py,dst=$sub,readonly"' \
-      'if [ -d "$sub" ]; then' \
+      'case "$sub" in /submission/*) p=$(dirname "$sub") ;; *) p=/submission ;; esac' \
+      'while [ "$p" != /submission ] && [ "$p" != / ] && [ "$p" != . ]; do' \
+      '  if [ -L "$p" ]; then' \
+      '    echo "grade: $p is a symbolic link on the way to $sub: the grader never follows links; mount the files themselves" >&2; exit 2' \
+      '  fi' \
+      '  p=$(dirname "$p")' \
+      'done' \
+      'if [ -L "$sub" ]; then' \
+      '  echo "grade: $sub is a symbolic link: the grader never follows links (one could point at the reference in the image); mount the file itself: $mount_hint" >&2; exit 2' \
+      'elif [ -d "$sub" ]; then' \
       '  echo "grade: $sub is a directory, not your file: docker -v with a relative path (no ./) creates a volume, and with a missing path creates a directory; $mount_hint" >&2; exit 2' \
       'elif [ ! -e "$sub" ]; then' \
       '  echo "grade: no submission at $sub: $mount_hint" >&2; exit 2' \
+      'elif [ ! -f "$sub" ]; then' \
+      '  echo "grade: $sub is not a regular file (a FIFO, socket or device): $mount_hint" >&2; exit 2' \
       'elif [ ! -r "$sub" ]; then' \
       '  echo "grade: $sub is not readable by the container user (uid $(id -u)): run chmod a+r on it, or use scripts/grade-in-docker.sh, which copies it readable" >&2; exit 2' \
       'fi' \
@@ -75,6 +90,7 @@ RUN printf '%s\n' \
       'if ! [ -w /tmp ]; then' \
       '  echo "grade: /tmp is not writable: add --tmpfs /tmp (needed with --read-only)" >&2; exit 2' \
       'fi' \
+      'case "$sub" in /submission/*) set -- --within /submission "$@" ;; esac' \
       'cd /opt/bundle || exit 2' \
       'if ! [ -d /output ]; then' \
       '  exec python -m grader grade "$sub" --json - "$@"' \

@@ -216,7 +216,7 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if cal.derivation.ok else 1
 
 def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .batch.api import BatchError, BatchOptions, run_batch
+    from .batch.api import BatchError, BatchOptions, Interrupted, run_batch
     from .batch.progress import ProgressLine
     from .batch.shards import ShardError, parse_shard
     try:
@@ -238,6 +238,9 @@ def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
         result = run_batch(bundle, opts)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
+    except Interrupted as exc:
+        print(f"grader: batch: interrupted ({exc}); run the same command again to resume", file=sys.stderr)
+        return 130
     finally:
         line.close()
     sys.stdout.write(result.outputs.summary)
@@ -247,7 +250,6 @@ def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
         print(f"grader: batch: interrupted ({result.interrupted}); every sandbox was stopped; "
               "run the same command again to resume", file=sys.stderr)
     return result.exit_status
-
 
 def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
     from .batch.shards import ShardError, merge_dirs
@@ -263,7 +265,6 @@ def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
     print(f"\nmerged {len(dirs)} folder(s): {len(outputs.rows)} students into {args.out}")
     complete = len(outputs.rows) == run.get("students_in_shard")
     return 0 if complete and all(r.judged for r in outputs.rows) and not run.get("input_problems") else 1
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
@@ -365,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--write", action="store_true",
                      help="write calibration.yaml and set the two derived figures in problem.yaml")
     cal.add_argument("--repeats", type=int, default=3, metavar="R", help="gradings per submission (default: 3)")
-    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe runs (default: 25)")
+    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe readings per load condition (default: 25)")
     cal.add_argument("--tle-cap", type=float, metavar="S",
                      help="CPU seconds a too-slow submission may use (default: 10x the provisional limit)")
     cal.add_argument("--probe-only", action="store_true", help="only measure the speed probe's stability")
@@ -394,6 +395,5 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"grader: internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
-              "(rerun with --debug; please report)",
-              file=sys.stderr)
+              "(rerun with --debug; please report)", file=sys.stderr)
         return EXIT_CANNOT_JUDGE

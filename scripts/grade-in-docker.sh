@@ -111,19 +111,49 @@ case $submission in
     /*) path=$submission ;;
     *) path=$PWD/$submission ;;
 esac
-if [ -d "$path" ]; then
+# These tests only choose the message: copy_submission below is what refuses a
+# symlink for certain, since the path can change after any test.
+if [ -L "$path" ]; then
+    die "$submission is a symbolic link: pass the file itself (the wrapper never follows links: one could point at the bundle's reference or at a secret)"
+elif [ -d "$path" ]; then
     die "$submission is a directory: pass the file itself, e.g. $submission/solution.py"
 elif [ ! -e "$path" ]; then
     die "no such file: $submission (looked for $path)"
 elif [ ! -f "$path" ]; then
-    die "$submission is not a regular file"
+    die "$submission is not a regular file (a FIFO, socket or device): pass a .py or .ipynb file"
 elif [ ! -r "$path" ]; then
     die "cannot read $submission as user $(id -un): check its permissions (ls -l '$path')"
 fi
 case $path in
-    *.ipynb) dest=/submission/solution.ipynb ;;
+    *.[iI][pP][yY][nN][bB]) dest=/submission/solution.ipynb ;;
     *) dest=/submission/solution.py ;;
 esac
+
+# At most this much is copied: the grader's bound on a raw notebook (grader/judging/
+# source.py MAX_NOTEBOOK_BYTES) plus one byte, so that it can say a file is too large.
+COPY_LIMIT=$(( (4 << 20) + 1 ))
+
+# Copy $1 to $2 with one open that refuses a symlink (O_NOFOLLOW) and cannot block on
+# a FIFO (O_NONBLOCK), reading at most COPY_LIMIT bytes. GNU dd does it; python3 where
+# dd cannot (BSD dd has no iflag=nofollow).
+copy_submission() {
+    if dd if=/dev/null of=/dev/null iflag=nofollow,nonblock,noctty status=none 2>/dev/null; then
+        dd if="$1" of="$2" iflag=nofollow,nonblock,noctty,count_bytes bs=65536 count="$COPY_LIMIT" status=none
+    elif command -v python3 >/dev/null 2>&1; then
+        python3 - "$1" "$2" "$COPY_LIMIT" <<'PY'
+import os, stat, sys
+src, dst, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+if not stat.S_ISREG(os.fstat(fd).st_mode):
+    sys.exit(f"{src} is not a regular file")
+with open(fd, "rb") as f, open(dst, "wb") as out:
+    out.write(f.read(limit))
+PY
+    else
+        echo "copying without following links needs GNU dd or python3, and neither is here" >&2
+        return 1
+    fi
+}
 
 need_engine
 ensure_image
@@ -143,7 +173,10 @@ case $workdir in
     *,*|*\"*) die "the temporary directory $workdir contains a comma or quote, which --mount cannot take: set TMPDIR" ;;
 esac
 copy=$workdir/${dest##*/}
-cp -- "$path" "$copy" && chmod 0644 "$copy" || die "cannot copy $submission to $copy"
+if ! err=$(copy_submission "$path" "$copy" 2>&1); then
+    die "cannot copy $submission (it may have changed into a link or special file since it was checked): $(printf '%s' "$err" | head -n 1)"
+fi
+chmod 0644 "$copy" || die "cannot make the copy $copy readable"
 if docker container inspect "$NAME" >/dev/null 2>&1; then
     die "a container named $NAME already exists: choose another GRADE_CONTAINER_NAME"
 fi

@@ -29,11 +29,16 @@ UID = re.compile(r"uid/gid \d+")   # each sandbox drops to a fresh random uid
 
 
 def normalised(report: dict) -> dict:
-    """A verdict JSON without its timings (CPU times, scaled limits, the probe) and sandbox uid."""
+    """A verdict JSON without its timings (CPU times, scaled limits, the probe, which of a TLE's
+    two limits fired first) and the sandbox's random uid."""
     r = json.loads(json.dumps(report))
     r["limits"] = None
     for t in r["tests"]:
         t["time_s"] = t["memory_mib"] = None
+        if t["verdict"] == "TLE":   # which limit fires first (CPU or wall clock) depends on the load
+            t["message"] = "TLE"
+    if r["verdict"] == "TLE":
+        r["summary"] = r["summary"].split("):")[0]
 
     def strip(value):
         if isinstance(value, str):

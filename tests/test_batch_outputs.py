@@ -136,3 +136,24 @@ def test_a_record_is_reused_only_for_the_same_file_and_run_key(tmp_path):
                                                      "sample", None, "local")) is None
     (tmp_path / ".batch" / "alice.json").write_text("{damaged")
     assert load_record(tmp_path, "alice") is None
+
+
+def test_progress_line_on_a_terminal_only():
+    import io
+    from grader.batch.api import Progress
+    from grader.batch.progress import ProgressLine, progress_text
+    p = Progress(done=10, total=40, not_judged=1, not_ac=3, elapsed_s=20.0)
+    assert progress_text(p) == "[10/40] 3 not AC, 1 could not be judged, elapsed 20s, ETA 1m00s"
+    assert Progress(0, 5, 0, 0, 3.0).eta_s is None
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        line = ProgressLine(stream)
+        line(p)
+        line(Progress(40, 40, 1, 3, 80.0))
+        line.close()
+    assert pipe.getvalue() == ""
+    assert tty.getvalue().startswith("\r[10/40]") and tty.getvalue().rstrip(" \n").endswith("ETA 0s")

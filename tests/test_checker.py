@@ -218,6 +218,33 @@ def test_sigkill_without_wall_or_output_kill_is_mle():
     assert (d.verdict, d.check) == ("MLE", "limits")
 
 
+# --- precedence where two limits race (docs/time-limits.md) -----------------------------------------
+
+def test_a_run_denied_memory_is_mle_even_when_its_cpu_time_passed_the_limit():
+    # Filling memory costs CPU time: the bomb's first test took 0.44 s against a 0.43 s limit.
+    d = run(outcome(status=child.STATUS_CALL_EXCEPTION, error=err("MemoryError", "", 12), cpu_s=1.4))
+    assert (d.verdict, d.check) == ("MLE", "limits")
+    d = run(outcome(status=child.STATUS_CALL_EXCEPTION, error=err("MemoryError", "", 12), cpu_s=1.4,
+                    signal=signal.SIGXCPU, exit_code=None))
+    assert d.verdict == "MLE"
+
+
+def test_a_kernel_kill_below_the_hard_cpu_limit_is_mle_even_past_the_soft_limit():
+    d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGKILL, cpu_s=1.3))
+    assert (d.verdict, d.check) == ("MLE", "limits")
+
+
+def test_sigkill_at_the_hard_cpu_limit_is_tle():
+    # RLIMIT_CPU's hard limit (soft + 1 s) kills with SIGKILL when SIGXCPU was caught.
+    d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGKILL, cpu_s=2.0))
+    assert (d.verdict, d.check) == ("TLE", "limits")
+
+
+def test_the_wall_clock_kill_decides_before_memory():
+    d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGKILL, killed_by="wall", cpu_s=0.2))
+    assert d.verdict == "TLE"
+
+
 def test_tle_takes_precedence_over_a_crash_signal():
     d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGSEGV, cpu_s=5.0))
     assert d.verdict == "TLE"

@@ -16,6 +16,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import textwrap
 import uuid
@@ -562,3 +563,136 @@ def test_wrapper_without_engine_says_so(workdir):
     run = run_wrapper(None, workdir / "solution.py", DOCKER_HOST="unix:///nonexistent/docker.sock")
     assert run.status == 2 and run.stdout == ""
     assert "no Docker engine: `docker info` failed:" in run.stderr
+
+
+# --- the wrapper and the entry point do not trust their argument (issue 9) --------------------------
+
+SECRET_MARK = "not-for-students"
+REFERENCE_SOURCE = ROOT / "reference" / "solution.py"
+
+
+def test_wrapper_refuses_a_symlink_to_the_reference(image, workdir):
+    (workdir / "solution.py").symlink_to(REFERENCE_SOURCE)
+    run = run_wrapper(image, workdir / "solution.py", "--tests", "sample")
+    assert run.status == 2 and run.stdout == ""
+    assert "solution.py is a symbolic link: pass the file itself" in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+def test_wrapper_refuses_a_symlink_to_a_secret_and_quotes_none_of_it(image, workdir):
+    secret = put(workdir, f"root:$6${SECRET_MARK}:19000:0:99999:7:::\n", name="shadow", mode=0o600)
+    (workdir / "solution.py").symlink_to(secret)
+    run = run_wrapper(image, "solution.py", cwd=workdir)
+    assert run.status == 2 and run.stdout == "" and "is a symbolic link" in run.stderr
+    assert SECRET_MARK not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_wrapper_refuses_special_files_without_hanging(image, workdir, kind):
+    if kind == "fifo":
+        path = workdir / "solution.py"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    run = run_wrapper(image, path, timeout=120)
+    assert run.status == 2 and run.stdout == ""
+    assert "is not a regular file (a FIFO, socket or device)" in run.stderr
+
+
+# The path flips between an honest wrong answer and a symlink to the reference, in
+# another process, while the wrapper checks and copies it: `[ -L ]` then `cp` would
+# grade the reference (AC) about half of the time; the O_NOFOLLOW copy never can.
+FLIPPER = r"""
+import os, sys
+path, honest, target = sys.argv[1:4]
+print("ready", flush=True)
+while True:
+    with open(path + ".new", "w") as f:
+        f.write(honest)
+    os.replace(path + ".new", path)
+    os.symlink(target, path + ".lnk")
+    os.replace(path + ".lnk", path)
+"""
+
+
+def test_wrapper_copy_never_follows_a_link_that_appears_after_the_check(image, workdir):
+    victim = workdir / "solution.py"
+    victim.write_text(WRONG_ANSWER)
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(victim), WRONG_ANSWER,
+                                str(REFERENCE_SOURCE)], stdout=subprocess.PIPE, text=True)
+    verdicts = []
+    try:
+        assert flipper.stdout.readline() == "ready\n"
+        for _ in range(6):
+            run = run_wrapper(image, victim, "--tests", "sample")
+            if run.status == 2:
+                assert run.stdout == "" and ("symbolic link" in run.stderr or "cannot copy" in run.stderr), run.stderr
+                verdicts.append("refused")
+            else:
+                verdicts.append(run.verdict["verdict"])
+    finally:
+        flipper.kill()
+        flipper.wait()
+    assert "AC" not in verdicts, verdicts
+    assert set(verdicts) <= {"refused", "WA"}, verdicts
+
+
+def test_wrapper_grades_an_uppercase_ipynb_as_a_notebook(image, workdir):
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": "%%time\n" + REFERENCE_SOURCE.read_text(encoding="utf-8")}]
+    put(workdir, json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}),
+        name="Homework.IPYNB")
+    run = run_wrapper(image, workdir / "Homework.IPYNB", "--tests", "sample")
+    assert run.status == 0, run.stderr
+    assert run.verdict["verdict"] == "AC" and run.verdict["submission"]["kind"] == "notebook"
+
+
+def _mounted_folder_with_a_link(workdir: Path) -> Path:
+    """What an instructor mounts when grading an unpacked upload: a folder whose
+    solution.py is a symlink to the reference *inside the image* (readable by the
+    group grader, so only the grader's refusal stops it)."""
+    folder = workdir / "upload"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "solution.py").symlink_to(f"{BUNDLE_IN_IMAGE}/reference/solution.py")
+    return folder
+
+
+def test_entry_point_refuses_a_symlinked_submission_in_a_mounted_folder(image, workdir):
+    folder = _mounted_folder_with_a_link(workdir)
+    r = docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+               "--security-opt", "no-new-privileges",
+               "--mount", f"type=bind,src={folder},dst=/submission,readonly", image, "--tests", "sample")
+    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout[:500])
+    assert "grade: /submission/solution.py is a symbolic link" in r.stderr
+
+
+def test_grader_in_the_image_refuses_the_link_by_itself(image, workdir):
+    """Past the entry point's message: the grader opens the file with O_NOFOLLOW."""
+    folder = _mounted_folder_with_a_link(workdir)
+    r = docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+               "--security-opt", "no-new-privileges", "--mount", f"type=bind,src={folder},dst=/submission,readonly",
+               "--entrypoint", "python", image, "-m", "grader", "grade", "/submission/solution.py",
+               "--tests", "sample", "--json", "-")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "/submission/solution.py is a symbolic link" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_entry_point_refuses_a_symlinked_folder_on_the_way(image, workdir):
+    """SUBMISSION=/submission/hw/solution.py where hw links to the bundle's reference folder."""
+    folder = workdir / "upload"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "hw").symlink_to(f"{BUNDLE_IN_IMAGE}/reference")
+    flags = ("--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
+             "--security-opt", "no-new-privileges", "--mount", f"type=bind,src={folder},dst=/submission,readonly",
+             "-e", "SUBMISSION=/submission/hw/solution.py")
+    r = docker("run", *flags, image, "--tests", "sample")
+    assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout[:500])
+    assert "grade: /submission/hw is a symbolic link on the way to /submission/hw/solution.py" in r.stderr
+    # Past the entry point's message, the grader (--within /submission, as the entry point passes it) refuses too.
+    r = docker("run", *flags, "--entrypoint", "python", image, "-m", "grader", "grade", "/submission/hw/solution.py",
+               "--within", "/submission", "--tests", "sample", "--json", "-")
+    assert r.returncode == 1, r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["verdict"] == "CE" and "the folder hw on the way is a symbolic link" in verdict["compile"]["message"]

@@ -109,6 +109,13 @@ def test_gradescope_refuses_a_dangling_link_and_a_fifo_without_hanging(autograde
     assert_refused(doc, everything, "solution.py is a FIFO")
 
 
+def test_gradescope_looks_inside_a_folder_named_like_the_entry_file(autograder):
+    (autograder / "submission" / "solution.py").mkdir()
+    (autograder / "submission" / "solution.py" / "solution.py").symlink_to(REFERENCE)
+    doc, everything = run_autograder(autograder)
+    assert_refused(doc, everything, "solution.py/solution.py is a symbolic link")
+
+
 def test_gradescope_grades_an_uppercase_notebook_upload(autograder):
     nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],

@@ -18,7 +18,7 @@ from grader.feedback.grade import grade
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome
-from grader.judging.timing import effective_limits, machine_scale
+from grader.judging.timing import PROBE_BAND, effective_limits, machine_scale
 from grader.judging.verdict import CaseResult, group_results, overall_verdict
 
 from conftest import ROOT
@@ -70,7 +70,7 @@ def test_sandbox_limits_follow_problem_yaml(spec):
 
 
 def test_run_context_carries_the_effective_limits(spec):
-    eff = effective_limits(spec, spec.time_calibration.probe_time_s * 2)
+    eff = effective_limits(spec, spec.time_calibration.probe_time_s * 2 * PROBE_BAND)
     ctx = run_context(spec, eff)
     assert ctx.cpu_limit_s == pytest.approx(2 * spec.limits.time_per_test_s)
     assert ctx.wall_limit_s == eff.wall_s and ctx.parameters == spec.parameter_names
@@ -232,9 +232,11 @@ def test_probe_s_given_is_used_instead_of_probing(bundle):
     from grader.judging.judge import probe_step
     probe = probe_step(bundle, GradeOptions())
     assert 0 < probe < 10
-    given = bundle.spec.time_calibration.probe_time_s * 2
+    given = bundle.spec.time_calibration.probe_time_s * 2 * PROBE_BAND   # beyond the noise band
     report = grade(bundle, REFERENCE, GradeOptions(tests="sample", probe_s=given))
     assert report.verdict == "AC"
     assert report.limits.probe_s == given
     assert report.limits.scale == pytest.approx(2.0)
     assert report.limits.cpu_s == pytest.approx(2.0 * bundle.spec.limits.time_per_test_s)
+    off = grade(bundle, REFERENCE, GradeOptions(tests="sample", probe_s=given, scale_time=False, diagnose=False))
+    assert off.limits.probe_s is None and off.limits.scale == 1.0

@@ -204,7 +204,7 @@ def test_the_raw_notebook_is_bounded_too(tmp_path):
     from grader.judging.source import MAX_NOTEBOOK_BYTES
     text = nb(_output_cell(SOLUTION, MAX_NOTEBOOK_BYTES // 1024 + 1))
     sub, check = read(tmp_path, text)
-    assert sub is None and "larger than 16 MiB" in check.message and "clear its outputs" in check.message.lower()
+    assert sub is None and f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB" in check.message and "clear its outputs" in check.message.lower()
 
 
 @pytest.mark.parametrize("name", ["solution.IPYNB", "Solution.IpYnB", "s.ipynb"])

@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from grader.problem.bundle import Bundle, BundleError
-from grader.maintain.calibrate import (ProbeStats, Timing, derive, measure_probe, render_record, round_up,
-                              set_problem_yaml_limits, spread)
+from grader.maintain.calibrate import (ProbeStats, Timing, derive, measure_probe, probe_center, render_record,
+                                       round_up, set_problem_yaml_limits, spread)
 from grader.problem.spec import load_spec
-from grader.judging.timing import SCALE_BOUNDS, effective_limits, machine_scale
+from grader.judging.timing import PROBE_BAND, SCALE_BOUNDS, effective_limits, machine_scale
 from grader.maintain.verify import ExpectedSubmission, calibration_problems
 
 from conftest import ROOT
@@ -39,12 +39,24 @@ def test_same_speed_means_the_published_limit(spec):
     assert lim.cpu_s == pytest.approx(1.0) and lim.wall_s == pytest.approx(2.0 * 1.0 + 1.0)
 
 
-def test_a_machine_twice_as_slow_gets_twice_the_time(spec):
+def test_a_slower_machine_gets_more_time_from_the_edge_of_the_noise_band(spec):
     s = with_limits(spec)
-    lim = effective_limits(s, 0.08)
+    lim = effective_limits(s, 0.04 * 2 * PROBE_BAND)
     assert lim.scale == pytest.approx(2.0) and lim.cpu_s == pytest.approx(2.0)
     assert lim.wall_s == pytest.approx(2.0 * 2.0 + 1.0)
-    assert effective_limits(s, 0.02).cpu_s == pytest.approx(0.5)
+    assert effective_limits(s, 0.04 / 2 / PROBE_BAND).cpu_s == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("ratio", [1 / PROBE_BAND, 0.8, 1.0, 1.2, PROBE_BAND])
+def test_a_reading_inside_the_noise_band_means_the_stated_limit(spec, ratio):
+    assert machine_scale(with_limits(spec), 0.04 * ratio) == 1.0
+
+
+def test_the_scale_is_continuous_at_the_edges_of_the_band(spec):
+    s = with_limits(spec)
+    for edge in (PROBE_BAND, 1 / PROBE_BAND):
+        assert machine_scale(s, 0.04 * edge * 1.0001) == pytest.approx(1.0, abs=1e-3)
+        assert machine_scale(s, 0.04 * edge * 0.9999) == pytest.approx(1.0, abs=1e-3)
 
 
 @pytest.mark.parametrize("probe, expected", [(1e-9, SCALE_BOUNDS[0]), (1e3, SCALE_BOUNDS[1])])
@@ -65,11 +77,11 @@ def test_time_factor_scales_cpu_and_wall_together(spec):
     assert high.time_factor == 1.5
 
 
-def test_the_scaled_limit_is_machine_independent_in_probe_units(spec):
-    # A submission that needs k probes of CPU time passes or fails the same everywhere.
+def test_beyond_the_band_the_limit_follows_the_probe(spec):
+    # Outside the noise band, a machine k times slower at the probe gets k times the time.
     s = with_limits(spec, time_per_test_s=1.0, probe_time_s=0.04)
-    for probe in (0.02, 0.04, 0.1):
-        assert effective_limits(s, probe).cpu_s / probe == pytest.approx(1.0 / 0.04)
+    for probe in (0.1, 0.2, 0.4):
+        assert effective_limits(s, probe).cpu_s / probe == pytest.approx(1.0 / 0.04 / PROBE_BAND)
 
 
 # --- the derivation -------------------------------------------------------------------------------
@@ -132,13 +144,19 @@ def test_capped_tle_counts_as_at_least_the_cap():
     assert d.ok and math.isinf(d.t_tle)
 
 
-def test_spread_and_grouped_probe_medians():
+def test_spread_and_probe_readings_are_minima():
     s = spread([3.0, 1.0, 2.0, 10.0])
     assert (s.median, s.low, s.high, s.n) == (2.5, 1.0, 10.0, 4) and s.relative == pytest.approx(3.6)
-    p = ProbeStats(tuple(float(v) for v in range(1, 12)), 5)
-    assert p.grouped.n == 2 and (p.grouped.low, p.grouped.high) == (3.0, 8.0)
+    p = ProbeStats(((5.0, 3.0, 4.0), (2.0, 9.0, 8.0)))
+    assert p.group == 3 and p.single.n == 6 and p.grouped.n == 2
+    assert (p.grouped.low, p.grouped.high) == (2.0, 3.0)
     with pytest.raises(ValueError):
         spread([])
+
+
+def test_probe_time_is_the_geometric_middle_of_every_reading():
+    idle, loaded = ProbeStats(((4.0, 5.0), (6.0,))), ProbeStats(((9.0, 16.0),))
+    assert probe_center([idle, loaded]) == pytest.approx(6.0)   # sqrt(4 * 9)
 
 
 # --- writing problem.yaml --------------------------------------------------------------------------
@@ -191,12 +209,18 @@ def test_calibration_record_meets_the_kattis_rules(record, spec):
 
 def test_calibration_record_is_made_of_medians_with_their_spread(record, bundle):
     m = record["method"]
-    assert m["probe_runs"] >= 20 and m["repeats"] >= 3
+    assert m["probe_readings"] >= 20 and m["probe_runs_per_reading"] >= 5 and m["repeats"] >= 3
     for a in record["accepted"]:
         runs = a["slowest_case_runs_s"]
         assert len(runs) == m["repeats"] and a["time_s"] == sorted(runs)[len(runs) // 2]
         assert a["spread"] == pytest.approx((max(runs) - min(runs)) / a["time_s"], abs=2e-3)
-    assert record["probe"]["single_runs"]["median_s"] == pytest.approx(record["derived"]["probe_time_s"], rel=1e-3)
+    # probe_time_s is the middle of the readings (idle and loaded), and every reading is in the band.
+    group = m["probe_runs_per_reading"]
+    lows = [c[f"min_of_{group}"]["min_s"] for c in record["probe"].values()]
+    highs = [c[f"min_of_{group}"]["max_s"] for c in record["probe"].values()]
+    assert len(record["probe"]) == 2 and m["probe_band_factor"] == PROBE_BAND
+    assert record["derived"]["probe_time_s"] == pytest.approx((min(lows) * max(highs)) ** 0.5, rel=1e-3)
+    assert record["checks"]["every_probe_reading_within_the_band"]
     for key in ("python", "numpy", "cpu", "cores", "sandbox"):
         assert record["machine"][key]
     # Every submission of the two folders that matter is in the record.
@@ -224,6 +248,9 @@ def test_calibration_mismatch_is_detected(tmp_path, bundle):
 # --- the probe, really run -----------------------------------------------------------------------------
 
 def test_probe_runs_in_the_sandbox_and_reports_cpu_time(bundle):
-    stats = measure_probe(bundle, runs=5)
-    assert len(stats.runs) == 5 and all(0 < t < 5 for t in stats.runs)
-    assert stats.grouped.n == 1 and stats.single.low <= stats.grouped.median <= stats.single.high
+    stats = measure_probe(bundle, readings=2, repeats=3)
+    assert len(stats.runs) == 6 and all(0 < t < 5 for t in stats.runs)
+    assert stats.grouped.n == 2 and stats.grouped.low == stats.single.low
+    # Thread CPU time is exact: no reading sits on the 4 ms scheduler-tick grid that the
+    # process clock snaps to once RLIMIT_CPU is set.
+    assert len({round(t, 6) for t in stats.runs}) > 1

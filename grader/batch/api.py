@@ -22,17 +22,18 @@ from ..judging.judge import GradeOptions, cases_step, probe_step
 from ..judging.notebook import NotebookError, extract_code
 from ..judging.paths import read_regular
 from ..problem.bundle import Bundle, BundleError
+from ..report.json_report import render_json
 from ..sandbox.launcher import SandboxError
 from . import docker as docker_mode
 from .finish import Outputs, write_outputs
 from .ids import unique_ids
 from .intake import IntakeError, unpack_zip, walk_folder
 from .layouts import Entry, discover, single_file
-from .local import Task, file_sha256, grade_task
-from .runner import Interrupted, run_parallel, stop_children  # noqa: F401 (stop_children: for callers)
+from .local import Task, file_sha256, grade_task, unjudged_report
+from .runner import Interrupted, interruptible, run_parallel
 from .shards import select
 from .similarity import fingerprint, windows
-from .state import RunKey, StudentRecord, reusable, save_record, save_run, state_dir, load_run
+from .state import RunKey, StudentRecord, atomic_write, load_run, reusable, save_record, save_run, state_dir
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -85,6 +86,14 @@ class BatchResult:
             return EXIT_INTERRUPTED
         rows = self.outputs.rows
         return EXIT_SOME_FAILED if self.input_problems or any(not r.judged for r in rows) else EXIT_OK
+
+
+def default_jobs() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _check_paths(opts: BatchOptions) -> None:
@@ -148,7 +157,15 @@ def _source_text(path: Path) -> str:
 
 
 def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
-    """Grade every student of `opts.inputs` into `opts.out` (see the module docstring)."""
+    """Grade every student of `opts.inputs` into `opts.out` (see the module docstring).
+
+    Raises BatchError for bad arguments or a broken bundle; an interruption before
+    grading starts raises Interrupted, one during grading returns a result saying so."""
+    with interruptible():
+        return _run_batch(bundle, opts)
+
+
+def _run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
     _check_paths(opts)
     out = opts.out
     out.mkdir(parents=True, exist_ok=True)
@@ -213,9 +230,6 @@ def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
     def on_done(index: int, result: dict) -> None:
         e, sha, prints = todo[index]
         if "error" in result:   # the grading process itself failed: the student is not judged
-            from .local import unjudged_report
-            from ..report.json_report import render_json
-            from .state import atomic_write
             reason = f"grading failed: {result['error']}"
             atomic_write(tasks[index].out_json, render_json(unjudged_report(bundle, options, cases, reason)))
             result = {"verdict": "CE", "judged": False, "reason": reason, "seconds": 0.0}
@@ -236,7 +250,7 @@ def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
     else:
         def work(task: Task) -> dict:
             return grade_task(bundle, options, cases, task)
-    jobs = opts.jobs or os.cpu_count() or 1
+    jobs = opts.jobs or default_jobs()
     interrupted = None
     try:
         run_parallel(tasks, work, jobs, timeout_s=bundle.spec.limits.total_time_s + 180,

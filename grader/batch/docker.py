@@ -35,7 +35,9 @@ RUN_FLAGS = ("--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,noe
              "--memory", "1g", "--memory-swap", "1g", "--pids-limit", "128",
              "--cap-drop", "ALL", "--security-opt", "no-new-privileges")
 MAX_OUTPUT = 64 << 20
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}\.(py|ipynb)$")
+# A file name the container can be given as it is (so its verdict JSON names the same file
+# as `grade`'s): printable, no '/', not too long. Commas and quotes are quoted for --mount.
+SAFE_NAME = re.compile(r"^[^/\x00-\x1f\x7f]{1,200}$")
 
 
 class DockerUnavailable(Exception):
@@ -72,7 +74,14 @@ def container_command(image: str, name: str, copy: Path, dest: str, options: Gra
         args += ["--secret-seed", str(options.secret_seed)]
     return ["docker", "run", "--name", name, "--sig-proxy=false", *RUN_FLAGS,
             "-e", f"SUBMISSION=/submission/{dest}",
-            "--mount", f"type=bind,src={copy},dst=/submission/{dest},readonly", image, *args]
+            "--mount", ",".join(("type=bind", _mount_field(f"src={copy}"), _mount_field(f"dst=/submission/{dest}"),
+                                 "readonly")), image, *args]
+
+
+def _mount_field(field: str) -> str:
+    """One field of --mount, which docker reads as CSV: quoted when it holds a comma or quote."""
+    return '"' + field.replace('"', '""') + '"' if any(c in field for c in ',"') or field != field.strip() \
+        else field
 
 
 def remove_containers(names: list[str]) -> None:
@@ -102,13 +111,12 @@ def docker_task(cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases:
                 "seconds": round(time.monotonic() - started, 3)}
     if task.path is None:
         return unjudged(task.problem)
-    suffix = ".ipynb" if task.path.name.endswith(".ipynb") else ".py"
-    dest = task.path.name if SAFE_NAME.match(task.path.name) else f"solution{suffix}"
+    suffix = ".ipynb" if task.path.name.lower().endswith(".ipynb") else ".py"
+    dest = task.path.name if SAFE_NAME.match(task.path.name) and task.path.name not in (".", "..") \
+        else f"solution{suffix}"
     workdir = Path(tempfile.mkdtemp(prefix="vit-batch-"))
     name = task.container or f"vit-batch-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        if re.search(r"[,\"]", str(workdir)):
-            return unjudged(f"the temporary folder {workdir} has a comma or quote, which --mount cannot take: set TMPDIR")
         os.chmod(workdir, 0o755)
         copy = workdir / dest
         try:

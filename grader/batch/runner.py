@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -156,6 +157,23 @@ def _child(work: Callable[[Any], dict], task: Any, fd: int) -> None:
         os._exit(status)
 
 
+@contextmanager
+def interruptible():
+    """While inside: SIGINT, SIGTERM and SIGHUP raise Interrupted (so `with Sandbox` blocks unwind)."""
+    previous = {}
+
+    def on_signal(signum, frame):
+        raise Interrupted(signal.Signals(signum).name)
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict], jobs: int, timeout_s: float,
                  on_done: Callable[[int, dict], None], on_tick: Callable[[], None] = lambda: None) -> None:
     """Run work(task) for every task, at most `jobs` at once, each in its own forked process.
@@ -165,13 +183,11 @@ def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict], jobs: int, t
     SIGTERM or SIGHUP, after every child and sandbox has been ended."""
     pending = list(range(len(tasks)))
     running: dict[int, _Running] = {}
-    previous = {}
+    with interruptible():
+        _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running)
 
-    def on_signal(signum, frame):
-        raise Interrupted(signal.Signals(signum).name)
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, on_signal)
+
+def _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running) -> None:
     try:
         while pending or running:
             while pending and len(running) < max(1, jobs):
@@ -215,9 +231,6 @@ def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict], jobs: int, t
         for fd in list(running):
             os.close(fd)
         raise
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _decode(data: bytes) -> dict:

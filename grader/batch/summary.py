@@ -77,6 +77,8 @@ def render_summary(rows: list[Row], pairs: list[Pair], run: dict) -> str:
     if failed:
         for r in failed:
             out.append(f"- {_md(r.student)} ({_md(r.record.source)}): {_md(r.reason)}")
+    elif expected is not None and expected != len(rows):
+        out.append("none so far")
     else:
         out.append("every submission was judged")
     for problem in run.get("input_problems", []):

@@ -110,8 +110,25 @@ def load_problem(out: RunOutcome, ctx: RunContext, show_detail: bool = True) -> 
     return None
 
 
+def _killed_for_memory(out: RunOutcome, ctx: RunContext) -> bool:
+    """SIGKILL that neither we nor the CPU limit sent: the kernel's OOM killer (or a cgroup's).
+
+    RLIMIT_CPU's hard limit also sends SIGKILL, but only at a whole second past
+    the soft limit (which is at least the CPU limit), so a kill below limit + 1 s
+    of CPU time cannot be the CPU limit's."""
+    return (out.signal == signal.SIGKILL and out.killed_by is None
+            and out.cpu_s < ctx.cpu_limit_s + 1.0)
+
+
 def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decision | None:
-    """TLE, OLE, MLE, RE and JE, from how the worker ended."""
+    """TLE, OLE, MLE, RE and JE, from how the worker ended.
+
+    Where two limits race, the one that ended the run decides (docs/time-limits.md,
+    "Precedence"): the wall clock kill first (the zygote sent it), then memory (a
+    run that was denied memory, MemoryError, or was killed for it is MLE even if its
+    CPU time then passed the limit: filling memory costs CPU time, and it would
+    otherwise flip between MLE and TLE with the load), then CPU time, then output.
+    """
     # Only an exit before the worker's "layers" frame is the harness's: after
     # it, submission code ran and could have called os._exit(111) itself.
     if out.exit_code in HARNESS_FAILURES and out.worker_layers is None:
@@ -122,6 +139,11 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
         used = f"; CPU time used {out.cpu_s:.2f} s" if show_message else ""
         return Decision("TLE", "limits", f"still running after {ctx.wall_limit_s:g} s of wall-clock time "
                         f"(sleeping and waiting count{used})")
+    if err is not None and err.type == "MemoryError":
+        return Decision("MLE", "limits", f"ran out of memory (MemoryError{where}); the limit is "
+                        "the address space NumPy needs plus the memory limit of the problem")
+    if _killed_for_memory(out, ctx):
+        return Decision("MLE", "limits", "killed by the kernel (SIGKILL), most likely for using too much memory")
     if out.cpu_s > ctx.cpu_limit_s or out.signal == signal.SIGXCPU:
         # rusage is sampled and can read a little under the kernel's own count
         # that fired SIGXCPU: never print "used 1.97 s; the limit is 2.00 s".
@@ -134,12 +156,7 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     if out.result_too_large:
         return Decision("OLE", "limits", f"returned more than {ctx.result_bytes >> 20} MiB "
                         "(the size cap of a result); check the shape you return")
-    if err is not None and err.type == "MemoryError":
-        return Decision("MLE", "limits", f"ran out of memory (MemoryError{where}); the limit is "
-                        "the address space NumPy needs plus the memory limit of the problem")
     if out.signal is not None:
-        if out.signal == signal.SIGKILL:
-            return Decision("MLE", "limits", "killed by the kernel (SIGKILL), most likely for using too much memory")
         return Decision("RE", "run", f"the process crashed with {_signal_name(out.signal, show_message)}")
     if out.status == child.STATUS_IMPORT_EXCEPTION:
         return Decision("RE", "run", f"your file raised {describe_exception(err, show_message)} while being "

@@ -16,6 +16,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from .paths import shown
+
 
 class NotebookError(ValueError):
     """The file is not a readable Jupyter notebook."""
@@ -73,7 +75,7 @@ def _cell_lines(cell: dict, index: int) -> tuple[list[str], str | None]:
             return head + [_line(ln) for ln in lines[first + 1:]], None
         # Any other cell magic makes the whole cell something other than Python run here.
         why = _NOT_RUN.get(magic, "is an IPython cell magic, not Python")
-        note = (f"code cell {index} starts with {_shown(magic_line)}, which {why}; move the code to an "
+        note = (f"code cell {index} starts with {shown(magic_line, 60)}, which {why}; move the code to an "
                 "ordinary code cell")
         return [f"# (notebook-only cell removed) {ln.strip()}" for ln in lines], note
     return [_line(ln) for ln in lines], None
@@ -81,11 +83,6 @@ def _cell_lines(cell: dict, index: int) -> tuple[list[str], str | None]:
 
 def _line(ln: str) -> str:
     return f"# (notebook-only line removed) {ln.strip()}" if ln.lstrip().startswith(("%", "!")) else ln
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def extract(text: str) -> NotebookCode:

@@ -228,9 +228,9 @@ rm -f "$results"
 # descend into symlinked folders.
 locate() {
     local hits
-    if [ -e "$submission_dir/$entry" ] || [ -L "$submission_dir/$entry" ]; then
-        echo "$submission_dir/$entry"; return
-    fi
+    local top="$submission_dir/$entry"
+    # Anything by that name but a real folder (a link to one included) is the grader's to judge.
+    if [ -L "$top" ] || { [ -e "$top" ] && [ ! -d "$top" ]; }; then echo "$top"; return; fi
     mapfile -t hits < <(find -H "$submission_dir" -name "$entry" ! -type d -not -path '*/.*' 2>/dev/null | sort)
     if [ "${#hits[@]}" -eq 1 ]; then echo "${hits[0]}"; return; fi
     mapfile -t hits < <(find -H "$submission_dir" \( -name '*.py' -o -iname '*.ipynb' \) ! -type d \

@@ -1,143 +1,44 @@
-"""Parent side of the sandbox: start the zygote, run cases, read results.
+"""Parent side of the sandbox: the zygote's life cycle, running one case, the speed probe.
 
 `Sandbox` is a context manager owning one zygote for one submission. The
-strongest start-up strategy that works on this machine is chosen (namespaces
-as root, a user namespace otherwise, else a plain process) and the layers
-that are really in force are reported: launcher-level ones here, worker-level
-ones as the worker itself declared them before any submission code ran.
+strongest start-up strategy that works on this machine is chosen
+(startup.py) and the layers that are really in force are reported
+(layers.py); the control channel's framing is wire.py's, the result
+channel's protocol.py's, and what a run produced becomes a RunOutcome in
+outcome.py.
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
-
 from . import child
+from .layers import describe_layers, merge_layers
 from .outcome import build_outcome, error_info
 from .protocol import ResultReader
-from .records import Layer, RunOutcome, SandboxInfo, SandboxLimits
+from .records import RunOutcome, SandboxInfo, SandboxLimits
+from .startup import (HARNESS_MODULES, SANDBOX_UID_RANGE, WORKER_LAYERS, SandboxError, Strategy,
+                      clean_environment, make_parent_nondumpable, strategies)
 from .untrusted import decode
+from .wire import Messages, encode_args, send
 
+__all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable", "merge_layers",
+           "strategies", "PROBE_REPEATS"]
 
-class SandboxError(RuntimeError):
-    """The sandbox itself failed (a grader fault, reported as JE)."""
-
-
-# Modules the harness itself needs after the worker has lost file access.
-HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
-                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
-                   "time", "socket", "builtins")
-
-BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
-# Some machines need these for their OpenBLAS build to run correctly at all.
-PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-
-SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
-WORKER_LAYERS = ("landlock", "seccomp")   # applied by the worker itself; can be switched off
 READY_TIMEOUT_S = 60.0
 FINISH_GRACE_S = 5.0
 DRAIN_S = 2.0
-
-
-def clean_environment() -> dict[str, str]:
-    """The only environment a submission sees."""
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-    env.update({k: "1" for k in BLAS_THREAD_VARS})
-    env.update({k: os.environ[k] for k in PASSTHROUGH_VARS if k in os.environ})
-    return env
-
-
-def make_parent_nondumpable() -> bool:
-    """Stop same-uid processes from reading this process's memory via /proc or ptrace."""
-    return sys.platform.startswith("linux") and child.set_dumpable(False)
-
-
-@dataclass(frozen=True)
-class Strategy:
-    mode: str
-    prefix: tuple[str, ...]
-    drop_uid: bool
-    namespaces: tuple[str, ...]
-
-
-def strategies(isolation: str = "auto") -> list[Strategy]:
-    """Start-up strategies to try, strongest first."""
-    linux = sys.platform.startswith("linux")
-    root = linux and os.geteuid() == 0
-    unshare = shutil.which("unshare") if linux else None
-    ns_flags = ("--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts")
-    out = []
-    if isolation == "auto" and unshare:
-        if root:
-            out.append(Strategy("namespaces", (unshare, *ns_flags, "--"), True,
-                                ("pid", "net", "mount", "ipc", "uts")))
-        else:
-            out.append(Strategy("user-namespace",
-                                (unshare, "--user", "--map-current-user", *ns_flags, "--"), False,
-                                ("user", "pid", "net", "mount", "ipc", "uts")))
-    out.append(Strategy("plain", (), root, ()))
-    return out
-
-
-def _encode_args(args: Sequence) -> tuple[list[dict], bytes]:
-    specs, chunks = [], []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            specs.append({"kind": "array", "shape": list(a.shape)})
-            chunks.append(np.ascontiguousarray(a, dtype="<f8").tobytes())
-        else:
-            specs.append({"kind": "int", "value": int(a)})
-    return specs, b"".join(chunks)
-
-
-def _send(sock: socket.socket, header: dict, payload: bytes = b"", fds: Sequence[int] = ()) -> None:
-    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    prefix = struct.pack("<II", len(raw), len(payload))
-    if fds:
-        socket.send_fds(sock, [prefix], list(fds))
-    else:
-        sock.sendall(prefix)
-    sock.sendall(raw + payload)
-
-
-class _Messages:
-    """Length-prefixed JSON messages from the zygote (trusted, but bounded anyway)."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self.closed = False
-
-    def feed(self, data: bytes) -> list[dict]:
-        if not data:
-            self.closed = True
-            return []
-        self.buf += data
-        out = []
-        while len(self.buf) >= 4:
-            (n,) = struct.unpack("<I", self.buf[:4])
-            if n > (1 << 20):
-                raise SandboxError("oversized message from the sandbox")
-            if len(self.buf) < 4 + n:
-                break
-            out.append(json.loads(bytes(self.buf[4:4 + n])))
-            del self.buf[:4 + n]
-        return out
-
+PROBE_REPEATS = 8   # probe runs per reading (one worker); their minimum is the reading
 
 # What came from the worker is checked and sanitised in one place (outcome.py,
 # untrusted.py); these names are kept for the unit tests that call them.
@@ -170,7 +71,7 @@ class Sandbox:
         self.python = python or sys.executable
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
-        self.messages = _Messages()
+        self.messages = Messages()
         self.backlog: list[dict] = []
         self.strategy: Strategy | None = None
         self.ready: dict = {}
@@ -210,9 +111,9 @@ class Sandbox:
             return f"cannot execute: {exc}"
         finally:
             kid.close()
-        self.proc, self.sock, self.messages, self.backlog = proc, parent, _Messages(), []
+        self.proc, self.sock, self.messages, self.backlog = proc, parent, Messages(), []
         try:
-            _send(parent, {"source": self.source, "filename": self.filename,
+            send(parent, {"source": self.source, "filename": self.filename,
                            "preload": list(self.preload), "allowed": self.allowed,
                            "job": self._job_defaults(strategy)})
             msg = self._next_message(time.monotonic() + READY_TIMEOUT_S)
@@ -278,51 +179,26 @@ class Sandbox:
 
     def info(self) -> SandboxInfo:
         """Layers in force, as far as they are known (complete after the first run)."""
-        s, r = self.strategy, self.ready
-        linux = sys.platform.startswith("linux")
-        root = linux and os.geteuid() == 0
-        layers = [
-            Layer("fresh_interpreter", "active",
-                  f"{Path(self.python).name} -I started by subprocess; one forked worker per case"),
-            Layer("clean_environment", "active", "PATH, locale and single-thread BLAS variables only"),
-            Layer("single_threaded_blas", "active", "OPENBLAS/OMP/MKL_NUM_THREADS=1"),
-            Layer("wall_clock_limit", "active", f"{self.limits.wall_s:g} s per case, then SIGKILL"),
-        ]
-        ns_detail = f"{s.mode}: " + "; ".join(self.attempts) if self.attempts else s.mode
-        in_pid_ns = bool(r.get("pid_namespace"))
-        only_lo = r.get("net_interfaces") in (["lo"], [])
-        layers.append(Layer("pid_namespace", "active" if in_pid_ns else "unavailable",
-                            "zygote is PID 1; leftovers killed after each case" if in_pid_ns else ns_detail))
-        layers.append(Layer("network_namespace", "active" if "net" in s.namespaces and only_lo else "unavailable",
-                            "only a loopback interface" if "net" in s.namespaces and only_lo else ns_detail))
-        wl = self.worker_layers or {}
-        for name, missing in (("rlimits", "not reported yet"),
-                              ("uid_drop", "the grader is not root" if not root else "not reported yet"),
-                              ("landlock", "not Linux" if not linux else "not reported yet"),
-                              ("seccomp", "not Linux" if not linux else "not reported yet")):
-            if name in self.disable_layers:
-                missing = "switched off by the caller (disable_layers, a test-only parameter)"
-            status, detail = wl.get(name, ("unavailable", missing))
-            layers.append(Layer(name, "active" if status == "active" else "unavailable", detail))
-        nondumpable = linux and child.get_dumpable() == 0 and r.get("dumpable") == 0
-        layers.append(Layer("parent_nondumpable", "active" if nondumpable else "unavailable",
-                            "PR_SET_DUMPABLE=0 on grader and zygote" if nondumpable else
-                            f"grader dumpable={child.get_dumpable()}, zygote dumpable={r.get('dumpable')}"))
-        return SandboxInfo(mode=s.mode if s else "none", layers=tuple(layers))
+        return describe_layers(self)
 
     def set_time_limits(self, cpu_s: float, wall_s: float) -> None:
         """Limits for the following runs (after the speed probe has scaled them)."""
         self.limits = replace(self.limits, cpu_s=cpu_s, wall_s=wall_s)
 
-    def probe(self, repeats: int = 5) -> float:
-        """Median CPU seconds of the speed probe, run in workers like a submission."""
-        times = []
-        for _ in range(repeats):
-            out = self.run([], None, mode="probe")
-            if out.probe_s is None:
-                raise SandboxError(f"the speed probe failed (status {out.status}, exit {out.exit_code})")
-            times.append(out.probe_s)
-        return sorted(times)[len(times) // 2]
+    def probe_runs(self, repeats: int = PROBE_REPEATS) -> tuple[float, ...]:
+        """CPU seconds of `repeats` runs of the speed probe, in one worker locked down like a submission's."""
+        out = self.run([], None, mode="probe", probe_repeats=repeats)
+        if out.probe_s is None or not out.probe_runs:
+            raise SandboxError(f"the speed probe failed (status {out.status}, exit {out.exit_code})")
+        return out.probe_runs
+
+    def probe(self, repeats: int = PROBE_REPEATS) -> float:
+        """The machine's speed: the minimum CPU time of `repeats` probe runs.
+
+        The minimum, not the median: other processes can only slow a run down
+        (cache, memory bandwidth, a sibling hardware thread), so the least
+        disturbed run is the most repeatable figure (docs/time-limits.md)."""
+        return min(self.probe_runs(repeats))
 
     # --- running a case ------------------------------------------------------------
 
@@ -331,18 +207,22 @@ class Sandbox:
             return None
         return SANDBOX_UID_RANGE[0] + secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0])
 
-    def run(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run") -> RunOutcome:
-        """Run the submission on `args` in a fresh worker; `mode="load"` only imports it."""
+    def run(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run",
+            probe_repeats: int = 1) -> RunOutcome:
+        """Run the submission on `args` in a fresh worker; `mode="load"` only imports it,
+        `mode="probe"` runs the speed probe `probe_repeats` times and no submission code."""
         if self.proc is None:
             self.start()
-        specs, payload = _encode_args(args)
+        specs, payload = encode_args(args)
         job = {"mode": mode, "args": specs, "drop_uid": self._uid(),
                "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s}
+        if mode == "probe":
+            job["probe_repeats"] = int(probe_repeats)
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            _send(self.sock, {"op": "run", "job": job}, payload, (res_w, out_w, err_w))
+            send(self.sock, {"op": "run", "job": job}, payload, (res_w, out_w, err_w))
         except OSError as exc:
             for fd in (res_r, res_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
@@ -418,7 +298,7 @@ class Sandbox:
                         captured[fd] += data[:room]
                     if not flood_killed and totals[out_r] + totals[err_r] > lim.flood_bytes:
                         flood_killed = True
-                        _send(self.sock, {"op": "kill", "reason": "output"})
+                        send(self.sock, {"op": "kill", "reason": "output"})
         finally:
             sel.close()
         reader.finish()
@@ -430,16 +310,3 @@ class Sandbox:
         if out.worker_layers is not None:
             self.worker_layers = merge_layers(self.worker_layers, out.worker_layers)
         return out
-
-
-def merge_layers(seen: dict | None, new: dict) -> dict:
-    """Worker layers over every run so far: a layer is active only if it was
-    active in every run (the report never claims more than the weakest run)."""
-    out = dict(seen or {})
-    for name, value in (new or {}).items() if isinstance(new, dict) else ():
-        ok = (isinstance(value, (list, tuple)) and len(value) == 2
-              and all(isinstance(v, str) for v in value))
-        value = list(value) if ok else ["unavailable", "malformed layer report"]
-        if name not in out or (out[name][0] == "active" and value[0] != "active"):
-            out[name] = value
-    return out

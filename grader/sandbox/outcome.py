@@ -118,11 +118,12 @@ def clean_layers(layers: Any) -> dict | None:
 
 
 def _from_frame(h: dict, n_lines: int, reader: ResultReader):
-    """(status, value, error, detail, probe_s) of a result frame, or Malformed."""
+    """(status, value, error, detail, probe_s, probe_runs) of a result frame, or Malformed."""
     status = h.get("status")
     if type(status) is not str or status not in KNOWN_STATUSES:
         raise Malformed("unknown 'status'")
     value = error = probe_s = None
+    probe_runs: tuple[float, ...] = ()
     if status == child.STATUS_OK:
         value = returned_value(h, reader)
     if "error" in h:
@@ -130,8 +131,11 @@ def _from_frame(h: dict, n_lines: int, reader: ResultReader):
     if status == "probe":
         seconds = h.get("seconds")
         probe_s = float(seconds) if type(seconds) is float else None
+        runs = h.get("runs")
+        if type(runs) is list and 0 < len(runs) <= child.PROBE_REPEATS_CAP and all(type(v) is float for v in runs):
+            probe_runs = tuple(runs)
     detail = _str(h, "message", DETAIL_CAP) or (_str(h, "type", TYPE_CAP) if status != child.STATUS_OK else "")
-    return status, value, error, detail or "", probe_s
+    return status, value, error, detail or "", probe_s, probe_runs
 
 
 def build_outcome(fin: dict, reader: ResultReader, stdout: tuple[bytes, int], stderr: tuple[bytes, int],
@@ -139,14 +143,15 @@ def build_outcome(fin: dict, reader: ResultReader, stdout: tuple[bytes, int], st
     """The RunOutcome of one run: `fin` is the zygote's (trusted) report, the rest the worker's."""
     layers = clean_layers(reader.layers())
     frame = reader.result()
-    status, value, error, detail, probe_s = "no_result", None, None, "", None
+    status, value, error, detail, probe_s, probe_runs = "no_result", None, None, "", None, ()
     if reader.error:
         status, detail = "protocol_error", clean(reader.error, DETAIL_CAP)
     elif frame is not None:
         try:
-            status, value, error, detail, probe_s = _from_frame(frame.header, n_lines, reader)
+            status, value, error, detail, probe_s, probe_runs = _from_frame(frame.header, n_lines, reader)
         except Malformed as exc:
-            status, value, error, detail, probe_s = "protocol_error", None, None, f"malformed result frame: {exc}", None
+            status, detail = "protocol_error", f"malformed result frame: {exc}"
+            value = error = probe_s = None
     return RunOutcome(
         status=status, exit_code=fin.get("exit_code"), signal=fin.get("signal"),
         cpu_s=float(fin.get("cpu_s", 0.0)), wall_s=float(fin.get("wall_s", 0.0)),
@@ -154,4 +159,5 @@ def build_outcome(fin: dict, reader: ResultReader, stdout: tuple[bytes, int], st
         value=value, error=error, detail=detail,
         stdout=redact(decode(*stdout)), stderr=redact(decode(*stderr)),
         output_bytes=stdout[1] + stderr[1],
-        result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s)
+        result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s,
+        probe_runs=probe_runs)

@@ -69,3 +69,4 @@ class RunOutcome:
     result_too_large: bool
     worker_layers: dict | None
     probe_s: float | None = None    # CPU seconds of the speed probe (mode "probe" only)
+    probe_runs: tuple[float, ...] = ()  # every run of the probe in that worker (probe_s is their minimum)

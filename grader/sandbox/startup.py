@@ -1,0 +1,72 @@
+"""Starting the sandbox: the environment, and the start-up strategies, strongest first.
+
+The zygote is a fresh `python -I` started through `unshare` (namespaces as
+root, a user namespace otherwise) or as a plain process where neither works;
+`launcher.Sandbox` tries these in order and reports which one it got.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+
+from . import child
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (a grader fault, reported as JE)."""
+
+
+# Modules the harness itself needs after the worker has lost file access.
+HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
+                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
+                   "time", "socket", "builtins")
+
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+# Some machines need these for their OpenBLAS build to run correctly at all.
+PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+WORKER_LAYERS = ("landlock", "seccomp")   # applied by the worker itself; can be switched off
+
+
+def clean_environment() -> dict[str, str]:
+    """The only environment a submission sees."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    env.update({k: "1" for k in BLAS_THREAD_VARS})
+    env.update({k: os.environ[k] for k in PASSTHROUGH_VARS if k in os.environ})
+    return env
+
+
+def make_parent_nondumpable() -> bool:
+    """Stop same-uid processes from reading this process's memory via /proc or ptrace."""
+    return sys.platform.startswith("linux") and child.set_dumpable(False)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    mode: str
+    prefix: tuple[str, ...]
+    drop_uid: bool
+    namespaces: tuple[str, ...]
+
+
+def strategies(isolation: str = "auto") -> list[Strategy]:
+    """Start-up strategies to try, strongest first."""
+    linux = sys.platform.startswith("linux")
+    root = linux and os.geteuid() == 0
+    unshare = shutil.which("unshare") if linux else None
+    ns_flags = ("--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts")
+    out = []
+    if isolation == "auto" and unshare:
+        if root:
+            out.append(Strategy("namespaces", (unshare, *ns_flags, "--"), True,
+                                ("pid", "net", "mount", "ipc", "uts")))
+        else:
+            out.append(Strategy("user-namespace",
+                                (unshare, "--user", "--map-current-user", *ns_flags, "--"), False,
+                                ("user", "pid", "net", "mount", "ipc", "uts")))
+    out.append(Strategy("plain", (), root, ()))
+    return out

@@ -1,0 +1,62 @@
+"""The parent's side of the zygote's control channel: length-prefixed JSON frames.
+
+Requests go out with the case's inputs as raw little-endian float64 bytes and
+the worker's three pipe ends as passed file descriptors; the zygote's answers
+(ready, started, finished, error) come back as bounded JSON messages. The
+worker's result channel is protocol.py's business.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Sequence
+
+import numpy as np
+
+from .startup import SandboxError
+
+
+def encode_args(args: Sequence) -> tuple[list[dict], bytes]:
+    specs, chunks = [], []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            specs.append({"kind": "array", "shape": list(a.shape)})
+            chunks.append(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        else:
+            specs.append({"kind": "int", "value": int(a)})
+    return specs, b"".join(chunks)
+
+
+def send(sock: socket.socket, header: dict, payload: bytes = b"", fds: Sequence[int] = ()) -> None:
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    prefix = struct.pack("<II", len(raw), len(payload))
+    if fds:
+        socket.send_fds(sock, [prefix], list(fds))
+    else:
+        sock.sendall(prefix)
+    sock.sendall(raw + payload)
+
+
+class Messages:
+    """Length-prefixed JSON messages from the zygote (trusted, but bounded anyway)."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.closed = False
+
+    def feed(self, data: bytes) -> list[dict]:
+        if not data:
+            self.closed = True
+            return []
+        self.buf += data
+        out = []
+        while len(self.buf) >= 4:
+            (n,) = struct.unpack("<I", self.buf[:4])
+            if n > (1 << 20):
+                raise SandboxError("oversized message from the sandbox")
+            if len(self.buf) < 4 + n:
+                break
+            out.append(json.loads(bytes(self.buf[4:4 + n])))
+            del self.buf[:4 + n]
+        return out

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Benchmark `batch`: --jobs 1 against --jobs 2 on a 40-submission class, and against `grade` per file.
+
+    python scripts/bench_batch.py [--tests all|sample] [--keep DIR]
+
+The class (tests/batch_class.py): every accepted file, every catalogue
+mistake, a syntax error, a crash, an infinite loop, a memory bomb, a notebook
+and an unreadable (binary) file, 40 in all, split over three LMS layouts (a
+Moodle zip, a Canvas folder, a Gradescope export). The script runs, in one
+go: the batch with --jobs 1, the batch with --jobs 2, and `python -m grader
+grade --json -` once per file; then prints wall time, CPU time per submission
+(this process's children: the batch, its grading processes and every sandbox)
+and the speed-up side by side, checks that every student's verdict JSON
+equals `grade`'s on the same file (apart from timings and the sandbox's
+random uid), and that grades.csv parses with one row per student.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+import batch_class as bc  # noqa: E402
+
+TIME = re.compile(r"\d+(\.\d+)?(e-?\d+)? ?s\b")
+UID = re.compile(r"uid/gid \d+")
+
+
+def normalised(report: dict) -> str:
+    r = json.loads(json.dumps(report))
+    r["limits"] = None
+    for t in r["tests"]:
+        t["time_s"] = t["memory_mib"] = None
+        if t["verdict"] == "TLE":   # which limit fires first (CPU or wall clock) depends on the load
+            t["message"] = "TLE"
+    if r["verdict"] == "TLE":
+        r["summary"] = r["summary"].split("):")[0]
+    return UID.sub("uid", TIME.sub("<t>", json.dumps(r, sort_keys=True)))
+
+
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+class CpuMeter:
+    """CPU time of a command and of everything it starts.
+
+    getrusage(RUSAGE_CHILDREN) misses a sandbox's zygote: it is killed together
+    with the `unshare` above it, so it is reaped by init, not by us. A cgroup
+    (v1 cpuacct, when we may make one) counts every process started inside it,
+    reaped by whoever. Without one, the rusage figure is printed as a lower bound."""
+
+    def __init__(self) -> None:
+        self.group = None
+        try:
+            group = CPUACCT / f"bench-batch-{os.getpid()}"
+            group.mkdir()
+            self.group = group
+        except OSError:
+            pass
+        self.how = "cgroup cpuacct" if self.group else "getrusage(RUSAGE_CHILDREN), a lower bound"
+
+    def _usage(self) -> float:
+        if self.group:
+            return int((self.group / "cpuacct.usage").read_text()) / 1e9
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ru.ru_utime + ru.ru_stime
+
+    def run(self, cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
+        group = self.group
+
+        def enter() -> None:
+            if group:
+                (group / "cgroup.procs").write_text(str(os.getpid()))
+        cpu0, t0 = self._usage(), time.monotonic()
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, preexec_fn=enter)
+        wall = time.monotonic() - t0
+        time.sleep(0.2)   # a killed zygote's last tick
+        return wall, self._usage() - cpu0, proc
+
+    def close(self) -> None:
+        if self.group:
+            try:
+                self.group.rmdir()
+            except OSError:
+                pass
+
+
+def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
+    """The class in three layouts; returns the inputs and, per file, a copy to give `grade`."""
+    students = bc.full_class()
+    assert len(students) == 40, len(students)
+    thirds = [students[:14], students[14:27], students[27:]]
+    bc.write_moodle_zip(base / "moodle.zip", thirds[0])
+    bc.write_canvas(base / "canvas", thirds[1])
+    bc.write_gradescope(base / "gradescope", thirds[2])
+    return [base / "moodle.zip", base / "canvas", base / "gradescope"], {}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tests", choices=("all", "sample"), default="all")
+    ap.add_argument("--keep", metavar="DIR", help="keep the class and the outputs in DIR")
+    args = ap.parse_args()
+    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    if base.exists() and args.keep:
+        shutil.rmtree(base)
+    base.mkdir(parents=True, exist_ok=True)
+    inputs, _ = build(base)
+    py = [sys.executable, "-m", "grader"]
+    print(f"40 submissions in 3 layouts, --tests {args.tests}; {os.cpu_count()} cores; "
+          f"load average {os.getloadavg()[0]:.1f} at the start", flush=True)
+    meter = CpuMeter()
+    timed = meter.run
+    print(f"CPU measured with {meter.how}", flush=True)
+    runs = {}
+    for jobs in (1, 2):
+        out = base / f"jobs{jobs}"
+        wall, cpu, proc = timed([*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs),
+                                 "--tests", args.tests])
+        if proc.returncode not in (0, 1):
+            print(proc.stderr, file=sys.stderr)
+            return 2
+        runs[jobs] = (wall, cpu, out)
+        print(f"  batch --jobs {jobs}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+    # `grade` on every graded file, from the batch's own record of where each came from
+    out1 = runs[1][2]
+    files = []
+    for rec in sorted((out1 / ".batch").glob("*.json")):
+        if rec.name == "run.json":
+            continue
+        r = json.loads(rec.read_text())
+        label, rel = r["source"].split(":", 1)
+        path = (base / label / rel) if label != "moodle.zip" else out1 / ".batch" / "unpacked" / "1" / rel
+        files.append((r["student"], path))
+    cpu_grade = wall_grade = 0.0
+    same = 0
+    different = []
+    for student, path in files:
+        wall, cpu, proc = timed([*py, "grade", str(path), "--tests", args.tests, "--json", "-"])
+        wall_grade += wall
+        cpu_grade += cpu
+        mine = json.loads((out1 / f"{student}.json").read_text())
+        theirs = json.loads(proc.stdout) if proc.stdout.strip() else None
+        if theirs is not None and normalised(mine) == normalised(theirs) and \
+                normalised(json.loads((runs[2][2] / f"{student}.json").read_text())) == normalised(theirs):
+            same += 1
+        else:
+            different.append(student)
+    print(f"  grade, once per file: {wall_grade:.1f} s wall, {cpu_grade:.1f} s CPU", flush=True)
+    rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8").splitlines()))
+    (w1, c1, _), (w2, c2, _) = runs[1], runs[2]
+    n = len(files)
+    print()
+    print(f"| {'':28} | {'batch --jobs 1':>15} | {'batch --jobs 2':>15} | {'grade per file':>15} |")
+    print(f"|{'-' * 30}|{'-' * 17}|{'-' * 17}|{'-' * 17}|")
+    print(f"| {'wall time (s)':28} | {w1:15.1f} | {w2:15.1f} | {wall_grade:15.1f} |")
+    print(f"| {'speed-up over --jobs 1':28} | {1.0:15.2f} | {w1 / w2:15.2f} | {w1 / wall_grade:15.2f} |")
+    print(f"| {'CPU per submission (s)':28} | {c1 / n:15.2f} | {c2 / n:15.2f} | {cpu_grade / n:15.2f} |")
+    print()
+    print(f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
+          + (f" (different: {', '.join(different)})" if different else ""))
+    print(f"grades.csv: {len(rows)} rows for {n} students; verdicts: "
+          + ", ".join(f"{v} {sum(r['verdict'] == v for r in rows)}" for v in sorted({r['verdict'] for r in rows})))
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    meter.close()
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0 if same == n and len(rows) == n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
