@@ -216,55 +216,20 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if cal.derivation.ok else 1
 
 def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .batch.api import BatchError, BatchOptions, Interrupted, run_batch
-    from .batch.progress import ProgressLine
-    from .batch.shards import ShardError, parse_shard
+    from .batch.command import BatchError, batch_command
     try:
-        shard = parse_shard(args.shard) if args.shard is not None else None
-    except ShardError as exc:
-        raise CannotJudge(str(exc)) from None
-    if args.jobs is not None and args.jobs < 1:
-        raise CannotJudge(f"--jobs must be 1 or more, got {args.jobs}")
-    random_seed = args.secret_seed == "random"
-    if random_seed and shard:
-        raise CannotJudge("--secret-seed random with --shard: every shard must judge the same hidden set; "
-                          "pass the same integer seed to every shard")
-    seed = None if random_seed or args.secret_seed is None else _seed(args.secret_seed)
-    line = ProgressLine(sys.stderr)
-    opts = BatchOptions(inputs=tuple(Path(p) for p in args.inputs), out=Path(args.out), jobs=args.jobs or 0,
-                        tests=args.tests, secret_seed=seed, random_seed=random_seed, docker=args.docker,
-                        image=args.image, shard=shard, isolation=args.isolation, progress=line)
-    try:
-        result = run_batch(bundle, opts)
+        return batch_command(args, bundle, _seed)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
-    except Interrupted as exc:
-        print(f"grader: batch: interrupted ({exc}); run the same command again to resume", file=sys.stderr)
-        return 130
-    finally:
-        line.close()
-    sys.stdout.write(result.outputs.summary)
-    print(f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv and summary.md to {result.out} "
-          f"({result.graded} graded now, {result.reused} kept from an earlier run)")
-    if result.interrupted:
-        print(f"grader: batch: interrupted ({result.interrupted}); every sandbox was stopped; "
-              "run the same command again to resume", file=sys.stderr)
-    return result.exit_status
+
 
 def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .batch.shards import ShardError, merge_dirs
-    dirs = [Path(d) for d in args.dirs]
-    for d in dirs:
-        if not d.is_dir():
-            raise CannotJudge(f"{d}: not a folder")
+    from .batch.command import BatchError, merge_command
     try:
-        outputs, run = merge_dirs(dirs, Path(args.out))
-    except ShardError as exc:
+        return merge_command(args)
+    except BatchError as exc:
         raise CannotJudge(str(exc)) from None
-    sys.stdout.write(outputs.summary)
-    print(f"\nmerged {len(dirs)} folder(s): {len(outputs.rows)} students into {args.out}")
-    complete = len(outputs.rows) == run.get("students_in_shard")
-    return 0 if complete and all(r.judged for r in outputs.rows) and not run.get("input_problems") else 1
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
@@ -340,27 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     ver.set_defaults(func=cmd_verify)
 
-    bt = sub.add_parser("batch", help="grade a whole class: folders, zips (Moodle, Canvas, Gradescope, GitHub "
-                                      "Classroom) or files, into DIR/<id>.json, grades.csv and summary.md")
-    bt.add_argument("inputs", nargs="+", metavar="INPUT", help="a folder of submissions, a zip file, or a file")
-    bt.add_argument("--out", required=True, metavar="DIR", help="output folder (re-running with it resumes)")
-    bt.add_argument("--jobs", type=int, default=None, metavar="N",
-                    help="submissions graded at once (default: the number of cores)")
-    bt.add_argument("--tests", choices=("sample", "all"), default="all", help="which tests to run (default: all)")
-    bt.add_argument("--secret-seed", metavar="SEED", help="judge everyone on one fresh hidden set from SEED "
-                    "(an integer, or 'random': drawn once, and reused when resuming)")
-    bt.add_argument("--docker", action="store_true", help="grade each submission in its own container")
-    bt.add_argument("--image", default=os.environ.get("VIT_GRADER_IMAGE", "vit-encoder-block-grader:local"),
-                    help="the grading image for --docker (default: $VIT_GRADER_IMAGE or "
-                         "vit-encoder-block-grader:local)")
-    bt.add_argument("--shard", metavar="K/N", help="grade only shard K of N (merge with batch-merge)")
-    bt.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
-    bt.set_defaults(func=cmd_batch)
-
-    bm = sub.add_parser("batch-merge", help="merge the folders of `batch --shard K/N` runs into one")
-    bm.add_argument("dirs", nargs="+", metavar="DIR")
-    bm.add_argument("--out", required=True, metavar="DIR", help="the merged folder")
-    bm.set_defaults(func=cmd_batch_merge)
+    from .batch.command import add_parsers as add_batch_parsers
+    add_batch_parsers(sub, cmd_batch, cmd_batch_merge)
 
     cal = sub.add_parser("calibrate", help="measure accepted and too-slow submissions and derive the time limit")
     cal.add_argument("--write", action="store_true",

@@ -55,3 +55,13 @@ def test_a_zip_bomb_input_is_refused_and_the_batch_exits_1(tmp_path, cli):
             "--tests", "sample")
     assert r.returncode == 1
     assert "big0.py" in r.stdout and "zip bomb" in r.stdout
+
+
+def test_parsing_the_command_line_stays_light():
+    import subprocess
+    import sys
+    from grader.batch import command, docker
+    assert command.DEFAULT_IMAGE == docker.DEFAULT_IMAGE
+    code = "import sys, grader.cli; grader.cli.build_parser(); print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=bc.ROOT)
+    assert out.stdout.strip() == "False", out.stderr

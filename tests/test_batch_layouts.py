@@ -138,3 +138,14 @@ def test_a_broken_gradescope_metadata_file_is_a_clear_problem(tmp_path, bad):
     (root / "submission_metadata.yml").write_text(bad)
     found = discover("gs", walk_folder(root)).entries
     assert len(found) == 1 and found[0].path is None and "submission_metadata.yml" in found[0].problem
+
+
+def test_hidden_top_level_folders_are_nobodys(tmp_path):
+    root = tmp_path / "cls"
+    bc.write_files(root, [bc.Student("alice", CODE)])
+    (root / ".git").mkdir()
+    (root / ".git" / "hook.py").write_bytes(CODE)
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "alice.cpython-311.pyc").write_bytes(b"junk")
+    (root / ".hidden.py").write_bytes(CODE)
+    assert set(_entries(root)) == {"alice"}

@@ -166,6 +166,8 @@ def discover(label: str, intake: Intake, unwrap: bool = False) -> Found:
     by_top: dict[str, list[PurePosixPath]] = {}
     loose: list[PurePosixPath] = []
     for f in files:
+        if f.parts[0].startswith(".") or f.parts[0] in SKIP_DIRS:
+            continue   # .git, .vscode, __pycache__ at the top: nobody's submission
         if len(f.parts) == 1:
             loose.append(f)
         else:

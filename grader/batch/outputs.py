@@ -66,6 +66,12 @@ class Row:
             return []
         return [(str(m.get("id")), clean_text(m.get("title", ""), 160)) for m in fp.get("mistakes", [])]
 
+    @property
+    def mistakes_ambiguous(self) -> bool:
+        """Several catalogue mistakes fit and the tests run could not tell them apart."""
+        fp = ((self.report or {}).get("diagnosis") or {}).get("fingerprint") or {}
+        return fp.get("status") == "ambiguous"
+
 
 def load_rows(out: Path, records: list[StudentRecord]) -> list[Row]:
     rows = []

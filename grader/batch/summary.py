@@ -60,14 +60,18 @@ def render_summary(rows: list[Row], pairs: list[Pair], run: dict) -> str:
         out.append("no scores")
     out += ["", "## Most frequent diagnosed mistakes", ""]
     mistakes: Counter = Counter()
+    ambiguous: Counter = Counter()
     titles = {}
     for r in rows:
         for mid, title in r.mistakes():
             mistakes[mid] += 1
+            ambiguous[mid] += r.mistakes_ambiguous
             titles[mid] = title
     if mistakes:
         for mid, n in sorted(mistakes.items(), key=lambda t: (-t[1], t[0]))[:TOP_MISTAKES]:
-            out.append(f"- {_plural(n, 'student')}: {_md(titles[mid])} (`{mid}`)")
+            also = f" ({ambiguous[mid]} of them: this or another mistake, the tests could not tell)" \
+                if ambiguous[mid] else ""
+            out.append(f"- {_plural(n, 'student')}: {_md(titles[mid])} (`{mid}`){also}")
     else:
         out.append("none diagnosed")
     out += ["", "## Slowest submissions", "", "| student | grading time | verdict |", "|---|---:|---|"]

@@ -88,7 +88,7 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
             Entry("submissions/*/*.py"), Entry("submissions/*/*.ipynb"),
             Entry("schemas/*.json"), Entry("docs/**/*.md"), Entry("docs/**/*.png"), Entry("docs/**/*.svg"),
             Entry("tests/**/*.py"), Entry("tests/**/*.ipynb"),
-            *(Entry(f"tests/golden/**/*.{ext}") for ext in ("json", "txt", "xml", "md", "ansi")),
+            *(Entry(f"tests/golden/**/*.{ext}") for ext in ("json", "txt", "xml", "md", "ansi", "csv")),
             Entry("scripts/*.sh"), Entry("scripts/*.py"), Entry(".ci/*"))
     if flavour == "practice":
         visible = tuple(Entry(f"testcases/{g.name}/*.json", required=True) for g in spec.groups if g.visible)

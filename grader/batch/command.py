@@ -1,0 +1,106 @@
+"""`batch` and `batch-merge` on the command line: their arguments, and the run behind each.
+
+cli.py registers the two parsers with add_parsers and maps BatchError to its
+exit status 2; everything else (exit 0, 1 and 130, the summary on standard
+output, the progress line on standard error) is decided here. The heavy
+modules are imported only when a command runs, so that `python -m grader
+grade` does not pay for them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+# docker.DEFAULT_IMAGE, repeated so that parsing the command line imports nothing heavy (a test checks).
+DEFAULT_IMAGE = "vit-encoder-block-grader:local"
+
+
+class BatchError(Exception):
+    """Bad arguments or a broken bundle: exit status 2, one line."""
+
+
+def add_parsers(sub, batch: Callable, merge: Callable) -> None:
+    """The `batch` and `batch-merge` subcommands, calling `batch` and `merge`."""
+    bt = sub.add_parser("batch", help="grade a whole class: folders, zips (Moodle, Canvas, Gradescope, GitHub "
+                                      "Classroom) or files, into DIR/<id>.json, grades.csv and summary.md")
+    bt.add_argument("inputs", nargs="+", metavar="INPUT", help="a folder of submissions, a zip file, or a file")
+    bt.add_argument("--out", required=True, metavar="DIR", help="output folder (re-running with it resumes)")
+    bt.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="submissions graded at once (default: the number of cores)")
+    bt.add_argument("--tests", choices=("sample", "all"), default=None,
+                    help="which tests to run (default: all; sample in the practice archive)")
+    bt.add_argument("--secret-seed", metavar="SEED", help="judge everyone on one fresh hidden set from SEED "
+                    "(an integer, or 'random': drawn once, and reused when resuming)")
+    bt.add_argument("--docker", action="store_true", help="grade each submission in its own container")
+    bt.add_argument("--image", default=os.environ.get("VIT_GRADER_IMAGE", DEFAULT_IMAGE),
+                    help=f"the grading image for --docker (default: $VIT_GRADER_IMAGE or {DEFAULT_IMAGE})")
+    bt.add_argument("--shard", metavar="K/N", help="grade only shard K of N (merge with batch-merge)")
+    bt.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
+    bt.set_defaults(func=batch)
+    bm = sub.add_parser("batch-merge", help="merge the folders of `batch --shard K/N` runs into one")
+    bm.add_argument("dirs", nargs="+", metavar="DIR")
+    bm.add_argument("--out", required=True, metavar="DIR", help="the merged folder")
+    bm.set_defaults(func=merge)
+
+
+def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], int]) -> int:
+    """Run `batch`; raises BatchError for exit status 2."""
+    from . import api
+    from .progress import ProgressLine
+    from .runner import Interrupted
+    from .shards import ShardError, parse_shard
+    try:
+        shard = parse_shard(args.shard) if args.shard is not None else None
+    except ShardError as exc:
+        raise BatchError(str(exc)) from None
+    if args.jobs is not None and args.jobs < 1:
+        raise BatchError(f"--jobs must be 1 or more, got {args.jobs}")
+    random_seed = args.secret_seed == "random"
+    if random_seed and shard:
+        raise BatchError("--secret-seed random with --shard: every shard must judge the same hidden set; "
+                         "pass the same integer seed to every shard")
+    try:
+        seed = None if random_seed or args.secret_seed is None else parse_seed(args.secret_seed)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise BatchError(f"--secret-seed: {exc}") from None
+    line = ProgressLine(sys.stderr)
+    tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
+    opts = api.BatchOptions(inputs=tuple(Path(p) for p in args.inputs), out=Path(args.out), jobs=args.jobs or 0,
+                            tests=tests, secret_seed=seed, random_seed=random_seed, docker=args.docker,
+                            image=args.image, shard=shard, isolation=args.isolation, progress=line)
+    try:
+        result = api.run_batch(bundle, opts)
+    except api.BatchError as exc:
+        raise BatchError(str(exc)) from None
+    except Interrupted as exc:
+        print(f"grader: batch: interrupted ({exc}); run the same command again to resume", file=sys.stderr)
+        return api.EXIT_INTERRUPTED
+    finally:
+        line.close()
+    sys.stdout.write(result.outputs.summary)
+    print(f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv and summary.md to {result.out} "
+          f"({result.graded} graded now, {result.reused} kept from an earlier run)")
+    if result.interrupted:
+        print(f"grader: batch: interrupted ({result.interrupted}); every sandbox was stopped; "
+              "run the same command again to resume", file=sys.stderr)
+    return result.exit_status
+
+
+def merge_command(args: argparse.Namespace) -> int:
+    """Run `batch-merge`; raises BatchError for exit status 2."""
+    from .shards import ShardError, merge_dirs
+    dirs = [Path(d) for d in args.dirs]
+    for d in dirs:
+        if not d.is_dir():
+            raise BatchError(f"{d}: not a folder")
+    try:
+        outputs, run = merge_dirs(dirs, Path(args.out))
+    except ShardError as exc:
+        raise BatchError(str(exc)) from None
+    sys.stdout.write(outputs.summary)
+    print(f"\nmerged {len(dirs)} folder(s): {len(outputs.rows)} students into {args.out}")
+    complete = len(outputs.rows) == run.get("students_in_shard")
+    return 0 if complete and all(r.judged for r in outputs.rows) and not run.get("input_problems") else 1
