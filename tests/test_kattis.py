@@ -23,7 +23,8 @@ import yaml
 
 from conftest import ROOT, run_cli
 from grader.platforms.files import ExportError
-from grader.platforms.kattis import EXCLUDED, SUBMISSION_FOLDERS, export_kattis, kattis_files, shortname
+from grader.platforms.kattis import (EXCLUDED, SUBMISSION_FOLDERS, TIME_MULTIPLIER, export_kattis, kattis_files,
+                                     shortname)
 from grader.problem.cases import load_cases
 
 ACCEPT, REJECT = 42, 43
@@ -48,7 +49,7 @@ def test_layout_and_problem_yaml(package, spec):
     assert meta["problem_format_version"] == "legacy"                 # fully verified by problemtools
     assert meta["validation"] == "custom"                             # our rule, not float_tolerance
     assert meta["name"] == spec.title and meta["license"] == "cc by" and meta["rights_owner"]
-    assert meta["limits"]["time_multiplier"] == spec.time_calibration.safety_factor
+    assert meta["limits"]["time_multiplier"] == TIME_MULTIPLIER
     assert meta["limits"]["time_safety_margin"] == spec.time_calibration.tle_margin
     for rel in ("include/python3/main.py", "input_validators/validate/validate.py",
                 "output_validators/check/check.py", "problem_statement/problem.en.tex"):

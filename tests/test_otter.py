@@ -19,7 +19,6 @@ import pytest
 
 from conftest import ROOT, run_cli
 from grader.platforms import otter
-from grader.platforms.files import ExportError
 from grader.platforms.programs.otter_check import program_text
 
 VENV_BIN = Path(sys.executable).parent

@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -205,6 +204,7 @@ def _file(text: str):
     ("wrong", {"solution.py": _file((ROOT / "submissions/wrong_answer/post_norm.py").read_text())}, True, False),
     ("unreadable", {"solution.py": lambda p: p.write_bytes(b"\xff\xfe not UTF-8 \x00")}, False, False),
     ("symlink out", {"solution.py": lambda p: p.symlink_to("/etc/passwd")}, False, False),
+    ("a folder", {"solution.py": lambda p: p.mkdir()}, False, False),
     ("nothing", {}, False, False),
 ])
 def test_container_with_prairielearn_mounts(tmp_path, pl_image, question, name, student, gradable, full):
