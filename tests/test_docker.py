@@ -696,3 +696,16 @@ def test_entry_point_refuses_a_symlinked_folder_on_the_way(image, workdir):
     assert r.returncode == 1, r.stderr
     verdict = json.loads(r.stdout)
     assert verdict["verdict"] == "CE" and "the folder hw on the way is a symbolic link" in verdict["compile"]["message"]
+
+
+def test_wrapper_copies_with_python_where_dd_has_no_nofollow(image, workdir):
+    """BSD dd (macOS) has no iflag=nofollow: the wrapper falls back to python3's O_NOFOLLOW open."""
+    fake = workdir / "bin"
+    fake.mkdir()
+    (fake / "dd").write_text("#!/bin/sh\necho 'dd: unknown iflag' >&2\nexit 1\n")
+    (fake / "dd").chmod(0o755)
+    put(workdir, (ROOT / "reference" / "solution.py").read_text(encoding="utf-8"))
+    run = run_wrapper(image, workdir / "solution.py", "--tests", "sample",
+                      PATH=f"{fake}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    assert run.status == 0, run.stderr
+    assert run.verdict["verdict"] == "AC"
