@@ -37,6 +37,10 @@ class Variant:
     use_heads: bool = True
     transpose_wq: bool = False
     dtype: str = "float64"        # float64 | float32
+    # Continuous constants a learner can get wrong (None: the statement's value). The
+    # diagnosis fits them (grader/feedback/combined.py).
+    gelu_constant: float | None = None   # c in tanh(c*(u + 0.044715 u^3)); sqrt(2/pi) when None
+    temperature: float = 1.0             # scores divided by temperature * sqrt(d_h) (with scale="head")
 
 
 def _layer_norm(t: np.ndarray, v: Variant) -> np.ndarray:
@@ -47,9 +51,10 @@ def _layer_norm(t: np.ndarray, v: Variant) -> np.ndarray:
     return (t - mu) / (np.sqrt(var) + v.eps)
 
 
-def _gelu(t: np.ndarray, kind: str) -> np.ndarray:
+def _gelu(t: np.ndarray, kind: str, constant: float | None = None) -> np.ndarray:
     if kind in ("tanh", "tanh_rounded"):
         c = 0.7979 if kind == "tanh_rounded" else math.sqrt(2.0 / math.pi)
+        c = c if constant is None else constant
         return 0.5 * t * (1.0 + np.tanh(c * (t + 0.044715 * t ** 3)))
     if kind == "erf":
         erf = np.vectorize(math.erf, otypes=[t.dtype])
@@ -96,7 +101,7 @@ def _attention(h_in: np.ndarray, H: int, Wq, Wk, Wv, Wo, v: Variant) -> np.ndarr
         for i in range(H):
             cols = _head_columns(D, H, i, v.split)
             heads.append((q[..., cols], k[..., cols], val[..., cols]))
-    scale = {"head": 1.0 / math.sqrt(dh), "model": 1.0 / math.sqrt(D), "none": 1.0}[v.scale]
+    scale = {"head": 1.0 / math.sqrt(dh), "model": 1.0 / math.sqrt(D), "none": 1.0}[v.scale] / v.temperature
     outs = []
     for qh, kh, vh in heads:
         scores = np.einsum("bnd,bmd->bnm", qh, kh) * scale
@@ -121,12 +126,12 @@ def block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2, v: Variant = Variant()) -> np.nd
             attn = _attention(_layer_norm(x, v), H, Wq, Wk, Wv, Wo, v)
             y = x + attn if v.attention_residual else attn
             mlp_src = y if v.mlp_input == "y" else x
-            mlp = _gelu(_layer_norm(mlp_src, v) @ W1, v.gelu) @ W2
+            mlp = _gelu(_layer_norm(mlp_src, v) @ W1, v.gelu, v.gelu_constant) @ W2
             z = y + mlp if v.mlp_residual else mlp
         else:  # post-norm: LN after each residual sum, as in the 2017 Transformer
             attn = _attention(x, H, Wq, Wk, Wv, Wo, v)
             y = _layer_norm(x + attn if v.attention_residual else attn, v)
-            mlp = _gelu((y if v.mlp_input == "y" else x) @ W1, v.gelu) @ W2
+            mlp = _gelu((y if v.mlp_input == "y" else x) @ W1, v.gelu, v.gelu_constant) @ W2
             z = _layer_norm(y + mlp if v.mlp_residual else mlp, v)
     return np.asarray(z, dtype=np.float64)
 

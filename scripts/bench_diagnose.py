@@ -7,6 +7,9 @@
    first and the other two.
 2. Cost: grading time with and without the diagnosis, measured side by side
    (alternating runs, medians), for a few wrong submissions and all tests.
+3. Cost of the diagnosis alone (judged once, `diagnose` repeated), including
+   the search for combined and fitted diagnoses (feedback/combined.py) when
+   no single mistake matches: its block evaluations and its time.
 
     python3 scripts/bench_diagnose.py [--reps 3] [--skip-cost]
 """
@@ -84,7 +87,7 @@ def cost(bundle, reps: int) -> None:
     print(f"## 2. Cost of the diagnosis (all tests, {reps} alternating runs each, medians)\n")
     print("| submission | grade without diagnosis (s) | grade with diagnosis (s) | ratio |")
     print("|---|---|---|---|")
-    for name in ("erf_gelu", "naive_softmax", "unknown_softmax_temperature"):
+    for name in ("erf_gelu", "naive_softmax", "fitted_softmax_temperature", "combined_erf_gelu_eps_zero"):
         path = ROOT / "submissions" / "wrong_answer" / f"{name}.py"
         times = {False: [], True: []}
         for _ in range(reps):
@@ -97,6 +100,39 @@ def cost(bundle, reps: int) -> None:
               f"{on:.2f} (spread {min(times[True]):.2f}-{max(times[True]):.2f}) | {on / off:.2f} |")
 
 
+def diagnosis_alone(bundle, reps: int) -> None:
+    from grader.feedback import combined
+    from grader.feedback.diagnose import diagnose
+    from grader.judging.judge import judge
+    print(f"\n## 3. The diagnosis alone (all tests; judged once, diagnose x {reps}, median)\n")
+    print("| submission | diagnosis | block evaluations of the combined search | time (s) |")
+    print("|---|---|---|---|")
+    counts: list[int] = []
+    original = combined._Evaluator.output
+
+    def counting(self, variant, case):
+        counts.append(1)
+        return original(self, variant, case)
+    names = ["erf_gelu", "interleaved_heads", "float32_arithmetic", *sorted(
+        p.stem for p in (ROOT / "submissions" / "wrong_answer").glob("*.py")
+        if p.stem.startswith(("combined_", "fitted_", "unknown_")))]
+    combined._Evaluator.output = counting
+    try:
+        for name in names:
+            j = judge(bundle, ROOT / "submissions" / "wrong_answer" / f"{name}.py", GradeOptions())
+            times = []
+            for _ in range(reps):
+                counts.clear()
+                start = time.perf_counter()
+                r = diagnose(j.report, bundle, j.cases, j.returned)
+                times.append(time.perf_counter() - start)
+            fp = r.diagnosis["fingerprint"]
+            what = fp["status"] + (f" ({fp['kind']})" if fp.get("kind") else "")
+            print(f"| {name} | {what} | {len(counts)} | {statistics.median(times):.2f} |")
+    finally:
+        combined._Evaluator.output = original
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
@@ -107,6 +143,7 @@ def main() -> int:
     agreement(bundle)
     if not args.skip_cost:
         cost(bundle, args.reps)
+        diagnosis_alone(bundle, args.reps)
     return 0
 
 

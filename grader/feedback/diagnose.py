@@ -24,6 +24,7 @@ from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from .fingerprint import (SAMPLE_FILE, Fingerprint, LiveOutputs, MistakeOutputs, Observation,
                           StoredOutputs, fingerprint, read_sample_file)
+from . import combined
 from .mistakes import CATALOGUE, PART_SECTIONS, PARTS, STATEMENT
 from ..judging.verdict import CaseResult, GradeReport, GroupResult
 
@@ -279,10 +280,25 @@ def _summary(reading: GroupReading | None, fp_message: str, fp: Fingerprint | No
     if fp_message:
         lines.append(fp_message)
     if fp is not None and fp.status == "match":
-        m = CATALOGUE[fp.ids[0]]
-        lines.append(f"Why: {m.explanation}")
-        lines.append(f"Part: {PARTS[m.part]}. Statement: {m.pointer}: \"{m.quote}\".")
+        for mid in fp.ids:        # one catalogue entry, or both of a pair (none for a fitted constant alone)
+            m = CATALOGUE[mid]
+            lines.append(f"Why: {m.explanation}")
+            lines.append(f"Part: {PARTS[m.part]}. Statement: {m.pointer}: \"{m.quote}\".")
     return "\n".join(lines)
+
+
+def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOutputs,
+              reading: GroupReading | None, rtol: float, atol: float):
+    """A pair of mistakes or a fitted constant when no single mistake matches (feedback/combined.py)."""
+    variants = outputs.variants
+    found = combined.search(observed, variants, reading.parts if reading else (), rtol, atol)
+    if found is None:
+        return None
+    hyp, compared, reproduced = found
+    resid = combined.residual(observed, variants, hyp, rtol, atol)
+    new = replace(fp, status="match", ids=hyp.ids, basis="values", compared=compared,
+                  failures_reproduced=reproduced)
+    return new, combined.message(hyp, compared, resid), combined.record(hyp, new, resid), combined.next_step(hyp)
 
 
 def observations(cases: Sequence[TestCase], results: Sequence[CaseResult],
@@ -365,6 +381,14 @@ def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
         fp = Fingerprint("unavailable", source=getattr(outputs, "source", "live"))
         fault = f"{type(exc).__name__}: {exc}"[:300]
     message = _fingerprint_message(fp, bundle.flavour, report.selection) if fp else ""
+    extra: dict[str, Any] = {}
+    step = None
+    if fp is not None and fp.status == "no_match" and not fault and isinstance(outputs, LiveOutputs):
+        try:
+            fp, message, extra, step = _combined(fp, observed, outputs, reading, rtol, atol) or (fp, message, {}, None)
+        except Exception as exc:  # never cost the verdict; the single-mistake answer stands
+            fault = ""
+            message += f" (the search for combined mistakes failed: {type(exc).__name__})"
     if fault:
         message = f"No fingerprint: the diagnosis failed ({fault}); a grader fault, the verdict stands."
     diagnosis = {
@@ -372,8 +396,8 @@ def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
             "failing": [g.name for g in report.groups if g.verdict != "AC"],
             "passing": [g.name for g in report.groups if g.verdict == "AC"],
             "parts": list(reading.parts), "reading": reading.text},
-        "fingerprint": None if fp is None else _fingerprint_record(fp, message),
+        "fingerprint": None if fp is None else {**_fingerprint_record(fp, message), **extra},
         "summary": _summary(reading, message, fp),
-        "next_step": _next_step(fp, reading),
+        "next_step": step or _next_step(fp, reading),
     }
     return replace(report, tests=tuple(tests), diagnosis=diagnosis)

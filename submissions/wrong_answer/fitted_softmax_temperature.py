@@ -1,5 +1,7 @@
-# Wrong answer, not in the mistake catalogue: the scores are divided by
-# 2*sqrt(d_h) (softmax temperature 2) instead of sqrt(d_h). Violates
+# Wrong answer, fitted diagnosis `temperature`: the scores are divided by
+# 2*sqrt(d_h) (softmax temperature 2) instead of sqrt(d_h); the diagnosis fits
+# the temperature and reports 2 (it was unknown_softmax_temperature.py before
+# the fitted diagnoses). Violates
 # statement.md, "Multi-head self-attention", step 3: "S = Q_i K_i^T / sqrt(d_h)".
 import math
 
