@@ -56,12 +56,12 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from .judging.judge import GradeOptions
     from .feedback.grade import grade
     from .report.json_report import render_json
-    from .report.text_report import render_text, use_colour
+    from .report.text_report import render_text, terminal_width, use_colour
     from .platforms.formats import render_platform, render_platform_error
     # A platform format always goes somewhere: to --json OUT, else to stdout.
     dest = args.json if args.json is not None or args.format == "native" else "-"
-    # The practice archive has only the visible cases, so it judges those unless told otherwise.
-    tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
+    # The practice archive has only the visible cases, so it judges the practice set unless told otherwise.
+    tests = args.tests or ("practice" if bundle.flavour == "practice" else "all")
     options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation,
                            within=Path(args.within) if args.within else None)
     started = time.monotonic()
@@ -76,10 +76,32 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
                       else render_platform(args.format, report, bundle, time.monotonic() - started))
     if dest != "-":
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
-        sys.stdout.write(render_text(report, colour=colour))
+        sys.stdout.write(render_text(report, colour=colour, width=terminal_width(os.environ),
+                                     verbose=args.verbose))
     if report.verdict == "JE":
         print(f"grader: judging error: {' '.join(report.summary.split())}", file=sys.stderr)
     return exit_status(report.verdict)
+
+def cmd_watch(args: argparse.Namespace, bundle: Bundle) -> int:
+    from .judging.judge import GradeOptions
+    from .feedback.grade import grade
+    from .report.text_report import render_text, terminal_width, use_colour
+    from .report.watch import watch
+    path = Path(args.submission)
+    if path.exists() and not path.is_file():
+        raise CannotJudge(f"{path}: not a regular file")
+    tests = args.tests or ("practice" if bundle.practice_cases_dir.is_dir() else "sample")
+    options = GradeOptions(tests=tests, isolation=args.isolation)
+    tty = sys.stdout.isatty()
+
+    def run() -> str:
+        try:
+            report = grade(bundle, path, options)
+        except SubmissionUnreadable as exc:
+            return f"cannot judge: {' '.join(str(exc).split())}\n"
+        return render_text(report, colour=use_colour(tty, args.no_color, os.environ),
+                           width=terminal_width(os.environ), verbose=args.verbose)
+    return watch(path, run, sys.stdout, clear=tty, poll_s=args.interval)
 
 def exit_status(verdict: str) -> int:
     """The exit status of `grade` for an overall verdict: 0 AC, 2 JE, 1 otherwise."""
@@ -104,10 +126,11 @@ def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
 def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
     from .problem.validate import validate_directory
     root = Path(args.dir) if args.dir else bundle.testcases
-    groups = bundle.group_names("all")
-    if bundle.flavour == "practice":
-        groups = bundle.group_names("sample")
-    problems = validate_directory(root, bundle.spec, groups)
+    which = "all" if bundle.flavour == "judge" else "sample"
+    problems = validate_directory(root, bundle.spec, bundle.group_names(which))
+    if not args.dir or (root / "practice").is_dir():
+        under, groups = bundle.case_sources("practice")[1]
+        problems += validate_directory(root, bundle.spec, groups, under)
     for p in problems:
         print(p)
     print("all test cases satisfy the constraints" if not problems else f"{len(problems)} problem(s)")
@@ -155,7 +178,7 @@ def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .maintain.pack import check_archive
+    from .maintain.archive_check import check_archive
     path = Path(args.archive)
     if not path.is_file():
         raise CannotJudge(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
@@ -241,8 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="judge a submission (solution.py or a .ipynb notebook)")
     g.add_argument("submission", metavar="PATH")
     g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
-    g.add_argument("--tests", choices=("sample", "all"), default=None,
-                   help="which tests to run (default: all; sample in the practice archive)")
+    g.add_argument("--tests", choices=("sample", "practice", "all"), default=None,
+                   help="which tests to run: the 3 examples, the visible practice set (no points) or the "
+                        "scored hidden set (default: all; practice in the practice archive)")
     g.add_argument("--format", choices=("native", *PLATFORM_FORMATS), default="native",
                    help="what --json OUT receives: the native verdict JSON, Gradescope's, Exercism's or "
                         "PrairieLearn's results.json, or JUnit XML (a platform format goes to stdout without --json)")
@@ -256,7 +280,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="PATH is a student's file inside the upload folder DIR (platform runners): a symlink, "
                         "special file or path leaving DIR is then a compilation error, not exit 2")
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
+    g.add_argument("--verbose", "-v", action="store_true",
+                   help="the report's detail: the failing test in full, why the mistake is wrong, the statement's words")
     g.set_defaults(func=cmd_grade)
+
+    w = sub.add_parser("watch", help="grade FILE again every time it is saved (practice set; Ctrl-C ends it)")
+    w.add_argument("submission", metavar="FILE")
+    w.add_argument("--tests", choices=("sample", "practice", "all"), default=None,
+                   help="which tests to run (default: practice)")
+    w.add_argument("--interval", type=float, default=0.5, metavar="S", help="seconds between checks (default: 0.5)")
+    w.add_argument("--verbose", "-v", action="store_true", help="the report's detail")
+    w.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
+    w.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
+    w.set_defaults(func=cmd_watch)
 
     gen = sub.add_parser("generate", help="regenerate testcases/ from problem.yaml's seed")
     gen.add_argument("--check", action="store_true", help="only check that testcases/ is byte-identical")

@@ -24,8 +24,9 @@ from conftest import ROOT, run_cli
 from grader.problem.bundle import open_bundle
 from grader.platforms.gradescope import export_gradescope
 from grader.feedback.fingerprint import SAMPLE_FILE
-from grader.maintain.pack import (FIXED_MTIME, MANIFEST_NAME, Caps, build_manifest, check_archive, file_records,
-                         flavour_entries, pack, safe_unpack, select_files, write_tar_gz)
+from grader.maintain.archive_check import Caps, check_archive, safe_unpack
+from grader.maintain.manifest import MANIFEST_NAME, build_manifest, file_records
+from grader.maintain.pack import FIXED_MTIME, flavour_entries, pack, select_files, write_tar_gz
 from test_formats import SUBMISSIONS, gradescope_problems
 
 NOT_PACKED = {".gitignore"}   # tracked files the judge archive deliberately leaves out
@@ -204,7 +205,7 @@ def test_practice_archive_grades_the_samples(practice_dir, frozen, tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "AC"
     default = _grade_in(practice_dir, str(tmp_path / "solution.py"), "--json", "-")
-    assert default.returncode == 0 and json.loads(default.stdout)["selection"] == "sample"
+    assert default.returncode == 0 and json.loads(default.stdout)["selection"] == "practice"
 
 
 def test_practice_archive_names_a_known_mistake_offline(practice_dir, frozen, tmp_path):
@@ -232,7 +233,7 @@ def test_practice_archive_refuses_hidden_selections(practice_dir, extra, why):
 def test_check_archive_accepts_the_practice_archive(archives):
     proc = run_cli("check-archive", str(archives["practice"]))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "archive OK" in proc.stdout and "grade starter (samples): verdict RE" in proc.stdout
+    assert "archive OK" in proc.stdout and "grade starter (practice set): verdict RE" in proc.stdout
 
 
 @pytest.mark.slow
@@ -471,3 +472,28 @@ def test_setup_sh_then_run_autograder(autograder_zip, tmp_path):
     assert "setup.sh: numpy 2.4.6 PyYAML 6.0.3" in proc.stdout
     (root / "submission" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
     assert _run_autograder(root)["score"] == 100
+
+
+def test_practice_archive_diagnoses_offline_as_the_judge_does(practice_dir, bundle):
+    """Bar of issue 13: with the practice set, the same group reading and fingerprint offline
+    (stored mistake outputs, no reference/) as the judge bundle gives (live outputs)."""
+    from grader.feedback.grade import grade
+    from grader.judging.judge import GradeOptions
+    offline = open_bundle(practice_dir)
+    assert offline.flavour == "practice"
+    options = GradeOptions(tests="practice")
+    mistakes = sorted(p for p in (ROOT / "submissions" / "wrong_answer").glob("*.py"))
+    for path in mistakes:
+        judge_d = grade(bundle, path, options).diagnosis
+        practice_d = grade(offline, path, options).diagnosis
+        if path.stem.startswith(("combined_", "fitted_")):
+            # Pairs and fitted constants need reference/variants.py: offline they are never guessed.
+            assert practice_d["fingerprint"]["status"] == "no_match", path.stem
+            assert judge_d["fingerprint"]["status"] == "match", path.stem
+            continue
+        assert judge_d["groups"] == practice_d["groups"], path.stem
+        fj, fp = judge_d["fingerprint"], practice_d["fingerprint"]
+        assert (fj["status"], [m["id"] for m in fj["mistakes"]]) == \
+               (fp["status"], [m["id"] for m in fp["mistakes"]]), path.stem
+        if not path.stem.startswith("unknown_"):
+            assert fp["status"] == "match" and fp["mistakes"][0]["id"] == path.stem, path.stem

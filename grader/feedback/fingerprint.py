@@ -52,6 +52,9 @@ ROUNDING_FACTOR = 10.0
 # Cases with more input elements than this are compared on their first batch
 # only (every block is independent per batch): halves the realistic case.
 SUBSAMPLE_ELEMENTS = 20_000
+# SAMPLE_FILE stores outputs of cases up to this many elements: the practice set's
+# realistic case would triple the file, and the small cases already tell mistakes apart.
+STORED_MAX_ELEMENTS = 2_000
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class LiveOutputs:
 
     def __init__(self, variants: ModuleType):
         self._variants = variants
+        self.variants = variants        # the combined search composes its configurations
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
@@ -165,7 +169,7 @@ def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
     """SAMPLE_FILE's text: every mistake's output on every sample case (deterministic)."""
     doc = {
         "format": SAMPLE_FORMAT,
-        "about": "Outputs of each mistake of reference/variants.MISTAKES on the sample cases, "
+        "about": "Outputs of each mistake of reference/variants.MISTAKES on the sample and practice cases, "
                  "for offline fingerprints in the practice archive (which has no reference/). "
                  "Written by `python -m grader generate`; do not edit.",
         "significant_digits": STORED_DIGITS,
@@ -312,6 +316,7 @@ def fingerprint(observations: Sequence[Observation], outputs: MistakeOutputs, rt
 
 
 def sample_file_text(bundle_root: Path, variants: ModuleType, cases: Sequence[TestCase]) -> tuple[Path, str]:
-    """(path, text) of SAMPLE_FILE for the sample cases among `cases`."""
-    samples = [c for c in cases if c.group == "sample"]
+    """(path, text) of SAMPLE_FILE for the sample and practice cases among `cases`."""
+    samples = [c for c in cases if c.group == "sample"
+               or (c.practice and c.inputs["x"].size <= STORED_MAX_ELEMENTS)]
     return Path(bundle_root) / "testcases" / SAMPLE_FILE, sample_document(variants, samples)

@@ -37,7 +37,7 @@ from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VE
 
 @dataclass(frozen=True)
 class GradeOptions:
-    tests: str = "all"                # "sample" or "all"
+    tests: str = "all"                # "sample", "practice" (visible, no points) or "all"
     secret_seed: int | None = None    # generate a fresh hidden set from this seed
     isolation: str = "auto"           # "auto", or "plain" to skip namespaces
     time_factor: float = 1.0          # verify's tolerant run uses 1.5
@@ -63,17 +63,19 @@ def static_step(sub: Submission, spec: ProblemSpec) -> StaticCheck:
 
 
 def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
-    """Published cases, or samples plus a hidden set generated from a secret seed."""
+    """Published cases of a selection, or samples plus a hidden set generated from a secret seed."""
     if bundle.flavour == "practice" and (options.tests == "all" or options.secret_seed is not None):
         # Judging "all" on the samples alone would pass for a full verdict: refuse instead.
         what = "--secret-seed needs the reference solution" if options.secret_seed is not None \
             else "--tests all needs the hidden test cases"
-        raise BundleError(f"{what}, which the practice archive does not contain: grade with --tests sample, "
-                          "or use the judge bundle")
+        raise BundleError(f"{what}, which the practice archive does not contain: grade with --tests practice "
+                          "or --tests sample, or use the judge bundle")
+    if options.secret_seed is not None and options.tests == "practice":
+        raise BundleError("--secret-seed draws a fresh hidden set: use it with --tests all, not --tests practice")
     groups = bundle.group_names(options.tests)
     try:
         if options.secret_seed is None:
-            cases = load_cases(bundle.testcases, groups)
+            cases = bundle.load_selection(options.tests)
         else:
             from ..problem.generate import hidden_cases, sample_cases
             from ..problem.validate import validate_cases
@@ -87,7 +89,7 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
     except CaseFileError as exc:
         raise BundleError(f"broken test data: {exc}") from None
     if not cases:
-        raise BundleError(f"no test cases found under {bundle.testcases} for groups {', '.join(groups)}")
+        raise BundleError(f"no test cases found under {bundle.testcases} for --tests {options.tests}")
     if options.secret_seed is None:
         # A damaged or missing case file must stop grading (exit 2), never turn into a verdict.
         from ..problem.validate import validate_cases
@@ -146,8 +148,12 @@ def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
 
 def show_full(spec: ProblemSpec, case: TestCase) -> bool:
     """May this case's report show values and captured output?"""
-    visible = spec.group(case.group).visible
-    return (spec.feedback.visible if visible else spec.feedback.hidden) == "full"
+    return (spec.feedback.visible if is_visible(spec, case) else spec.feedback.hidden) == "full"
+
+
+def is_visible(spec: ProblemSpec, case: TestCase) -> bool:
+    """A sample or practice case (public data), as opposed to a hidden one."""
+    return case.practice or spec.group(case.group).visible
 
 
 def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunContext) -> CaseResult:
@@ -156,14 +162,14 @@ def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunConte
     time_s, memory_mib = round(out.cpu_s, 4), round(out.maxrss_kib / 1024, 1)
     if not full:  # the submission chooses both: rounded up, as judging/hidden.py says
         time_s, memory_mib = hidden_time(time_s), hidden_memory(memory_mib)
-    return CaseResult(name=case.name, group=case.group, visible=spec.group(case.group).visible,
+    return CaseResult(name=case.name, group=case.group, visible=is_visible(spec, case),
                       verdict=d.verdict, check=d.check, message=d.message,
                       time_s=time_s, memory_mib=memory_mib,
                       error=d.error, stdout=out.stdout if full else "", stderr=out.stderr if full else "")
 
 
 def not_run(spec: ProblemSpec, case: TestCase, verdict: str, check: str, why: str) -> CaseResult:
-    return CaseResult(name=case.name, group=case.group, visible=spec.group(case.group).visible,
+    return CaseResult(name=case.name, group=case.group, visible=is_visible(spec, case),
                       verdict=verdict, check=check, message=f"not run: {why}")
 
 
@@ -183,7 +189,7 @@ def _report(bundle: Bundle, options: GradeOptions, results: list[CaseResult], co
             sub: Submission | None, sandbox=None, limits=None, complete: bool = True) -> GradeReport:
     spec = bundle.spec
     run_groups = [g for g in spec.groups if any(c.group == g.name for c in results)]
-    groups = group_results(run_groups, results)
+    groups = group_results(run_groups, results, scored=options.tests != "practice")
     verdict = overall_verdict(results)
     info = SubmissionInfo(sub.display_name, sub.sha256, len(sub.raw), sub.kind) if sub else None
     return GradeReport(

@@ -72,8 +72,9 @@ def overall_verdict(cases: Sequence[CaseResult]) -> str:
     return "AC" if cases else "JE"
 
 
-def group_results(groups: Sequence, cases: Sequence[CaseResult]) -> list[GroupResult]:
-    """Per-group verdicts; a group earns its points only when all its cases pass."""
+def group_results(groups: Sequence, cases: Sequence[CaseResult], scored: bool = True) -> list[GroupResult]:
+    """Per-group verdicts; a group earns its points only when all its cases pass
+    (never when not `scored`: the practice set earns no points)."""
     out = []
     for g in groups:
         mine = [c for c in cases if c.group == g.name]
@@ -81,8 +82,10 @@ def group_results(groups: Sequence, cases: Sequence[CaseResult]) -> list[GroupRe
             continue
         passed = sum(c.verdict == "AC" for c in mine)
         verdict = overall_verdict(mine)
-        out.append(GroupResult(g.name, g.visible, verdict, passed, len(mine), g.points,
-                               g.points if verdict == "AC" else 0, g.description,
+        points = g.points if scored else 0
+        visible = g.visible or all(c.visible for c in mine)
+        out.append(GroupResult(g.name, visible, verdict, passed, len(mine), points,
+                               points if verdict == "AC" else 0, g.description,
                                tuple(getattr(g, "exercises", ()))))
     return out
 
@@ -108,7 +111,7 @@ class GradeReport:
     bundle_id: str
     bundle_version: str
     grader_version: str
-    selection: str             # "sample" or "all"
+    selection: str             # "sample", "practice" or "all"
     hidden_set: str            # "published" or "secret-seed"
     submission: SubmissionInfo | None = None
     sandbox: Any = None        # sandbox.records.SandboxInfo

@@ -4,6 +4,12 @@ The repository root *is* the bundle. The grader finds it from an explicit
 path, else from the directory that contains this package (a checkout or an
 editable install). A practice archive is a bundle without reference/ and
 without hidden cases; `Bundle.flavour` says which one we have.
+
+Three selections of tests exist: `sample` (the statement's examples),
+`all` (samples and the hidden set, the only scored selection of the judge)
+and `practice` (samples and the visible practice set under
+testcases/practice/<group>/: the hidden groups' recipes from a separate
+public seed; it earns no points and never replaces the hidden set).
 """
 from __future__ import annotations
 
@@ -13,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from .cases import PRACTICE_DIR, TestCase, load_cases
 from .spec import ProblemSpec, SpecError, load_spec
+
+SELECTIONS = ("sample", "practice", "all")
 
 
 class BundleError(RuntimeError):
@@ -50,13 +59,30 @@ class Bundle:
         """'judge' when the reference is present, else 'practice'."""
         return "judge" if (self.reference_dir / "solution.py").is_file() else "practice"
 
+    @property
+    def practice_cases_dir(self) -> Path:
+        return self.testcases / PRACTICE_DIR
+
     def group_names(self, which: str) -> tuple[str, ...]:
-        """Groups judged for --tests sample|all, in judging order."""
+        """Groups judged for --tests sample|practice|all, in judging order."""
         if which == "sample":
             return tuple(g.name for g in self.spec.groups if g.visible)
-        if which == "all":
+        if which in ("all", "practice"):
             return tuple(g.name for g in self.spec.groups)
-        raise BundleError(f"unknown test selection {which!r} (use 'sample' or 'all')")
+        raise BundleError(f"unknown test selection {which!r} (use {', '.join(SELECTIONS)})")
+
+    def case_sources(self, which: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(folder under testcases/, groups) pairs read, in order, for a selection."""
+        visible = self.group_names("sample")
+        if which == "practice":
+            hidden = tuple(g for g in self.group_names("all") if g not in visible)
+            return (("", visible), (PRACTICE_DIR, hidden))
+        return (("", self.group_names(which)),)
+
+    def load_selection(self, which: str) -> list[TestCase]:
+        """The published cases of a selection, in judging order (CaseFileError if one is broken)."""
+        return [c for under, groups in self.case_sources(which)
+                for c in load_cases(self.testcases, groups, under)]
 
     def load_reference_module(self, name: str = "solution") -> ModuleType:
         """Import reference/<name>.py by path (trusted code, judge bundle only)."""

@@ -17,6 +17,7 @@ import numpy as np
 FORMAT = "vit-encoder-block/testcase/1"
 ARRAY_INPUTS = ("x", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
 INPUT_ORDER = ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
+PRACTICE_DIR = "practice"    # testcases/practice/<group>/*.json, case names "practice/<group>/<stem>"
 
 
 class CaseFileError(ValueError):
@@ -36,6 +37,11 @@ class TestCase:
     expected: np.ndarray | None = None
     explanation: str = ""          # shown with the statement's examples
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def practice(self) -> bool:
+        """A case of the visible practice set (public whatever its group's visibility)."""
+        return self.name.startswith(f"{PRACTICE_DIR}/")
 
     def args(self) -> tuple:
         """Positional arguments for vit_encoder_block, as fresh copies."""
@@ -174,13 +180,19 @@ def case_paths(root: Path, groups: Iterable[str]) -> list[Path]:
     return out
 
 
-def load_cases(root: Path, groups: Iterable[str]) -> list[TestCase]:
-    """Read every case of `groups` and check each sits in its group's folder."""
+def expected_name(path: Path, under: str = "") -> str:
+    """The name a case file must carry: '<group>/<stem>', or '<under>/<group>/<stem>'."""
+    name = f"{path.parent.name}/{path.stem}"
+    return f"{under}/{name}" if under else name
+
+
+def load_cases(root: Path, groups: Iterable[str], under: str = "") -> list[TestCase]:
+    """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder."""
     cases = []
-    for path in case_paths(root, groups):
+    for path in case_paths(Path(root) / under if under else Path(root), groups):
         case = read_case(path)
-        expected_name = f"{path.parent.name}/{path.stem}"
-        if case.name != expected_name or case.group != path.parent.name:
+        expected_name_ = expected_name(path, under)
+        if case.name != expected_name_ or case.group != path.parent.name:
             raise CaseFileError(f"{path}: name/group {case.name!r}/{case.group!r} do not match its location")
         cases.append(case)
     return cases

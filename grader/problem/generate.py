@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .bundle import Bundle
-from .cases import TestCase, case_to_text, write_case
+from .cases import PRACTICE_DIR, TestCase, case_to_text, write_case
 from .spec import ProblemSpec
 
 Inputs = dict[str, object]
@@ -189,6 +189,20 @@ RECIPES: dict[str, tuple[Recipe, ...]] = {
 }
 
 
+# --- the visible practice set --------------------------------------------------------
+# The hidden groups' recipes from a separate public seed (tests.practice_seed), so a learner
+# offline gets the same group reading and fingerprints as the judge. The realistic case is
+# ViT-Tiny at half width (3 heads of width 32) with 7x7 patches plus the class token: large enough that float32 arithmetic fails, a fifth of the hidden one's bytes.
+
+PRACTICE_RECIPES: dict[str, tuple[Recipe, ...]] = {
+    **RECIPES,
+    "realistic": (
+        Recipe("01-vit-half-width", "ViT-Tiny at half width: B=1, N=50 (7x7 patches + class token), D=96, "
+               "3 heads, M=384", _shape_case(1, 50, 96, 3, 384)),
+    ),
+}
+
+
 # --- assembling cases ----------------------------------------------------------------
 
 def expected_output(reference: ModuleType, inputs: Inputs) -> np.ndarray:
@@ -210,29 +224,45 @@ def sample_cases(reference: ModuleType) -> list[TestCase]:
     return out
 
 
-def hidden_cases(spec: ProblemSpec, reference: ModuleType, seed: int) -> list[TestCase]:
-    """All hidden cases for `seed`, in judging order (groups as in problem.yaml)."""
+def _recipe_cases(spec: ProblemSpec, reference: ModuleType, seed: int,
+                  recipes: dict[str, tuple[Recipe, ...]], prefix: str = "") -> list[TestCase]:
     out = []
     for gi, group in enumerate(spec.groups):
-        for ci, recipe in enumerate(RECIPES.get(group.name, ())):
+        for ci, recipe in enumerate(recipes.get(group.name, ())):
             rng = np.random.default_rng([seed, gi, ci])
             inputs = _as_float_inputs(recipe.make(rng))
-            out.append(TestCase(f"{group.name}/{recipe.slug}", group.name, recipe.description,
+            out.append(TestCase(f"{prefix}{group.name}/{recipe.slug}", group.name, recipe.description,
                                 inputs, expected_output(reference, inputs)))
     return out
 
 
+def hidden_cases(spec: ProblemSpec, reference: ModuleType, seed: int) -> list[TestCase]:
+    """All hidden cases for `seed`, in judging order (groups as in problem.yaml)."""
+    return _recipe_cases(spec, reference, seed, RECIPES)
+
+
+def practice_cases(spec: ProblemSpec, reference: ModuleType, seed: int | None = None) -> list[TestCase]:
+    """The visible practice set (tests.practice_seed unless `seed`), named practice/<group>/<slug>."""
+    seed = spec.practice_seed if seed is None else seed
+    return _recipe_cases(spec, reference, seed, PRACTICE_RECIPES, prefix=f"{PRACTICE_DIR}/")
+
+
 def build_cases(bundle: Bundle, seed: int | None = None) -> list[TestCase]:
-    """Every case of the bundle: samples verbatim, hidden groups from `seed`."""
+    """Every case of the bundle: samples verbatim, hidden groups from `seed`, the practice set."""
     reference = bundle.load_reference_module()
     seed = bundle.spec.generator_seed if seed is None else seed
-    return sample_cases(reference) + hidden_cases(bundle.spec, reference, seed)
+    return (sample_cases(reference) + hidden_cases(bundle.spec, reference, seed)
+            + practice_cases(bundle.spec, reference))
+
+
+def _case_files(bundle: Bundle) -> set[Path]:
+    return set(bundle.testcases.glob("*/*.json")) | set(bundle.practice_cases_dir.glob("*/*.json"))
 
 
 def write_cases(bundle: Bundle, cases: list[TestCase]) -> list[Path]:
     """Write `cases` into testcases/, removing stale case files."""
     keep = {bundle.testcases / f"{c.name}.json" for c in cases}
-    for stale in bundle.testcases.glob("*/*.json"):
+    for stale in _case_files(bundle):
         if stale not in keep:
             stale.unlink()
     return [write_case(bundle.testcases, c) for c in cases]
@@ -247,6 +277,6 @@ def check_cases(bundle: Bundle, cases: list[TestCase]) -> list[str]:
             problems.append(f"{path.relative_to(bundle.root)}: missing")
         elif path.read_bytes() != text.encode("utf-8"):
             problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration")
-    for extra in sorted(set(bundle.testcases.glob("*/*.json")) - set(wanted)):
+    for extra in sorted(_case_files(bundle) - set(wanted)):
         problems.append(f"{extra.relative_to(bundle.root)}: not produced by the generator")
     return problems

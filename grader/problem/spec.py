@@ -112,6 +112,7 @@ class ProblemSpec:
     feedback: Feedback
     generator_seed: int
     groups: tuple[Group, ...]
+    practice_seed: int = 0      # the visible practice set's public seed (tests.practice_seed)
 
     def group(self, name: str) -> Group:
         for g in self.groups:
@@ -235,7 +236,7 @@ def parse_spec(raw: Any) -> ProblemSpec:
     for key in ("visible", "hidden"):
         if fb[key] not in ("full", "summary"):
             raise SpecError(f"feedback.{key}: must be 'full' or 'summary', got {fb[key]!r}")
-    tests = _mapping(top["tests"], "tests", {"generator_seed", "groups"})
+    tests = _mapping(top["tests"], "tests", {"generator_seed", "practice_seed", "groups"})
     groups = tuple(_group(g, f"tests.groups[{i}]")
                    for i, g in enumerate(_typed(tests["groups"], list, "tests.groups")))
     if not groups or groups[0].name != "sample" or not groups[0].visible:
@@ -285,6 +286,7 @@ def parse_spec(raw: Any) -> ProblemSpec:
         feedback=Feedback(fb["visible"], fb["hidden"]),
         generator_seed=_typed(tests["generator_seed"], int, "tests.generator_seed"),
         groups=groups,
+        practice_seed=_typed(tests["practice_seed"], int, "tests.practice_seed"),
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import ARRAY_INPUTS, CaseFileError, TestCase, case_paths, read_case
+from .cases import ARRAY_INPUTS, CaseFileError, TestCase, case_paths, expected_name, read_case
 from .spec import ProblemSpec
 
 
@@ -76,17 +76,17 @@ def validate_cases(cases: list[TestCase], spec: ProblemSpec, groups: tuple[str, 
     return problems
 
 
-def validate_directory(root: Path, spec: ProblemSpec, groups: tuple[str, ...]) -> list[str]:
-    """Validate the case files of `groups` under `root`, including unreadable files."""
+def validate_directory(root: Path, spec: ProblemSpec, groups: tuple[str, ...], under: str = "") -> list[str]:
+    """Validate the case files of `groups` under `root` (/`under`), including unreadable files."""
     problems: list[str] = []
     cases: list[TestCase] = []
-    for path in case_paths(root, groups):
+    for path in case_paths(Path(root) / under if under else Path(root), groups):
         try:
             case = read_case(path)
         except CaseFileError as exc:
             problems.append(str(exc))
             continue
-        if case.name != f"{path.parent.name}/{path.stem}":
+        if case.name != expected_name(path, under):
             problems.append(f"{path}: its name {case.name!r} does not match its location")
         cases.append(case)
     return problems + validate_cases(cases, spec, groups)

@@ -1,0 +1,341 @@
+"""Checking a bundle archive as a platform would on upload.
+
+`check_archive` trusts nothing in the archive: it streams it (a gzip bomb cannot
+exhaust memory), accepts only regular files and folders below one top-level
+folder, with relative paths and size caps, writes them itself (never through
+tarfile's extraction), then checks the manifest, that the files are exactly
+what `pack` would have chosen for the flavour, and runs the archive's own
+grader as the platform would on upload.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO, Sequence
+
+from ..problem.bundle import BundleError, open_bundle
+from ..problem.spec import ProblemSpec
+from .manifest import CHUNK, MANIFEST_NAME, ArchiveRejected, Manifest, digest, parse_manifest
+from .pack import PackError, flavour_entries, select_files
+
+
+# --- safe unpacking ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Caps:
+    """Bounds on what an archive may unpack to (the real bundle is ~5 MB in ~100 files)."""
+    file_bytes: int = 64 << 20
+    total_bytes: int = 512 << 20
+    members: int = 20_000
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+class _CappedReader(io.RawIOBase):
+    """Decompressed bytes, refused past a cap, so a gzip bomb stops early."""
+
+    def __init__(self, inner: BinaryIO, cap: int):
+        self._inner, self._cap, self.count = inner, cap, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        data = self._inner.read(len(buf))
+        self.count += len(data)
+        if self.count > self._cap:
+            raise ArchiveRejected(f"the archive unpacks to more than {_size(self._cap)}")
+        buf[:len(data)] = data
+        return len(data)
+
+
+_BAD_CHARS = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def _member_path(name: str) -> PurePosixPath:
+    if not name or _BAD_CHARS.search(name):
+        raise ArchiveRejected(f"unsafe member name {name!r} (control characters or backslashes)")
+    if name.startswith("/"):
+        raise ArchiveRejected(f"member {name!r} has an absolute path")
+    path = PurePosixPath(name)
+    if ".." in path.parts:
+        raise ArchiveRejected(f"member {name!r} climbs out of the archive with '..'")
+    if not path.parts:
+        raise ArchiveRejected(f"member {name!r} has an empty path")
+    return path
+
+
+def _member_kind(m: tarfile.TarInfo) -> str:
+    if m.issym() or m.islnk():
+        return "link"
+    if m.ischr() or m.isblk():
+        return "device"
+    if m.isfifo():
+        return "fifo"
+    if m.issparse():
+        return "sparse file"
+    if m.isdir():
+        return "dir"
+    if m.isreg():
+        return "file"
+    return f"type {m.type!r}"
+
+
+def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(dest, flags, 0o755 if m.mode & 0o111 else 0o644)
+    except FileExistsError:
+        raise ArchiveRejected(f"member {m.name!r} appears twice") from None
+    src = tar.extractfile(m)
+    left = m.size
+    with os.fdopen(fd, "wb") as out:
+        while left:
+            chunk = src.read(min(CHUNK, left))
+            if not chunk:
+                raise ArchiveRejected(f"member {m.name!r} is truncated")
+            out.write(chunk)
+            left -= len(chunk)
+
+
+def safe_unpack(archive: Path, dest: Path, caps: Caps = Caps()) -> Path:
+    """Unpack into `dest` (which must be empty); return the single top-level folder."""
+    archive, dest = Path(archive), Path(dest)
+    if archive.stat().st_size > caps.total_bytes:
+        raise ArchiveRejected(f"the archive file is larger than {_size(caps.total_bytes)}")
+    top: str | None = None
+    total = members = 0
+    try:
+        with open(archive, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            reader = io.BufferedReader(_CappedReader(gz, caps.total_bytes + 1024 * caps.members + (1 << 20)))
+            with tarfile.open(fileobj=reader, mode="r|") as tar:
+                for m in tar:
+                    members += 1
+                    if members > caps.members:
+                        raise ArchiveRejected(f"the archive has more than {caps.members} members")
+                    path = _member_path(m.name)
+                    kind = _member_kind(m)
+                    if kind not in ("file", "dir"):
+                        raise ArchiveRejected(f"member {m.name!r} is a {kind}: only regular files and folders are allowed")
+                    top = top or path.parts[0]
+                    if path.parts[0] != top:
+                        raise ArchiveRejected(f"member {m.name!r} is outside the archive's single top-level folder {top!r}")
+                    if kind == "dir":
+                        (dest / path).mkdir(parents=True, exist_ok=True)
+                        continue
+                    if len(path.parts) < 2:
+                        raise ArchiveRejected(f"member {m.name!r} is a file at the top level, outside {top!r}")
+                    if m.size > caps.file_bytes:
+                        raise ArchiveRejected(f"member {m.name!r} is {m.size} bytes, over the {_size(caps.file_bytes)} cap")
+                    total += m.size
+                    if total > caps.total_bytes:
+                        raise ArchiveRejected(f"the archive unpacks to more than {_size(caps.total_bytes)}")
+                    _write_member(tar, m, dest / path)
+            # Read to the end so gzip checks its CRC and length trailer.
+            while reader.read(CHUNK):
+                pass
+    except ArchiveRejected:
+        raise
+    except (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError, OSError) as exc:
+        raise ArchiveRejected(f"corrupt or truncated archive ({type(exc).__name__}: {exc})") from None
+    if top is None:
+        raise ArchiveRejected("the archive is empty")
+    return dest / top
+
+
+# --- checking an unpacked archive ----------------------------------------------------------
+
+def _listing(root: Path) -> dict[str, Path]:
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            path = Path(dirpath) / name
+            out[path.relative_to(root).as_posix()] = path
+    return out
+
+
+def _first(items: Sequence[str], more: str = "") -> str:
+    extra = f" (and {len(items) - 1} more{more})" if len(items) > 1 else ""
+    return f"{items[0]}{extra}"
+
+
+def verify_manifest(root: Path) -> Manifest:
+    """The manifest lists exactly the files present, with matching sizes and sha256."""
+    mpath = Path(root) / MANIFEST_NAME
+    if not mpath.is_file():
+        raise ArchiveRejected(f"no {MANIFEST_NAME} in the archive: it was not made by `python -m grader pack`")
+    try:
+        manifest = parse_manifest(mpath.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ArchiveRejected(f"{MANIFEST_NAME} is not UTF-8 text") from None
+    present = _listing(root)
+    present.pop(MANIFEST_NAME)
+    listed = {f.path: f for f in manifest.files}
+    missing = sorted(set(listed) - set(present))
+    if missing:
+        raise ArchiveRejected(f"listed in the manifest but missing from the archive: {_first(missing)}")
+    unlisted = sorted(set(present) - set(listed))
+    if unlisted:
+        raise ArchiveRejected(f"not listed in the manifest: {_first(unlisted)}")
+    for rel, rec in listed.items():
+        sha, size = digest(present[rel])
+        if size != rec.size:
+            raise ArchiveRejected(f"{rel}: {size} bytes, the manifest says {rec.size} (tampered or corrupt)")
+        if sha != rec.sha256:
+            raise ArchiveRejected(f"{rel}: sha256 differs from the manifest (tampered or corrupt)")
+    return manifest
+
+
+def check_contents(root: Path, manifest: Manifest) -> ProblemSpec:
+    """problem.yaml loads, matches the manifest, and the flavour has what it must (and not more)."""
+    try:
+        bundle = open_bundle(root)
+    except BundleError as exc:
+        raise ArchiveRejected(f"problem.yaml does not load: {exc}") from None
+    spec = bundle.spec
+    if (spec.id, spec.version) != (manifest.bundle_id, manifest.version):
+        raise ArchiveRejected(f"the manifest is for {manifest.bundle_id} {manifest.version} but problem.yaml "
+                              f"says {spec.id} {spec.version}")
+    if bundle.flavour != manifest.flavour:
+        raise ArchiveRejected(f"the manifest says {manifest.flavour} but the contents are a {bundle.flavour} bundle")
+    names = set(_listing(root))
+    case_groups = {PurePosixPath(p).parts[1] for p in names
+                   if p.startswith("testcases/") and p.endswith(".json") and len(PurePosixPath(p).parts) == 3}
+    if manifest.flavour == "practice":
+        hidden = sorted(case_groups - {g.name for g in spec.groups if g.visible})
+        if hidden:
+            raise ArchiveRejected(f"a practice archive must not contain hidden cases (found group {hidden[0]!r})")
+        leaked = sorted(p for p in names if p.startswith(("reference/", "submissions/")))
+        if leaked:
+            raise ArchiveRejected(f"a practice archive must not contain {_first(leaked)}")
+    else:
+        absent = [g.name for g in spec.groups if g.name not in case_groups]
+        if absent:
+            raise ArchiveRejected(f"the judge archive has no test cases for group {absent[0]!r}")
+    # A self-consistent manifest is not enough: the files must be what `pack` would have chosen.
+    try:
+        allowed = set(select_files(root, flavour_entries(spec, manifest.flavour)))
+    except PackError as exc:
+        raise ArchiveRejected(f"incomplete {manifest.flavour} archive: {exc}") from None
+    stray = sorted(names - allowed - {MANIFEST_NAME})
+    if stray:
+        raise ArchiveRejected(f"{stray[0]} is not a file a {manifest.flavour} archive holds "
+                              "(caches, VCS data and build outputs never belong in one)")
+    return spec
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    status: str      # "ok", "failed" or "skipped"
+    detail: str
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    archive: Path
+    ok: bool
+    reason: str                       # the first failure, one line ("" when ok)
+    manifest: Manifest | None = None
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraderRun:
+    """One command of the archive's own grader that a platform would run on upload."""
+    name: str
+    args: tuple[str, ...]
+    expect_exit: int
+    timeout_s: float
+    needs: str = ""                   # a bundle path that must exist, else the step is skipped
+
+
+def grader_runs(spec: ProblemSpec, flavour: str, root: Path) -> list[GraderRun]:
+    if flavour == "practice":
+        starter = f"starter/{spec.entry_file}"
+        return [GraderRun("validate", ("validate",), 0, 300),
+                # The starter raises NotImplementedError: a verdict (exit 1), never "cannot judge" (exit 2).
+                GraderRun("grade starter (practice set)", ("grade", starter, "--tests", "practice", "--json", "-"),
+                          1, 300, needs=starter)]
+    return [GraderRun("validate", ("validate",), 0, 300),
+            GraderRun("regenerate (byte-identical)", ("generate", "--check"), 0, 600),
+            GraderRun("grade reference (all tests)", ("grade", "reference/solution.py", "--json", "-"), 0, 600),
+            GraderRun("verify (expected verdicts)", ("verify",), 0, 3600, needs="grader/maintain/verify.py")]
+
+
+def _grader_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _tail(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def run_grader_step(root: Path, run: GraderRun) -> Step:
+    """Run `python -m grader ...` from the unpacked archive (its own code, not this process's)."""
+    if run.needs and not (root / run.needs).exists():
+        return Step(run.name, "skipped", f"{run.needs} is not in this archive")
+    cmd = [sys.executable, "-m", "grader", "--bundle", str(root), *run.args]
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=_grader_env(), capture_output=True, text=True,
+                              timeout=run.timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Step(run.name, "failed", f"did not finish within {run.timeout_s:g} s")
+    shown = "python -m grader " + " ".join(run.args)
+    if proc.returncode != run.expect_exit:
+        # A --json run's stdout is the document; elsewhere the last stdout line is the summary.
+        why = _tail(proc.stderr) if "--json" in run.args else (_tail(proc.stdout) or _tail(proc.stderr))
+        return Step(run.name, "failed", f"`{shown}` exited {proc.returncode}, expected {run.expect_exit}: {why}")
+    if "--json" in run.args:
+        try:
+            verdict = json.loads(proc.stdout)["verdict"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return Step(run.name, "failed", f"`{shown}` did not print a verdict JSON")
+        if verdict == "JE" or (run.expect_exit == 0 and verdict != "AC"):
+            return Step(run.name, "failed", f"`{shown}` gave verdict {verdict}")
+        return Step(run.name, "ok", f"verdict {verdict}")
+    return Step(run.name, "ok", _tail(proc.stdout))
+
+
+def check_archive(archive: Path, caps: Caps = Caps(), run_grader: bool = True) -> CheckReport:
+    """Unpack safely into a temporary folder and check what a platform would run on upload."""
+    archive = Path(archive)
+    steps: list[Step] = []
+    manifest = None
+    with tempfile.TemporaryDirectory(prefix="vit-check-archive-") as tmp:
+        try:
+            root = safe_unpack(archive, Path(tmp), caps)
+            steps.append(Step("unpack", "ok", f"one top-level folder {root.name}/, regular files only"))
+            manifest = verify_manifest(root)
+            steps.append(Step("manifest", "ok", f"{len(manifest.files)} files, {manifest.total_bytes} bytes: "
+                                                f"sizes and sha256 match, nothing unlisted"))
+            spec = check_contents(root, manifest)
+            steps.append(Step("problem.yaml", "ok", f"{spec.id} {spec.version} loads; {manifest.flavour} "
+                                                    f"contents as the flavour requires"))
+        except ArchiveRejected as exc:
+            return CheckReport(archive, False, str(exc), manifest, tuple(steps))
+        if run_grader:
+            for run in grader_runs(spec, manifest.flavour, root):
+                step = run_grader_step(root, run)
+                steps.append(step)
+                if step.status == "failed":
+                    return CheckReport(archive, False, f"{step.name}: {step.detail}", manifest, tuple(steps))
+        else:
+            steps.append(Step("grader checks", "skipped", "--quick: validate, regenerate, grade and verify not run"))
+    return CheckReport(archive, True, "", manifest, tuple(steps))

@@ -1,0 +1,115 @@
+"""`vit-grader watch FILE`: re-grades at every save, clears between runs on a terminal, Ctrl-C ends it.
+
+The end-to-end tests run the real CLI in a subprocess, edit the watched file
+like an editor would and send a real SIGINT.
+"""
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT
+from grader.report.watch import CLEAR, file_state, watch
+
+ACCEPTED = ROOT / "submissions" / "accepted" / "vectorised_matmul.py"
+STARTER = ROOT / "starter" / "solution.py"
+PATIENCE_S = 120          # generous: a busy machine grades slowly; never a timing assertion
+
+
+def _start(path: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", *extra],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "80"})
+
+
+def _read_until(proc: subprocess.Popen, marker: str, seen: list[str]) -> str:
+    """Read stdout until `marker` has appeared once more than it had in `seen`."""
+    want = "".join(seen).count(marker) + 1
+    deadline = time.monotonic() + PATIENCE_S
+    while "".join(seen).count(marker) < want:
+        ready, _, _ = select.select([proc.stdout], [], [], max(deadline - time.monotonic(), 0))
+        if not ready:
+            proc.kill()
+            raise AssertionError(f"no {marker!r} within {PATIENCE_S} s; got: {''.join(seen)[-2000:]}")
+        chunk = os.read(proc.stdout.fileno(), 65536).decode("utf-8", "replace")
+        if not chunk:
+            raise AssertionError(f"watch exited early: {''.join(seen)[-2000:]} {proc.stderr.read().decode()}")
+        seen.append(chunk)
+    return "".join(seen)
+
+
+def _save(path: Path, text: str) -> None:
+    """Save like an editor: write a temporary file, then rename it over the original."""
+    tmp = path.with_name(f".{path.name}.swp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=PATIENCE_S)
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path):
+    path = tmp_path / "my_block.py"
+    path.write_text(STARTER.read_text(encoding="utf-8"), encoding="utf-8")
+    proc = _start(path)
+    seen: list[str] = []
+    first = _read_until(proc, "Ctrl-C to stop", seen)
+    assert "RE  Run-Time Error" in first and "practice tests" in first
+    _save(path, ACCEPTED.read_text(encoding="utf-8"))
+    second = _read_until(proc, "Ctrl-C to stop", seen)[len(first):]
+    assert "AC  Accepted" in second and "practice tests" in second
+    assert "=" * 40 in second, "not a terminal: runs are separated by a rule, never cleared"
+    code, out, err = _stop(proc)
+    assert code == 0, err
+    assert "watch: stopped" in out
+    assert "Traceback" not in err + out and "KeyboardInterrupt" not in err
+
+
+def test_watch_waits_for_a_missing_file_then_grades_it(tmp_path):
+    path = tmp_path / "later.py"
+    proc = _start(path, "--tests", "sample")
+    seen: list[str] = []
+    assert "does not exist (yet)" in _read_until(proc, "Ctrl-C to stop", seen)
+    _save(path, ACCEPTED.read_text(encoding="utf-8"))
+    assert "AC  Accepted" in _read_until(proc, "Ctrl-C to stop", seen)
+    code, _, err = _stop(proc)
+    assert code == 0 and "Traceback" not in err
+
+
+def test_watch_refuses_a_directory(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "grader", "watch", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=PATIENCE_S)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_watch_loop_clears_between_runs_on_a_terminal_and_only_runs_on_change(tmp_path):
+    path = tmp_path / "f.py"
+    path.write_text("a", encoding="utf-8")
+    calls: list[int] = []
+    sleeps: list[float] = []
+
+    def run() -> str:
+        calls.append(1)
+        return f"report {len(calls)}\n"
+
+    def sleep(s: float) -> None:
+        sleeps.append(s)
+        if len(sleeps) == 4:          # after the first run and two idle polls: a save
+            path.write_text("bb", encoding="utf-8")
+        if len(sleeps) > 12:
+            raise KeyboardInterrupt
+    out = io.StringIO()
+    assert watch(path, run, out, clear=True, poll_s=0.01, sleep=sleep) == 0
+    text = out.getvalue()
+    assert len(calls) == 2 and text.count(CLEAR) == 2
+    assert text.endswith("watch: stopped\n")
+    assert file_state(tmp_path / "missing.py") is None
