@@ -76,32 +76,17 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
                       else render_platform(args.format, report, bundle, time.monotonic() - started))
     if dest != "-":
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
-        sys.stdout.write(render_text(report, colour=colour, width=terminal_width(os.environ),
-                                     verbose=args.verbose))
+        sys.stdout.write(render_text(report, colour, terminal_width(os.environ), args.verbose))
     if report.verdict == "JE":
         print(f"grader: judging error: {' '.join(report.summary.split())}", file=sys.stderr)
     return exit_status(report.verdict)
 
 def cmd_watch(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .judging.judge import GradeOptions
-    from .feedback.grade import grade
-    from .report.text_report import render_text, terminal_width, use_colour
-    from .report.watch import watch
-    path = Path(args.submission)
-    if path.exists() and not path.is_file():
-        raise CannotJudge(f"{path}: not a regular file")
-    tests = args.tests or ("practice" if bundle.practice_cases_dir.is_dir() else "sample")
-    options = GradeOptions(tests=tests, isolation=args.isolation)
-    tty = sys.stdout.isatty()
-
-    def run() -> str:
-        try:
-            report = grade(bundle, path, options)
-        except SubmissionUnreadable as exc:
-            return f"cannot judge: {' '.join(str(exc).split())}\n"
-        return render_text(report, colour=use_colour(tty, args.no_color, os.environ),
-                           width=terminal_width(os.environ), verbose=args.verbose)
-    return watch(path, run, sys.stdout, clear=tty, poll_s=args.interval)
+    from .report.watch import WatchError, watch_file
+    try:
+        return watch_file(bundle, Path(args.submission), args.tests, args.isolation, args.verbose, args.no_color, args.interval)
+    except WatchError as exc:
+        raise CannotJudge(str(exc)) from None
 
 def exit_status(verdict: str) -> int:
     """The exit status of `grade` for an overall verdict: 0 AC, 2 JE, 1 otherwise."""
@@ -124,13 +109,8 @@ def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .problem.validate import validate_directory
-    root = Path(args.dir) if args.dir else bundle.testcases
-    which = "all" if bundle.flavour == "judge" else "sample"
-    problems = validate_directory(root, bundle.spec, bundle.group_names(which))
-    if not args.dir or (root / "practice").is_dir():
-        under, groups = bundle.case_sources("practice")[1]
-        problems += validate_directory(root, bundle.spec, groups, under)
+    from .problem.validate import validate_tree
+    problems = validate_tree(Path(args.dir) if args.dir else bundle.testcases, bundle)
     for p in problems:
         print(p)
     print("all test cases satisfy the constraints" if not problems else f"{len(problems)} problem(s)")
@@ -166,35 +146,23 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
 
 def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
     from .maintain.pack import PackError, pack
-    out = Path(args.out) if args.out else bundle.root / "dist"
     try:
-        result = pack(bundle, args.flavour, out)
+        result = pack(bundle, args.flavour, Path(args.out) if args.out else bundle.root / "dist")
     except PackError as exc:
         raise CannotJudge(str(exc)) from None
-    m = result.manifest
-    print(f"wrote {result.path} ({len(m.files)} files, {m.total_bytes / 1e6:.2f} MB unpacked, "
-          f"{result.path.stat().st_size / 1e6:.2f} MB packed)")
-    print(f"sha256 {result.sha256}")
+    print(result.summary())
     return 0
 
 def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .maintain.archive_check import check_archive
+    from .maintain.archive_check import check_archive, render_check, unreadable
     path = Path(args.archive)
-    if not path.is_file():
-        raise CannotJudge(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
-    try:
-        open(path, "rb").close()
-    except OSError as exc:
-        raise CannotJudge(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if unreadable(path):
+        raise CannotJudge(unreadable(path))
     report = check_archive(path, run_grader=not args.quick)
-    for step in report.steps:
-        print(f"{step.status:<8}{step.name}: {step.detail}")
+    sys.stdout.write(render_check(report))
     if not report.ok:
         print(f"grader: archive rejected: {report.reason}", file=sys.stderr)
-        return EXIT_NOT_AC
-    m = report.manifest
-    print(f"archive OK: {m.bundle_id} {m.version} ({m.flavour}), {len(m.files)} files")
-    return 0
+    return 0 if report.ok else EXIT_NOT_AC
 
 def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
     from .platforms.formats import export_platform
@@ -264,9 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="judge a submission (solution.py or a .ipynb notebook)")
     g.add_argument("submission", metavar="PATH")
     g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
-    g.add_argument("--tests", choices=("sample", "practice", "all"), default=None,
-                   help="which tests to run: the 3 examples, the visible practice set (no points) or the "
-                        "scored hidden set (default: all; practice in the practice archive)")
+    g.add_argument("--tests", choices=("sample", "practice", "all"), help="the 3 examples, the visible practice set "
+                   "(no points) or the scored hidden set (default: all; practice in the practice archive)")
     g.add_argument("--format", choices=("native", *PLATFORM_FORMATS), default="native",
                    help="what --json OUT receives: the native verdict JSON, Gradescope's, Exercism's or "
                         "PrairieLearn's results.json, or JUnit XML (a platform format goes to stdout without --json)")
@@ -280,17 +247,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="PATH is a student's file inside the upload folder DIR (platform runners): a symlink, "
                         "special file or path leaving DIR is then a compilation error, not exit 2")
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
-    g.add_argument("--verbose", "-v", action="store_true",
-                   help="the report's detail: the failing test in full, why the mistake is wrong, the statement's words")
+    g.add_argument("--verbose", "-v", action="store_true", help="the failing test in full, why, the statement's words")
     g.set_defaults(func=cmd_grade)
 
     w = sub.add_parser("watch", help="grade FILE again every time it is saved (practice set; Ctrl-C ends it)")
     w.add_argument("submission", metavar="FILE")
-    w.add_argument("--tests", choices=("sample", "practice", "all"), default=None,
-                   help="which tests to run (default: practice)")
+    w.add_argument("--tests", choices=("sample", "practice", "all"), help="which tests (default: practice)")
     w.add_argument("--interval", type=float, default=0.5, metavar="S", help="seconds between checks (default: 0.5)")
-    w.add_argument("--verbose", "-v", action="store_true", help="the report's detail")
-    w.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
+    for flag, why in (("--verbose", "the report's detail"), ("--no-color", "plain text even on a terminal")):
+        w.add_argument(flag, action="store_true", help=why)
     w.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     w.set_defaults(func=cmd_watch)
 

@@ -339,3 +339,23 @@ def check_archive(archive: Path, caps: Caps = Caps(), run_grader: bool = True) -
         else:
             steps.append(Step("grader checks", "skipped", "--quick: validate, regenerate, grade and verify not run"))
     return CheckReport(archive, True, "", manifest, tuple(steps))
+
+
+def unreadable(path: Path) -> str:
+    """Why `path` cannot be checked at all (exit 2), or "" when it is a readable regular file."""
+    if not path.is_file():
+        return f"{path}: no such file" if not path.exists() else f"{path}: not a regular file"
+    try:
+        open(path, "rb").close()
+    except OSError as exc:
+        return f"{path}: cannot read ({exc.strerror or exc})"
+    return ""
+
+
+def render_check(report: CheckReport) -> str:
+    """One line per step, then the verdict line when the archive is accepted."""
+    lines = [f"{step.status:<8}{step.name}: {step.detail}" for step in report.steps]
+    if report.ok:
+        m = report.manifest
+        lines.append(f"archive OK: {m.bundle_id} {m.version} ({m.flavour}), {len(m.files)} files")
+    return "".join(f"{ln}\n" for ln in lines)

@@ -170,6 +170,11 @@ class PackResult:
     sha256: str
     manifest: Manifest
 
+    def summary(self) -> str:
+        m = self.manifest
+        return (f"wrote {self.path} ({len(m.files)} files, {m.total_bytes / 1e6:.2f} MB unpacked, "
+                f"{self.path.stat().st_size / 1e6:.2f} MB packed)\nsha256 {self.sha256}")
+
 
 def pack(bundle: Bundle, flavour: str, out_dir: Path) -> PackResult:
     """Write <out_dir>/<id>-<version>-<flavour>.tar.gz and return its path and digest."""

@@ -90,3 +90,15 @@ def validate_directory(root: Path, spec: ProblemSpec, groups: tuple[str, ...], u
             problems.append(f"{path}: its name {case.name!r} does not match its location")
         cases.append(case)
     return problems + validate_cases(cases, spec, groups)
+
+
+def validate_tree(root: Path, bundle) -> list[str]:
+    """A testcases folder of `bundle` (its own by default): the published groups the flavour
+    holds, then the practice set under root/practice/ when present (always in the bundle's own)."""
+    from .cases import PRACTICE_DIR
+    which = "all" if bundle.flavour == "judge" else "sample"
+    problems = validate_directory(root, bundle.spec, bundle.group_names(which))
+    if Path(root) == bundle.testcases or (Path(root) / PRACTICE_DIR).is_dir():
+        under, groups = bundle.case_sources("practice")[1]
+        problems += validate_directory(root, bundle.spec, groups, under)
+    return problems

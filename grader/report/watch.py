@@ -9,9 +9,16 @@ with exit status 0 and one line, never a traceback.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Callable, TextIO
+
+from ..feedback.grade import grade
+from ..judging.judge import GradeOptions
+from ..judging.source import SubmissionUnreadable
+from ..problem.bundle import Bundle
+from .text_report import render_text, terminal_width, use_colour
 
 CLEAR = "\033[H\033[2J"          # cursor home, clear screen (VT100; every terminal emulator)
 POLL_S = 0.5
@@ -53,3 +60,26 @@ def watch(path: Path, run: Callable[[], str], out: TextIO, clear: bool, poll_s: 
         out.write("\nwatch: stopped\n")
         out.flush()
     return 0
+
+
+class WatchError(ValueError):
+    """FILE cannot be watched (it is a folder or a special file): exit status 2."""
+
+
+def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, verbose: bool,
+               no_color: bool, interval: float) -> int:
+    """`vit-grader watch`: the practice set by default (the samples where there is none)."""
+    if path.exists() and not path.is_file():
+        raise WatchError(f"{path}: not a regular file")
+    tests = tests or ("practice" if bundle.practice_cases_dir.is_dir() else "sample")
+    options = GradeOptions(tests=tests, isolation=isolation)
+    tty = sys.stdout.isatty()
+
+    def run() -> str:
+        try:
+            report = grade(bundle, path, options)
+        except SubmissionUnreadable as exc:
+            return f"cannot judge: {' '.join(str(exc).split())}\n"
+        return render_text(report, colour=use_colour(tty, no_color, os.environ),
+                           width=terminal_width(os.environ), verbose=verbose)
+    return watch(path, run, sys.stdout, clear=tty, poll_s=interval)
