@@ -137,8 +137,11 @@ def _short_failure(c: CaseResult) -> str:
     tag = "" if c.visible else " (hidden)"
     what = _first_sentence(c.message)
     if c.check == "tolerance" and c.error is not None:
-        what = (f"{c.error.outside} of {c.error.total} values off, largest error "
-                f"{c.error.max_abs_error:.3g}.")
+        e = c.error
+        if not c.visible:     # magnitudes only (judging/hidden.py): "all" or "some", a power of ten
+            what = f"{'all' if e.outside == e.total else 'some'} values off, largest error about {e.max_abs_error:.0e}."
+        else:
+            what = f"{e.outside} of {e.total} values off, largest error {e.max_abs_error:.3g}."
     return f"First failure: {c.name}{tag} [{c.check}]: {what}"
 
 
