@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..problem.bundle import Bundle, BundleError
-from ..problem.cases import CaseFileError, TestCase, load_cases
+from ..problem.cases import CaseFileError, TestCase
 from .checker import Decision, RunContext, decide, limit_problem, load_problem
 from .hidden import hidden_memory, hidden_time
 from ..sandbox import child
