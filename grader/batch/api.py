@@ -21,6 +21,7 @@ from .. import __version__
 from ..judging.judge import GradeOptions, cases_step, probe_step
 from ..judging.notebook import NotebookError, extract_code
 from ..judging.paths import read_regular
+from ..judging.source import MAX_NOTEBOOK_BYTES
 from ..problem.bundle import Bundle, BundleError
 from ..report.json_report import render_json
 from ..sandbox.launcher import SandboxError
@@ -31,9 +32,11 @@ from .intake import IntakeError, unpack_zip, walk_folder
 from .layouts import Entry, discover, single_file
 from .local import Task, file_sha256, grade_task, unjudged_report
 from .runner import Interrupted, interruptible, run_parallel
+from .seal import file_digest, load_key, sealed, verified
 from .shards import select
 from .similarity import fingerprint, windows
-from .state import RunKey, StudentRecord, atomic_write, load_run, reusable, save_record, save_run, state_dir
+from .state import (RunKey, StateDirError, StudentRecord, atomic_write, load_run, make_state_dirs, reusable,
+                    save_record, save_run)
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -126,8 +129,14 @@ def find_entries(inputs: tuple[Path, ...], work: Path) -> tuple[list[Entry], lis
                 found = discover(label, walk_folder(p))
             elif p.suffix.lower() == ".zip":
                 dest = work / f"{n}"
+                if dest.is_symlink():      # planted in a DIR someone else prepared: never unpack through it
+                    dest.unlink()
                 shutil.rmtree(dest, ignore_errors=True)
-                dest.mkdir(parents=True)
+                try:
+                    dest.mkdir(parents=True)
+                except OSError as exc:
+                    raise IntakeError(f"{dest}: cannot be made empty to unpack {p.name} into "
+                                      f"({exc.strerror or exc})") from None
                 found = discover(label, unpack_zip(p, dest), unwrap=True)
             else:
                 entries.append(single_file(p, label))
@@ -143,17 +152,24 @@ def find_entries(inputs: tuple[Path, ...], work: Path) -> tuple[list[Entry], lis
     return [replace(e, student=i) for e, i in zip(entries, ids)], refused, ignored, problems
 
 
-def _source_text(path: Path) -> str:
+def _source_text(path: Path, limit: int) -> str:
+    """The code to fingerprint: "" for a file over the submission limit (a CE anyway), so a hostile
+    file cannot make the batch tokenize megabytes in the parent (1 MiB of '(' takes about 25 s)."""
+    notebook = path.name.lower().endswith(".ipynb")
+    cap = MAX_NOTEBOOK_BYTES if notebook else limit
     try:
-        text = read_regular(path, 1 << 20).decode("utf-8", "replace")
+        raw = read_regular(path, cap + 1)
     except OSError:
         return ""
-    if path.name.endswith(".ipynb"):
+    if len(raw) > cap:
+        return ""
+    text = raw.decode("utf-8", "replace")
+    if notebook:
         try:
-            return extract_code(text)[0]
-        except (NotebookError, ValueError):
+            text = extract_code(text)[0]
+        except (NotebookError, ValueError, RecursionError):
             return ""
-    return text
+    return text if len(text.encode("utf-8", "surrogatepass")) <= limit else ""
 
 
 def run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
@@ -169,7 +185,10 @@ def _run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
     _check_paths(opts)
     out = opts.out
     out.mkdir(parents=True, exist_ok=True)
-    state_dir(out).mkdir(exist_ok=True)
+    try:
+        unpacked = make_state_dirs(out, "unpacked")
+    except StateDirError as exc:
+        raise BatchError(str(exc)) from None
     seed = opts.secret_seed
     if opts.random_seed:
         previous = load_run(out) or {}
@@ -180,7 +199,7 @@ def _run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
             docker_mode.check_engine(opts.image)
         except docker_mode.DockerUnavailable as exc:
             raise BatchError(str(exc)) from None
-    entries, refused, ignored, problems = find_entries(opts.inputs, state_dir(out) / "unpacked")
+    entries, refused, ignored, problems = find_entries(opts.inputs, unpacked)
     all_ids = [e.student for e in entries]
     if opts.shard:
         mine = set(select(all_ids, *opts.shard))
@@ -207,14 +226,17 @@ def _run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
     starter = windows(starter_path.read_text(encoding="utf-8")) if starter_path.is_file() else set()
 
     records: dict[str, StudentRecord] = {}
+    seal_key = load_key()
+    source_limit = bundle.spec.limits.source_kib * 1024
     todo: list[tuple[Entry, str, list[int]]] = []
     for e in entries:
         sha = file_sha256(e.path)
         kept = reusable(out, e.student, sha, key)
-        if kept is not None and kept.source == e.source:
+        if kept is not None and kept.source == e.source and \
+                verified(kept, file_digest(out / f"{e.student}.json", out), seal_key):
             records[e.student] = kept
         else:
-            todo.append((e, sha, fingerprint(_source_text(e.path), starter) if e.path else []))
+            todo.append((e, sha, fingerprint(_source_text(e.path, source_limit), starter) if e.path else []))
     token = os.urandom(4).hex()
     tasks = [Task(e.student, e.path, e.problem, out / f"{e.student}.json",
                   container=f"vit-batch-{token}-{i}" if opts.docker else "", within=e.within)
@@ -235,6 +257,7 @@ def _run_batch(bundle: Bundle, opts: BatchOptions) -> BatchResult:
             result = {"verdict": "CE", "judged": False, "reason": reason, "seconds": 0.0}
         rec = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, float(result["seconds"]),
                             bool(result["judged"]), str(result["reason"]), str(result["verdict"]), prints)
+        rec = sealed(rec, file_digest(tasks[index].out_json, out), seal_key)
         save_record(out, rec)
         records[e.student] = rec
         counts["done"] += 1

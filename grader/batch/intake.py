@@ -103,6 +103,9 @@ def unpack_zip(archive: Path, dest: Path, limits: IntakeLimits = IntakeLimits())
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
         raise IntakeError(f"{archive}: not a readable zip file ({exc})") from None
+    except UnicodeDecodeError:   # an entry flagged UTF-8 (bit 11) whose name is not: zipfile gives up
+        raise IntakeError(f"{archive}: not a readable zip file (an entry's name is flagged UTF-8 but is "
+                          "not valid UTF-8)") from None
     except OSError as exc:
         raise IntakeError(f"{archive}: cannot read ({exc.strerror or exc})") from None
     dest.mkdir(parents=True, exist_ok=True)

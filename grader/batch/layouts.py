@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from ..judging.paths import read_regular
 from .ids import clean_text, slug
 from .intake import Intake, Refusal
 
@@ -34,6 +35,7 @@ SUFFIXES = (".py", ".ipynb")
 PREFERRED = ("solution.py", "solution.ipynb")
 SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints"})
 GRADESCOPE_METADATA = "submission_metadata.yml"
+MAX_METADATA = 4 << 20
 MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
 MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_file_(?P<file>.+)$")
 CANVAS_NAME = re.compile(r"^[a-z0-9_]*$")
@@ -117,8 +119,20 @@ def _ignore_tag(loader, suffix, node):
 _Lenient.add_multi_constructor("!", _ignore_tag)
 
 
+def read_metadata(path: Path, within: Path) -> str:
+    """submission_metadata.yml's text: a regular file inside the input (no symlink followed, no FIFO
+    opened) of at most MAX_METADATA bytes, since PyYAML's pure-Python parser takes about 15 s a MiB
+    (a class of 5000 is under 1 MiB); ValueError if it is larger."""
+    data = read_regular(path, MAX_METADATA + 1, within=within)
+    if len(data) > MAX_METADATA:
+        raise ValueError(f"over {MAX_METADATA >> 20} MiB: refused rather than parsed for minutes")
+    return data.decode("utf-8")
+
+
 def gradescope_submitters(text: str) -> dict[str, list[dict]]:
     """folder -> submitters ({":name", ":sid", ":email"}) from submission_metadata.yml."""
+    # The pure-Python SafeLoader on purpose: libyaml's CSafeLoader segfaults on deeply nested flow
+    # collections (100 000 '['), where this one raises RecursionError, which the caller reports.
     data = yaml.load(text, Loader=_Lenient)  # noqa: S506 - a SafeLoader subclass
     if not isinstance(data, dict):
         raise ValueError("submission_metadata.yml is not a mapping of submission folders")
@@ -216,8 +230,8 @@ def discover(label: str, intake: Intake, unwrap: bool = False) -> Found:
     if GRADESCOPE_METADATA in {f.name for f in loose}:
         loose = [f for f in loose if f.name != GRADESCOPE_METADATA]
         try:
-            meta = gradescope_submitters((base / GRADESCOPE_METADATA).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as exc:
+            meta = gradescope_submitters(read_metadata(base / GRADESCOPE_METADATA, root))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError) as exc:
             raise_msg = f"{label}: cannot read {GRADESCOPE_METADATA}: {clean_text(str(exc), 200)}"
             return Found([Entry(slug(label), src(GRADESCOPE_METADATA), None, "gradescope",
                                 problem=raise_msg)], refused, [])

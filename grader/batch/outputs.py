@@ -5,18 +5,24 @@ record in DIR/.batch/), so a single run and a merge of shards over the same
 inputs write the same file. Every cell is one line (no raw newline, tab or
 control character), and text cells that a spreadsheet would run as a formula
 (starting with = + - @) are prefixed with an apostrophe.
+
+A verdict JSON is read back as hostile (see state.py): one whose fields the
+gradebook reads have the wrong shape (a verdict that is not one of ours, a
+score outside 0..max_score, groups or a diagnosis of the wrong type) counts
+as damaged, so its student is "could not be judged", never a crash.
 """
 from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..feedback.mistakes import CATALOGUE
+from ..judging.verdict import VERDICTS
 from .ids import clean_text
 from .similarity import Pair
-from .state import StudentRecord
+from .state import StudentRecord, read_json
 
 FIXED = ("student", "name", "source", "layout", "late", "verdict", "score", "max_score")
 TAIL = ("mistakes", "similar_to", "similarity", "sha256", "grading_s", "judged", "message")
@@ -64,7 +70,8 @@ class Row:
         fp = ((self.report or {}).get("diagnosis") or {}).get("fingerprint") or {}
         if fp.get("status") not in ("match", "ambiguous"):
             return []
-        return [(str(m.get("id")), clean_text(m.get("title", ""), 160)) for m in fp.get("mistakes", [])]
+        # The title is the catalogue's, not the file's: report_shape_ok checked the id is one of ours.
+        return [(m["id"], CATALOGUE[m["id"]].title) for m in fp.get("mistakes", [])]
 
     @property
     def mistakes_ambiguous(self) -> bool:
@@ -73,17 +80,38 @@ class Row:
         return fp.get("status") == "ambiguous"
 
 
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
+def report_shape_ok(report: object) -> bool:
+    """Has this verdict JSON the shape of one `grade` writes, in every field the gradebook reads?"""
+    if not isinstance(report, dict) or report.get("verdict") not in VERDICTS:
+        return False
+    score, top = report.get("score"), report.get("max_score")
+    if not (_count(score) and _count(top) and score <= top) or type(report.get("summary", "")) is not str:
+        return False
+    groups = report.get("groups", [])
+    if type(groups) is not list or not all(isinstance(g, dict) and type(g.get("name")) is str
+                                           and _count(g.get("score")) for g in groups):
+        return False
+    diagnosis = report.get("diagnosis")
+    if diagnosis is None:
+        return True
+    fp = diagnosis.get("fingerprint") if isinstance(diagnosis, dict) else ()
+    if fp is None:
+        return True
+    mistakes = fp.get("mistakes", []) if isinstance(fp, dict) else None
+    return type(mistakes) is list and all(isinstance(m, dict) and m.get("id") in CATALOGUE for m in mistakes)
+
+
+def load_report(out: Path, student: str) -> dict | None:
+    """DIR/<id>.json, or None if it is missing, not a regular file, or not of the right shape."""
+    report = read_json(out / f"{student}.json", out)
+    return report if report_shape_ok(report) else None
+
 def load_rows(out: Path, records: list[StudentRecord]) -> list[Row]:
-    rows = []
-    for rec in sorted(records, key=lambda r: r.student):
-        try:
-            report = json.loads((out / f"{rec.student}.json").read_text(encoding="utf-8"))
-            if not isinstance(report, dict):
-                report = None
-        except (OSError, ValueError):
-            report = None
-        rows.append(Row(rec, report))
-    return rows
+    return [Row(rec, load_report(out, rec.student)) for rec in sorted(records, key=lambda r: r.student)]
 
 
 def cell(value) -> str:

@@ -12,11 +12,12 @@ would (apart from timings).
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 from .finish import Outputs, write_outputs
-from .state import load_records, load_run, save_record, save_run, state_dir
+from .outputs import report_shape_ok
+from .state import (StateDirError, atomic_write, load_records, load_run, make_state_dirs, parse_json,
+                    read_state, save_record, save_run, state_dir)
 
 # What must agree between shards (everything in run.json except the shard's own part).
 AGREE = ("bundle_id", "bundle_version", "grader_version", "tests", "secret_seed", "mode", "students",
@@ -48,7 +49,8 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
     for d in dirs:
         run = load_run(d)
         if run is None:
-            raise ShardError(f"{d}: not a batch output folder (no {state_dir(d).name}/run.json)")
+            raise ShardError(f"{d}: not a batch output folder (no readable {state_dir(d).name}/run.json, "
+                             "or one with fields of the wrong type)")
         runs.append((d, run))
     first_dir, first = runs[0]
     for d, run in runs[1:]:
@@ -64,6 +66,9 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
         n = parsed[0][1]
         if any(pn != n for _, pn in parsed):
             raise ShardError("the folders come from different shard counts (N)")
+        for (d, run), (k, _) in zip(runs, parsed):
+            if sorted(run.get("shard_students", [])) != select(run.get("students", []), k, n):
+                raise ShardError(f"{d}: its students are not those of shard {k}/{n} of the batch")
         ks = sorted(k for k, _ in parsed)
         if ks != list(range(1, n + 1)):
             missing = sorted(set(range(1, n + 1)) - set(ks))
@@ -72,7 +77,10 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
                              + (f": missing {', '.join(f'{k}/{n}' for k in missing)}" if missing else "")
                              + (f": repeated {', '.join(f'{k}/{n}' for k in dup)}" if dup else ""))
     out.mkdir(parents=True, exist_ok=True)
-    state_dir(out).mkdir(exist_ok=True)
+    try:
+        make_state_dirs(out)
+    except StateDirError as exc:
+        raise ShardError(str(exc)) from None
     merged = {}
     for d, run in runs:
         for rec in load_records(d):
@@ -82,9 +90,11 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
                 raise ShardError(f"student {rec.student} is in two shards")
             merged[rec.student] = rec
             if d.resolve() != out.resolve():
-                src = d / f"{rec.student}.json"
-                if src.is_file():
-                    shutil.copyfile(src, out / f"{rec.student}.json")
+                # Through the same checked reader as a resume: a symlink, FIFO or malformed verdict
+                # JSON in a shard folder is not copied (its student counts as not judged).
+                data = read_state(d / f"{rec.student}.json", d)
+                if report_shape_ok(parse_json(data)):
+                    atomic_write(out / f"{rec.student}.json", data.decode("utf-8"))
                 save_record(out, rec)
     run = {k: first.get(k) for k in AGREE}
     run.update(shard=None, merged_from=len(runs), students_in_shard=len(first.get("students", [])),

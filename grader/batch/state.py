@@ -9,18 +9,29 @@
 A student is skipped on a re-run when DIR/<id>.json exists and its record has
 the same file hash and the same run key (bundle id and version, grader
 version, tests, seed, mode).
+
+A DIR is read back as hostile (a resumed folder someone else could write to,
+a shard folder from another machine): every file is read through
+judging/paths.py (no symlink followed, no FIFO or device opened, a size
+bound), and a record or run.json whose fields have the wrong types is treated
+as missing, never as a crash further on.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
-from dataclasses import asdict, dataclass, field
+import stat
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from ..judging.paths import read_regular
+from ..judging.verdict import VERDICTS
 from .ids import valid_id
 
 STATE_DIR = ".batch"
 RUN_FILE = "run.json"
+MAX_STATE_FILE = 16 << 20      # a record, a verdict JSON or run.json of a large class is far smaller
 
 
 @dataclass(frozen=True)
@@ -48,18 +59,97 @@ class StudentRecord:
     reason: str
     verdict: str
     fingerprint: list[int] = field(default_factory=list)   # similarity k-gram hashes
+    report_sha256: str = ""   # of DIR/<id>.json as written (seal.py)
+    seal: str = ""            # HMAC of this record with the user's key (seal.py); "" when unsealed
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader (or a kill) never sees half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """Write `text` to `path` so that a reader (or a kill) never sees half a file. The temporary
+    file has an unguessable name and is created with O_EXCL|O_NOFOLLOW: a link planted in DIR
+    under the name it will use cannot make the batch write through it."""
+    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def state_dir(out: Path) -> Path:
     return out / STATE_DIR
+
+
+class StateDirError(Exception):
+    """DIR's own folders are not plain folders (a hostile or damaged DIR)."""
+
+
+def make_state_dirs(out: Path, *below: str) -> Path:
+    """DIR/.batch (and DIR/.batch/<below>...), created if needed, each a real folder: a symlinked
+    .batch or .batch/unpacked in a DIR someone else prepared would make the batch write records
+    into, or empty (the unpacked zips are replaced), a folder elsewhere."""
+    folder = out
+    for name in (STATE_DIR, *below):
+        folder = folder / name
+        try:
+            os.mkdir(folder, 0o755)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise StateDirError(f"{folder}: cannot be created ({exc.strerror or exc})") from None
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise StateDirError(f"{folder} is not a folder (a symbolic link?): refused, use a fresh --out")
+    return folder
+
+
+def read_state(path: Path, within: Path) -> bytes | None:
+    """The bytes of a file in DIR, or None if it is missing, not a regular file inside `within`
+    (a symlink, FIFO, device: never followed or opened) or over MAX_STATE_FILE."""
+    try:
+        data = read_regular(path, MAX_STATE_FILE + 1, within=within)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_STATE_FILE else None
+
+
+def parse_json(data: bytes | None) -> object:
+    """The JSON value of `data`, or None if it is not UTF-8 JSON."""
+    try:
+        return None if data is None else json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+
+
+def read_json(path: Path, within: Path) -> object:
+    """The JSON in a file of DIR (see read_state), or None."""
+    return parse_json(read_state(path, within))
+
+
+def _typed(value: object, kind: object) -> bool:
+    """Is `value` (read back from JSON) of the annotated type `kind` (the dataclasses' annotations)?"""
+    if kind == "str":
+        return type(value) is str
+    if kind == "bool":
+        return type(value) is bool
+    if kind == "float":
+        return type(value) in (int, float) and math.isfinite(value) and value >= 0
+    if kind == "int | None":
+        return value is None or type(value) is int
+    if kind == "list[int]":
+        return type(value) is list and all(type(v) is int for v in value)
+    return False
+
+
+def _build(cls, data: object):
+    """`cls(**data)` if `data` has exactly its fields, each of its type; else None."""
+    if not isinstance(data, dict) or set(data) != {f.name for f in fields(cls)}:
+        return None
+    for f in fields(cls):
+        if f.type not in ("RunKey",) and not _typed(data[f.name], f.type):
+            return None
+    return cls(**data)
 
 
 def save_record(out: Path, rec: StudentRecord) -> None:
@@ -68,13 +158,10 @@ def save_record(out: Path, rec: StudentRecord) -> None:
 
 def load_record(out: Path, student: str) -> StudentRecord | None:
     """The stored record of `student`, or None if there is none or it is damaged."""
-    try:
-        data = json.loads((state_dir(out) / f"{student}.json").read_text(encoding="utf-8"))
-        data["key"] = RunKey(**data["key"])
-        rec = StudentRecord(**data)
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-    return rec if rec.student == student else None
+    data = read_json(state_dir(out) / f"{student}.json", out)
+    key = _build(RunKey, data.get("key")) if isinstance(data, dict) else None
+    rec = _build(StudentRecord, {**data, "key": key}) if key is not None else None
+    return rec if rec is not None and rec.student == student and rec.verdict in VERDICTS else None
 
 
 def load_records(out: Path) -> list[StudentRecord]:
@@ -94,7 +181,8 @@ def load_records(out: Path) -> list[StudentRecord]:
 
 
 def reusable(out: Path, student: str, sha256: str, key: RunKey) -> StudentRecord | None:
-    """The stored record if this student's result can be kept as it is."""
+    """The stored record if this student's result can be kept as it is (the caller then checks
+    its seal: seal.verified)."""
     rec = load_record(out, student)
     if rec is None or rec.key != key or rec.sha256 != sha256 or not sha256:
         return None
@@ -106,8 +194,30 @@ def save_run(out: Path, run: dict) -> None:
 
 
 def load_run(out: Path) -> dict | None:
-    try:
-        data = json.loads((state_dir(out) / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    data = read_json(state_dir(out) / RUN_FILE, out)
+    return data if isinstance(data, dict) and _run_typed(data) else None
+
+
+# run.json's fields and their types (the ones a resume, a merge or the summary reads).
+_RUN_FIELDS = {"bundle_id": "str", "bundle_version": "str", "grader_version": "str", "tests": "str",
+               "secret_seed": "int | None", "mode": "str", "shard": "str | None", "students": "list[str]",
+               "shard_students": "list[str]", "students_in_shard": "int", "groups": "list[str]",
+               "refused": "list[str]", "ignored": "list[str]", "input_problems": "list[str]"}
+
+
+def _run_typed(data: dict) -> bool:
+    for name, kind in _RUN_FIELDS.items():
+        if name not in data:
+            return False
+        value = data[name]
+        if kind == "list[str]":
+            ok = type(value) is list and all(type(v) is str for v in value)
+        elif kind == "str | None":
+            ok = value is None or type(value) is str
+        elif kind == "int":
+            ok = type(value) is int and value >= 0
+        else:
+            ok = _typed(value, kind)
+        if not ok:
+            return False
+    return True

@@ -19,9 +19,15 @@ SLOWEST = 5
 TOP_MISTAKES = 10
 
 
+# What a Markdown renderer acts on in one line of text: cell breaks, code, links and images ([ ]),
+# raw HTML and autolinks (< >), entity references (&#8238; would render a bidi override).
+_MD_ACTIVE = str.maketrans({c: "\\" + c for c in "\\|`[]<>&"})
+
+
 def _md(text: str) -> str:
-    """Text for a Markdown table cell (already one clean line)."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    """Text from outside (a file name, a reason) for Markdown (already one clean line): every
+    character a renderer would act on is backslash-escaped, so it shows as typed."""
+    return str(text).translate(_MD_ACTIVE)
 
 
 def _plural(n: int, word: str) -> str:
