@@ -128,7 +128,7 @@ class Sandbox:
         return (tail[-1] if tail else msg.get("message", "no answer")).strip()
 
     def _child_source(self) -> str:
-        return Path(child.__file__).read_text(encoding="utf-8")
+        return child.source()
 
     def _job_defaults(self, strategy: Strategy) -> dict:
         linux = sys.platform.startswith("linux")

@@ -1,0 +1,128 @@
+"""Result frames: what a worker writes on fd 3, and how it describes a value or an exception.
+
+Frames on the result pipe: MAGIC, u32 header length, JSON header, body (raw
+little-endian float64 bytes of a returned array). Nothing is pickled. The
+parent's reader is grader/sandbox/protocol.py; it imports MAGIC and HEADER_CAP
+from here. Part of the code that runs inside the sandbox (grader/sandbox/child.py).
+"""
+import json
+import os
+import struct
+
+MAGIC = b"VITR"
+HEADER_CAP = 64 * 1024          # a header longer than this is malformed
+TRACEBACK_LINES = 12            # submission frames kept in an error report
+TEXT_CAP = 2000                 # characters kept of an exception message
+
+# Worker statuses carried in the result frame.
+STATUS_OK = "ok"                          # function returned; see "result"
+STATUS_LOADED = "loaded"                  # load-only run: module and function are fine
+STATUS_IMPORT_EXCEPTION = "import_exception"
+STATUS_MISSING_FUNCTION = "missing_function"
+STATUS_NOT_CALLABLE = "not_callable"
+STATUS_BAD_SIGNATURE = "bad_signature"
+STATUS_FORBIDDEN_IMPORT = "forbidden_import"
+STATUS_CALL_EXCEPTION = "call_exception"
+
+
+def encode_frame(header, body=b""):
+    raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return MAGIC + struct.pack("<I", len(raw)) + raw + body
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _short(text):
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
+    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + " [...]"
+
+
+def _guarded(fn, fallback):
+    try:
+        return fn()
+    except BaseException:  # the submission's object misbehaved while being described
+        return fallback
+
+
+def _submission_frames(exc, filename):
+    """(line, function) of the traceback's frames that run the submission's code."""
+    out, tb = [], exc.__traceback__
+    while tb is not None and len(out) < 100_000:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename and type(tb.tb_lineno) is int:
+            out.append((tb.tb_lineno, str(code.co_name)))
+        tb = tb.tb_next
+    return out
+
+
+def _error_info(exc, filename, source_lines):
+    """Exception type, message, and only the frames inside the submission.
+
+    Source text comes from the zygote's own copy of the file, not from
+    linecache (which the submission can rewrite) and without touching any
+    other file (tracebacks through NumPy would try to read its sources)."""
+    frames = _guarded(lambda: _submission_frames(exc, filename), [])
+
+    def text(lineno):
+        return source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
+    lines = [f"line {n}, in {name}: {text(n)}" for n, name in frames]
+    if len(lines) > TRACEBACK_LINES:
+        half = TRACEBACK_LINES // 2
+        lines = lines[:half] + [f"... {len(lines) - 2 * half} more frames ..."] + lines[-half:]
+    lineno = frames[-1][0] if frames else _guarded(lambda: getattr(exc, "lineno", None), None)
+    return {"type": _guarded(lambda: _short(type(exc).__name__), "exception"),
+            "message": _guarded(lambda: _short(exc), "(str() of the exception raised an error)"),
+            "traceback": [_short(x) for x in lines],
+            "line": lineno if type(lineno) is int else None}
+
+
+def _exception_frame(exc, filename, source_lines, status):
+    """The result frame reporting `exc`. The exception object is the
+    submission's (its __str__, __class__ or metaclass may raise), so every use
+    of it is guarded: a failure here must not escape into harness code."""
+    try:
+        if _guarded(lambda: isinstance(exc, ImportError) and "not allowed here" in str(exc), False):
+            status = STATUS_FORBIDDEN_IMPORT
+        return encode_frame({"kind": "result", "status": status,
+                             "error": _error_info(exc, filename, source_lines)})
+    except BaseException:
+        return encode_frame({"kind": "result", "status": status, "error": {
+            "type": "exception", "message": "(the exception could not be described)",
+            "traceback": [], "line": None}})
+
+
+def _describe_type(value, np):
+    t = type(value)
+    if t is np.ndarray:
+        return "ndarray" if value.ndim else "0-d array"
+    if isinstance(value, np.ma.MaskedArray):
+        return "masked array (numpy.ma.MaskedArray)"
+    if isinstance(value, np.ndarray):
+        return f"ndarray subclass {t.__module__}.{t.__qualname__}"
+    if isinstance(value, np.generic):
+        return f"NumPy scalar {t.__name__}"
+    return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__name__
+
+
+def _result_frame(value, np, cap):
+    kind = _describe_type(value, np)
+    header = {"kind": "result", "status": STATUS_OK, "type": kind}
+    if kind != "ndarray":
+        return encode_frame(header)
+    header["dtype"] = str(value.dtype)
+    header["shape"] = list(value.shape)
+    if value.dtype != np.float64:
+        return encode_frame(header)
+    if cap is not None and 8 * value.size > cap:
+        # Never materialise what the parent will refuse: a zero-stride view can
+        # claim 80 GB, and copying it would turn "too large" into a MemoryError.
+        header["nbytes"] = 8 * value.size
+        return encode_frame(header)
+    body = np.ascontiguousarray(value, dtype="<f8").tobytes()
+    header["nbytes"] = len(body)
+    return encode_frame(header, body)

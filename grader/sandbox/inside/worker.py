@@ -1,0 +1,228 @@
+"""The worker: locks itself down, then runs the submission on one case (or only loads it).
+
+Order inside one worker: new session, only fds 0-3 open, rlimits, uid drop (as
+root), no_new_privs, Landlock, seccomp, then a "layers" frame saying what was
+applied, and only then the submission's code, whose result becomes one
+"result" frame. Part of the code that runs inside the sandbox
+(grader/sandbox/child.py).
+"""
+import os
+import sys
+
+from .frames import STATUS_BAD_SIGNATURE, STATUS_CALL_EXCEPTION, STATUS_IMPORT_EXCEPTION, STATUS_LOADED
+from .frames import STATUS_MISSING_FUNCTION, STATUS_NOT_CALLABLE, _exception_frame, _result_frame, _short
+from .frames import _write_all, encode_frame
+from .kernel import PR_SET_PDEATHSIG, _libc
+from .landlock import apply_landlock
+from .seccomp import apply_seccomp
+
+def _vm_size_bytes():
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _apply_rlimits(job):
+    import resource
+    cpu = max(1, int(job["cpu_limit_s"] + 0.999))
+    limits = [
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_CORE, (0, 0)),
+        (resource.RLIMIT_FSIZE, (0, 0)),
+        (resource.RLIMIT_NOFILE, (16, 16)),
+        (resource.RLIMIT_NPROC, (1, 1)) if job.get("drop_uid") is not None else None,
+        (resource.RLIMIT_MEMLOCK, (0, 0)),
+        (resource.RLIMIT_MSGQUEUE, (0, 0)),
+    ]
+    base = _vm_size_bytes()
+    if base and job.get("memory_bytes"):
+        limits.append((resource.RLIMIT_AS, (base + job["memory_bytes"],) * 2))
+    applied = []
+    for item in limits:
+        if item is None:
+            continue
+        try:
+            soft, hard = item[1]
+            cur_soft, cur_hard = resource.getrlimit(item[0])
+            if cur_hard != resource.RLIM_INFINITY and hard > cur_hard:
+                hard = cur_hard
+                soft = min(soft, hard)
+            resource.setrlimit(item[0], (soft, hard))
+            applied.append(item[0])
+        except (ValueError, OSError):
+            pass
+    return len(applied) >= 6, f"cpu {cpu}s (hard {cpu + 1}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, no files, core 0"
+
+
+def _drop_privileges(uid):
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise OSError("uid drop did not take")
+
+
+def _lock_down(job, result_fd):
+    """Apply every layer, report them on the result pipe, then return.
+
+    Writing the "layers" frame is the last thing done before submission code
+    runs, so the parent knows that an exit without that frame (111, 112) is
+    the harness's own failure, and one after it is the submission's doing.
+    """
+    layers = {}
+    os.setsid()
+    ok, detail = _apply_rlimits(job)
+    layers["rlimits"] = ["active" if ok else "partial", detail]
+    uid = job.get("drop_uid")
+    if uid is not None:
+        # Never run submission code as root: a failed drop is a grader fault (112).
+        _drop_privileges(uid)
+        layers["uid_drop"] = ["active", f"uid/gid {uid}, no supplementary groups"]
+    try:
+        _, libc = _libc()
+        libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # after the uid change, which clears it
+    except OSError:
+        pass
+    if os.getppid() != job["zygote_pid"]:
+        os._exit(111)                       # the zygote died meanwhile
+    if job["layers"].get("landlock"):
+        ok, detail = apply_landlock()
+        layers["landlock"] = ["active" if ok else "unavailable", detail]
+    if job["layers"].get("seccomp"):
+        ok, detail = apply_seccomp(os.getpid())
+        layers["seccomp"] = ["active" if ok else "unavailable", detail]
+    _write_all(result_fd, encode_frame({"kind": "layers", "layers": layers}))
+    return layers
+
+
+def is_allowed(allowed, name):
+    """May submission code import `name`? (the problem's allowed_imports)"""
+    if any(name == ex or name.startswith(ex + ".") for ex in allowed["exclude"]):
+        return False
+    top = name.split(".")[0]
+    return top in allowed["packages"] or top in allowed["stdlib"] or name in allowed["stdlib"]
+
+
+def _guarded_import(allowed, original):
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        # Harness import statements always pass their globals; a bare
+        # __import__("os") call (no globals) can only be the submission's.
+        caller = (globals or {}).get("__name__", "solution")
+        if caller == "solution" and level == 0 and not allowed(name):
+            raise ImportError(f"import of {name!r} is not allowed here", name=name)
+        return original(name, globals, locals, fromlist, level)
+    return guarded
+
+
+PROBE_REPEATS_CAP = 64
+
+
+def probe_workload(np):
+    """A fixed mix of BLAS, elementwise and interpreter work: the machine's speed unit.
+
+    Small (about 8 ms here) so that the minimum of several runs in one worker
+    is cheap: the minimum is the run least disturbed by other processes.
+    Thread time, not process time: once RLIMIT_CPU is set the kernel's process
+    clock advances only at scheduler ticks (4 ms here) while a task runs; the
+    thread clock is exact, and the worker runs one thread (single-threaded BLAS)."""
+    import time
+    rng = np.random.default_rng(12345)
+    a = rng.standard_normal((96, 96))
+    start = time.thread_time()
+    acc = 0.0
+    for _ in range(16):
+        b = np.tanh(a @ a.T / 96.0)
+        acc += float(np.exp(b - b.max(axis=-1, keepdims=True)).sum())
+    for i in range(25000):
+        acc += (i % 7) * 0.5
+    return time.thread_time() - start, acc
+
+
+def run_worker(job, code, source_lines, payload, fds, np):
+    """Body of the forked worker. Never returns."""
+    result_fd = 3
+    try:
+        os.dup2(fds[0], 3)
+        os.dup2(fds[1], 1)
+        os.dup2(fds[2], 2)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.closerange(4, 65536)
+        args = []
+        offset = 0
+        for spec in job["args"]:
+            if spec["kind"] == "int":
+                args.append(int(spec["value"]))
+                continue
+            count = 1
+            for d in spec["shape"]:
+                count *= d
+            arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
+            offset += count * 8
+            args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
+        del payload
+        _lock_down(job, result_fd)
+    except BaseException as exc:  # harness failure before any submission code: say so
+        sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
+        os._exit(112)
+
+    if job["mode"] == "probe":  # no submission code in this worker: its report is trusted
+        repeats = max(1, min(int(job.get("probe_repeats", 1)), PROBE_REPEATS_CAP))
+        runs = [probe_workload(np)[0] for _ in range(repeats)]
+        _write_all(result_fd, encode_frame({"kind": "result", "status": "probe", "seconds": min(runs),
+                                            "runs": runs}))
+        os._exit(0)
+
+    import builtins
+    import types
+    allowed = job["allowed"]
+    builtins.__import__ = _guarded_import(lambda name: is_allowed(allowed, name), builtins.__import__)
+
+    filename = job["filename"]
+    # A registered module, as `python solution.py` would have: dataclasses, typing
+    # and pickle look the defining module up in sys.modules by name.
+    module = types.ModuleType("solution")
+    module.__file__ = filename
+    module.__builtins__ = builtins
+    sys.modules["solution"] = module
+    namespace = module.__dict__
+    frame = None
+    try:
+        exec(code, namespace)
+        fn = namespace.get(job["function"])
+        if fn is None:
+            frame = encode_frame({"kind": "result", "status": STATUS_MISSING_FUNCTION})
+        elif not callable(fn):
+            frame = encode_frame({"kind": "result", "status": STATUS_NOT_CALLABLE,
+                                  "type": type(fn).__name__})
+        else:
+            import inspect
+            try:
+                inspect.signature(fn).bind(*[None] * len(job["args"]))
+            except TypeError as exc:
+                frame = encode_frame({"kind": "result", "status": STATUS_BAD_SIGNATURE,
+                                      "message": _short(exc)})
+            except ValueError:
+                pass  # no signature available (e.g. a builtin): let the call decide
+    except BaseException as exc:
+        frame = _exception_frame(exc, filename, source_lines, STATUS_IMPORT_EXCEPTION)
+    if frame is None and job["mode"] == "load":
+        frame = encode_frame({"kind": "result", "status": STATUS_LOADED})
+    if frame is None:
+        try:
+            value = fn(*args)
+            frame = _result_frame(value, np, job.get("result_bytes"))
+        except BaseException as exc:
+            frame = _exception_frame(exc, filename, source_lines, STATUS_CALL_EXCEPTION)
+    try:
+        _write_all(result_fd, frame)
+    except BaseException:
+        os._exit(113)
+    for stream in (sys.stdout, sys.stderr):  # os._exit would drop what print() buffered
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(0)

@@ -1,0 +1,317 @@
+"""The zygote: imports NumPy once, compiles the submission, forks one worker per case.
+
+It never executes submission code. For each case it forks a worker, enforces
+the wall-clock limit, reaps it, reports its exit status and resource usage, and
+kills whatever the worker left behind. Part of the code that runs inside the
+sandbox (grader/sandbox/child.py).
+"""
+import json
+import os
+import struct
+import sys
+
+from .kernel import _libc, get_dumpable, set_dumpable
+from .landlock import landlock_abi
+from .worker import is_allowed, run_worker
+
+PRELOAD_MAX = 160               # modules imported before lock-down (harness + allowed + named)
+PRELOAD_NAME_MAX = 160          # characters of one module name
+PRELOAD_BUDGET_S = 10.0         # seconds of importing, after which the rest is skipped
+FAILED_SHOWN = 8                # failed preloads named in the "ready" message
+
+
+def preload(modules):
+    """Import `modules` (the harness's, the problem's, then the submission's) before
+    lock-down, bounded in count, name size and time: a submission naming hundreds
+    of modules that do not exist only limits what it may import itself.
+    Returns {"count": failures, "first": [a few of them]}."""
+    import time
+    start, failed, dead = time.monotonic(), [], []
+    for i, mod in enumerate(modules):
+        if i >= PRELOAD_MAX or time.monotonic() - start > PRELOAD_BUDGET_S:
+            failed.append(f"{len(modules) - i} more not tried")
+            break
+        if type(mod) is not str or len(mod) > PRELOAD_NAME_MAX or \
+                not all(part.isidentifier() for part in mod.split(".")):
+            failed.append("(an invalid module name)")
+            continue
+        if any(mod.startswith(d + ".") for d in dead):
+            continue                                  # its package already failed
+        try:
+            __import__(mod)
+        except BaseException as exc:  # a missing (or exiting) module only limits what may be imported
+            dead.append(mod)
+            failed.append(f"{mod[:80]}: {type(exc).__name__}")
+    return {"count": len(failed), "first": failed[:FAILED_SHOWN]}
+
+
+def _names_in(source):
+    """Every identifier and string constant of `source`; None after `from numpy import *`."""
+    import ast
+    names = set()
+    try:
+        tree = ast.parse(source)
+    except BaseException:
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "numpy" and any(a.name == "*" for a in node.names):
+            return None
+        if isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.update(node.name.split("."))
+        elif isinstance(node, ast.Constant) and type(node.value) is str and len(node.value) < 64:
+            names.add(node.value)
+    return names
+
+
+def numpy_lazy_submodules(np, allowed, source):
+    """NumPy loads np.strings, np.char, np.rec, np.testing, ... on first attribute
+    access, which reads files: refused once the worker is locked down. Import the
+    allowed ones the submission names (all of them after `from numpy import *`)
+    now, and make the excluded ones (numpy.f2py, numpy.ctypeslib) say why."""
+    import types
+
+    class Refused(types.ModuleType):
+        def __getattr__(self, attr):
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            raise ImportError(f"import of {self.__name__!r} is not allowed here", name=self.__name__)
+
+    wanted = _names_in(source)
+    public = getattr(np, "__all__", ())
+    for name in [n for n in public if type(n) is str and n.isidentifier() and n not in vars(np)]:
+        mod = f"{np.__name__}.{name}"
+        if not is_allowed(allowed, mod):
+            setattr(np, name, Refused(mod))
+        elif wanted is None or name in wanted:
+            try:
+                __import__(mod)
+            except BaseException:
+                pass
+
+def _send(sock, msg):
+    data = json.dumps(msg, separators=(",", ":")).encode("utf-8")
+    sock.sendall(struct.pack("<I", len(data)) + data)
+
+
+def _recv_exact(sock, n):
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(sock):
+    """One message: (header dict, payload bytes, fds); (None, b"", []) at EOF."""
+    import socket as _socket
+    head, fds, _flags, _addr = _socket.recv_fds(sock, 8, 8)
+    if not head:
+        return None, b"", []
+    if len(head) < 8:
+        rest = _recv_exact(sock, 8 - len(head))
+        if rest is None:
+            return None, b"", []
+        head += rest
+    hlen, plen = struct.unpack("<II", head)
+    header = json.loads(_recv_exact(sock, hlen))
+    payload = _recv_exact(sock, plen) if plen else b""
+    return header, payload, fds
+
+
+def _net_interfaces():
+    import socket as _socket
+    try:
+        return sorted(name for _, name in _socket.if_nameindex())
+    except OSError:
+        return []
+
+
+def _reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+PR_SET_CHILD_SUBREAPER = 36
+SWEEP_ROUNDS = 100
+
+
+def _children():
+    """PIDs of this process's children (orphans re-parent here: we are a subreaper)."""
+    pids = []
+    try:
+        for tid in os.listdir(f"/proc/{os.getpid()}/task"):
+            with open(f"/proc/{os.getpid()}/task/{tid}/children", "rb") as f:
+                pids += [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    return pids
+
+
+def _kill_descendants():
+    """SIGKILL every descendant, round after round, until none is left.
+
+    Needed where neither a PID namespace nor a private uid can sweep (plain
+    mode as an ordinary user): a setsid()'d grandchild leaves our process
+    group, but as a subreaper we still inherit it when its parent dies.
+    """
+    import signal
+    for _ in range(SWEEP_ROUNDS):
+        pids = _children()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in pids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _sweep(job):
+    """Kill whatever the worker left behind, when this can be done safely."""
+    import signal
+    _kill_descendants()
+    if os.getpid() == 1:                     # PID 1 of our own namespace: kill the rest
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    elif job.get("drop_uid") is not None:    # a uid used by nothing else: kill it all
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresuid(job["drop_uid"], job["drop_uid"], job["drop_uid"])
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+    _reap_all()
+
+
+def _supervise(pid, job, sock):
+    """Wait for the worker under the wall-clock limit; return its outcome."""
+    import select
+    import signal
+    import time
+    start = time.monotonic()
+    deadline = start + job["wall_limit_s"]
+    killed_by = None
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.register(sock.fileno(), select.POLLIN)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                killed_by = "wall"
+                break
+            events = poller.poll(remaining * 1000)
+            if any(fd == pidfd for fd, _ in events):
+                break
+            if any(fd == sock.fileno() for fd, _ in events):
+                msg, _, fds = _recv(sock)
+                for fd in fds:
+                    os.close(fd)
+                if msg is None:
+                    killed_by = "parent_gone"
+                    break
+                if msg.get("op") == "kill":
+                    killed_by = msg.get("reason", "parent")
+                    break
+        if killed_by:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _, status, ru = os.wait4(pid, 0)
+    finally:
+        os.close(pidfd)
+    wall = time.monotonic() - start
+    _sweep(job)
+    return {
+        "event": "finished",
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "wall_s": wall,
+        "maxrss_kib": ru.ru_maxrss,
+        "killed_by": killed_by,
+    }
+
+
+def zygote_main(ctrl_fd):
+    import socket as _socket
+    sock = _socket.socket(fileno=ctrl_fd)
+    init, _, _ = _recv(sock)
+    if init is None:
+        return
+    set_dumpable(False)
+    try:
+        _, libc = _libc()
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except OSError:
+        pass
+    import numpy as np
+    failed = preload(init["preload"])
+    source = init["source"]
+    numpy_lazy_submodules(np, init["allowed"], source)
+    import linecache
+    # Tracebacks show the submission's own lines without reading any file.
+    source_lines = source.splitlines(True)
+    linecache.cache[init["filename"]] = (len(source), None, source_lines, init["filename"])
+    try:
+        code = compile(source, init["filename"], "exec", dont_inherit=True)
+    except BaseException as exc:  # the parent already checked the syntax; report anyway
+        _send(sock, {"event": "error", "message": f"compile failed: {exc!r}"})
+        return
+    abi, _ = landlock_abi()
+    _send(sock, {"event": "ready", "pid": os.getpid(), "uid": os.getuid(), "euid": os.geteuid(),
+                 "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
+                 "dumpable": get_dumpable(),
+                 "landlock_abi": abi, "arch": os.uname().machine,
+                 "python": sys.version.split()[0], "numpy": np.__version__,
+                 "preload_failed": failed})
+    while True:
+        msg, payload, fds = _recv(sock)
+        if msg is None or msg.get("op") == "quit":
+            return
+        if msg.get("op") != "run" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"event": "error", "message": "bad request"})
+            continue
+        job = dict(init["job"], **msg["job"], zygote_pid=os.getpid())
+        job["allowed"] = init["allowed"]
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                run_worker(job, code, source_lines, payload, fds, np)
+            finally:
+                os._exit(114)  # whatever escapes (a signal handler raising in harness code): never the zygote loop
+        for fd in fds:
+            os.close(fd)
+        _send(sock, {"event": "started"})
+        _send(sock, _supervise(pid, job, sock))
