@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""What the sandboxed grader costs, measured side by side.
+"""What the sandboxed grader costs, measured side by side: every row of issue 10's table.
 
-In each repetition, alternately: the wall time of the real CLI grading the
-reference on all tests (`python -m grader grade reference/solution.py --json
-OUT`), the wall time of a bare in-process loop calling the reference on the
-same cases (with the cases already in memory, and including reading the case
-files), and the CLI on the samples only. Prints medians, the spread, and the
-ratios of the medians. Usage:
+In each repetition, alternately, as whole processes (wall clock, and CPU time
+of the process and everything it started):
 
-    python3 scripts/bench_grade.py [--repeats 5]
+* `python -m grader grade reference/solution.py --json OUT` (all 34 tests), and a
+  bare process that imports NumPy, reads testcases/ and runs the reference on
+  every case (BLAS single-threaded, as in the sandbox);
+* `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
+* the worst cases: an infinite loop and a sleeper graded on all tests, and the
+  Exercism runner (scripts/exercism-run.sh) on the slower of the two
+  (`--worst-repeats`, default 3, since each costs seconds of waiting).
+
+Prints medians, ranges and spreads, and the ratios of the medians. Usage:
+
+    python3 scripts/bench_grade.py [--repeats 5] [--worst-repeats 3]
 
 The machine is shared: the load average is printed with the figures, and the
 spread says how noisy the run was. No figure here is asserted anywhere.
@@ -16,8 +22,10 @@ spread says how noisy the run was. No figure here is asserted anywhere.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,82 +34,154 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-# The sandbox runs BLAS single-threaded; so does the bare loop, for a like-for-like
-# comparison (set before NumPy is imported; the CLI subprocesses are unaffected).
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+TLE = ROOT / "submissions" / "time_limit_exceeded"
 
-import numpy as np  # noqa: E402
+BARE = """
+import sys
+sys.path.insert(0, ".")
+import numpy as np
+from grader.problem.bundle import open_bundle
+from grader.problem.cases import load_cases
+b = open_bundle(".")
+ref = b.load_reference_module()
+rtol, atol = b.spec.comparison.rtol, b.spec.comparison.atol
+for c in load_cases(b.testcases, b.group_names("all")):
+    got = ref.vit_encoder_block(*c.args())
+    assert np.all(np.abs(got - c.expected) <= atol + rtol * np.abs(c.expected)), c.name
+"""
 
-from grader.problem.bundle import open_bundle  # noqa: E402
-from grader.problem.cases import load_cases  # noqa: E402
+
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 
-def cli_grade(tests: str, out: Path) -> float:
+class CpuMeter:
+    """CPU time of a whole process tree: a cgroup-v1 cpuacct group when we may make one
+    (root), else RUSAGE_CHILDREN, which misses processes that die unwaited (the grader
+    SIGKILLs its zygote, so its CPU time would be lost)."""
+
+    def __init__(self) -> None:
+        self.group: Path | None = None
+        try:
+            group = CPUACCT / f"bench-grade-{os.getpid()}"
+            group.mkdir()
+            self.group = group
+        except OSError:
+            pass
+
+    @property
+    def method(self) -> str:
+        return "cgroup cpuacct (whole process tree)" if self.group else "RUSAGE_CHILDREN (waited-for processes only)"
+
+    def read(self) -> float:
+        if self.group:
+            return int((self.group / "cpuacct.usage").read_text()) / 1e9
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ru.ru_utime + ru.ru_stime
+
+    def enter(self) -> None:   # runs in the child between fork and exec
+        if self.group:
+            (self.group / "cgroup.procs").write_text(str(os.getpid()))
+
+    def close(self) -> None:
+        if self.group:
+            try:
+                self.group.rmdir()
+            except OSError:
+                pass
+
+
+METER = CpuMeter()
+
+
+def timed(cmd: list[str], ok=(0,)) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and everything it started)."""
+    before = METER.read()
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", "reference/solution.py", "--tests", tests,
-                           "--json", str(out)], cwd=ROOT, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"grading the reference failed ({proc.returncode}): {proc.stderr.strip()}")
-    return elapsed
+    proc = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True, preexec_fn=METER.enter)
+    wall = time.perf_counter() - start
+    cpu = METER.read() - before
+    if proc.returncode not in ok:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return wall, cpu
 
 
-def bare_loop(bundle, reference, cases=None) -> float:
-    """Call the reference on every case and compare, in this process; read the files if `cases` is None."""
-    start = time.perf_counter()
-    if cases is None:
-        cases = load_cases(bundle.testcases, bundle.group_names("all"))
-    rtol, atol = bundle.spec.comparison.rtol, bundle.spec.comparison.atol
-    for c in cases:
-        got = reference.vit_encoder_block(*c.args())
-        if not np.all(np.abs(got - c.expected) <= atol + rtol * np.abs(c.expected)):
-            raise SystemExit(f"the reference fails {c.name}")
-    return time.perf_counter() - start
+def grade(path: Path | str, *extra: str, ok=(0,)) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return timed([sys.executable, "-m", "grader", "grade", str(path), "--json", f"{tmp}/v.json", *extra], ok)
+
+
+def exercism(path: Path) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "in").mkdir()
+        (Path(tmp) / "in" / "solution.py").write_bytes(path.read_bytes())
+        result = timed(["bash", "scripts/exercism-run.sh", "vit-encoder-block", f"{tmp}/in", f"{tmp}/out"],
+                       ok=(0,))
+        status = json.loads((Path(tmp) / "out" / "results.json").read_text())["status"]
+        if status != "fail":
+            raise SystemExit(f"the Exercism runner said {status!r} for {path.name}")
+        return result
 
 
 def describe(name: str, values: list[float]) -> str:
     med = statistics.median(values)
-    return (f"| {name} | {med:.3f} s | {min(values):.3f}-{max(values):.3f} s | "
-            f"{(max(values) - min(values)) / med:.0%} |")
+    spread = (max(values) - min(values)) / med if med else 0.0
+    return f"| {name} | {med:.3f} s | {min(values):.3f}-{max(values):.3f} s | {spread:.0%} |"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--worst-repeats", type=int, default=3)
     args = parser.parse_args()
-    bundle = open_bundle(ROOT)
-    reference = bundle.load_reference_module()
-    cases = load_cases(bundle.testcases, bundle.group_names("all"))
-    times: dict[str, list[float]] = {"all": [], "bare": [], "bare_read": [], "sample": []}
+    rows: dict[str, list[float]] = {}
+
+    def add(key: str, measured: tuple[float, float]) -> None:
+        rows.setdefault(key + " wall", []).append(measured[0])
+        rows.setdefault(key + " cpu", []).append(measured[1])
+
     load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "verdict.json"
-        cli_grade("sample", out)                 # warm the page cache once, not measured
-        for _ in range(args.repeats):
-            times["all"].append(cli_grade("all", out))
-            times["bare"].append(bare_loop(bundle, reference, cases))
-            times["bare_read"].append(bare_loop(bundle, reference))
-            times["sample"].append(cli_grade("sample", out))
+    grade(ROOT / "reference" / "solution.py", "--tests", "sample")   # warm the page cache and the case cache
+    for _ in range(args.repeats):
+        add("grade", grade(ROOT / "reference" / "solution.py"))
+        add("bare", timed([sys.executable, "-c", BARE]))
+        add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
+        add("numpy", timed([sys.executable, "-c", "import numpy"]))
+    for _ in range(args.worst_repeats):
+        add("loop", grade(TLE / "infinite_loop.py", ok=(1,)))
+        add("sleep", grade(TLE / "sleep.py", ok=(1,)))
+        add("exercism", max(exercism(TLE / "infinite_loop.py"), exercism(TLE / "sleep.py")))
     load_after = os.getloadavg()[0]
-    med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"NumPy {np.__version__}; load average {load_before:.2f} before, {load_after:.2f} after")
-    print(f"{args.repeats} repetitions, each: CLI all, bare loop, bare loop reading the files, CLI sample "
-          f"({len(cases)} cases)")
+    METER.close()
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    ratio = {k: [w / c for w, c in zip(rows[k + " wall"], rows[k + " cpu"])] for k in ("grade", "sample")}
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"load average {load_before:.2f} before, {load_after:.2f} after")
+    print(f"{args.repeats} repetitions of the first four, {args.worst_repeats} of the worst cases, alternating; "
+          f"CPU time by {METER.method}")
     print()
     print("| what | median | range | spread |")
     print("|---|---|---|---|")
-    print(describe(f"`grade reference/solution.py` (all {len(cases)} tests, CLI, sandboxed)", times["all"]))
-    print(describe("bare in-process loop over the same cases (cases in memory)", times["bare"]))
-    print(describe("bare in-process loop, reading the case files too", times["bare_read"]))
-    print(describe("`grade reference/solution.py --tests sample` (CLI, sandboxed)", times["sample"]))
+    print(describe("`grade reference/solution.py` (all 34 tests), wall", rows["grade wall"]))
+    print(describe("bare process: import NumPy, read testcases/, run the reference on every case, wall",
+                   rows["bare wall"]))
+    print(describe("`grade reference/solution.py`, CPU", rows["grade cpu"]))
+    print(describe("bare process, CPU", rows["bare cpu"]))
+    print(describe("`grade reference/solution.py --tests sample`, wall", rows["sample wall"]))
+    print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
+    print(describe("`infinite_loop.py` graded on all tests, wall", rows["loop wall"]))
+    print(describe("`sleep.py` graded on all tests, wall", rows["sleep wall"]))
+    print(describe("Exercism runner, worst of the two, wall", rows["exercism wall"]))
     print()
-    print(f"ratio, sandboxed CLI (all) / bare loop: {med['all'] / med['bare']:.0f}x "
-          f"({med['all'] / med['bare_read']:.1f}x against the loop that reads the files)")
-    print(f"overhead of the CLI over the bare loop: {med['all'] - med['bare']:.2f} s for {len(cases)} tests, "
-          f"{(med['all'] - med['bare_read']) / len(cases) * 1000:.0f} ms per test beyond reading the files")
+    print(f"grade all / bare process: {med['grade wall'] / med['bare wall']:.2f}x wall, "
+          f"{med['grade cpu'] / med['bare cpu']:.2f}x CPU")
+    print(f"wall / CPU of one grading: median {statistics.median(ratio['grade']):.2f} "
+          f"(range {min(ratio['grade']):.2f}-{max(ratio['grade']):.2f}); of a sample grading "
+          f"{statistics.median(ratio['sample']):.2f}")
+    print(f"grade --tests sample / import numpy: {med['sample wall'] / med['numpy wall']:.2f}x wall")
+    print(f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
+          f"Exercism runner {med['exercism wall']:.1f} s")
     return 0
 
 

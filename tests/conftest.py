@@ -8,6 +8,12 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+# The parsed-case cache (grader/problem/case_cache.py) of this test session lives in a
+# folder of its own, inherited by every CLI the tests start, never in the user's ~/.cache.
+import tempfile  # noqa: E402
+
+os.environ.setdefault("VIT_GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="vit-grader-test-cases-"))
+
 import subprocess
 import sys
 from pathlib import Path

@@ -405,10 +405,13 @@ def test_time_limit_cannot_be_dodged(bundle, spec, tmp_path, name):
     assert_verdict(g, "TLE", "limits", fragment)
 
 
-@pytest.mark.parametrize("code", [
-    "a = np.ones(1 << 31)\nb = [0] * (1 << 31)\nreturn x\n",           # 16 GiB at once
-    "hog = []\nwhile True:\n    hog.append(np.ones(1 << 23))\n",   # 64 MiB at a time, touched
-], ids=["at_once", "incremental"])
+MEMORY_BOMBS = {   # also run by scripts/stability.py
+    "at_once": "a = np.ones(1 << 31)\nb = [0] * (1 << 31)\nreturn x\n",             # 16 GiB at once
+    "incremental": "hog = []\nwhile True:\n    hog.append(np.ones(1 << 23))\n",   # 64 MiB at a time, touched
+}
+
+
+@pytest.mark.parametrize("code", list(MEMORY_BOMBS.values()), ids=list(MEMORY_BOMBS))
 def test_memory_bomb_is_mle(bundle, tmp_path, code):
     g = grade_source(bundle, tmp_path, "import numpy as np\n" + SIGNATURE + body(code), stop_after_failure=True)
     assert_verdict(g, "MLE", "limits", "ran out of memory")

@@ -19,7 +19,8 @@ from grader.problem.bundle import Bundle, BundleError
 from grader.maintain.calibrate import (ProbeStats, Timing, derive, measure_probe, probe_center, render_record,
                                        round_up, set_problem_yaml_limits, spread)
 from grader.problem.spec import load_spec
-from grader.judging.timing import PROBE_BAND, SCALE_BOUNDS, effective_limits, machine_scale
+from grader.judging.timing import (PROBE_BAND, RERUN_BAND, SCALE_BOUNDS, case_work, covered_by_timeout,
+                                  effective_limits, machine_scale, near_the_limit)
 from grader.maintain.verify import ExpectedSubmission, calibration_problems
 
 from conftest import ROOT
@@ -254,3 +255,24 @@ def test_probe_runs_in_the_sandbox_and_reports_cpu_time(bundle):
     # Thread CPU time is exact: no reading sits on the 4 ms scheduler-tick grid that the
     # process clock snaps to once RLIMIT_CPU is set.
     assert len({round(t, 6) for t in stats.runs}) > 1
+
+
+# --- judging near the limit, bounding the worst case (pure functions) ------------------------------------
+
+@pytest.mark.parametrize("cpu, wall, expected", [(1.0, False, True), (1.25, False, True), (1.26, False, False),
+                                                 (0.2, True, False), (3.0, False, False)])
+def test_only_a_cpu_time_out_close_to_the_limit_is_judged_twice(cpu, wall, expected):
+    assert near_the_limit(cpu, wall, 1.0) is expected
+    assert RERUN_BAND == 1.25
+
+
+def test_case_work_counts_the_blocks_multiply_adds():
+    assert case_work({"B": 2, "N": 3, "D": 4, "M": 5, "num_heads": 2}) == 2 * 3 * (4 * 16 + 2 * 3 * 4 + 2 * 4 * 5)
+
+
+def test_a_test_at_least_as_large_as_a_timed_out_one_is_covered():
+    timed_out = [("sample/02", 108)]
+    assert covered_by_timeout(108, timed_out) == "sample/02"
+    assert covered_by_timeout(10 ** 6, timed_out) == "sample/02"
+    assert covered_by_timeout(107, timed_out) is None
+    assert covered_by_timeout(5, []) is None

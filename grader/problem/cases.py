@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -164,12 +164,21 @@ def case_from_json(raw: Any, where: str) -> TestCase:
                     extra={k: v for k, v in raw.items() if k not in known})
 
 
+def case_from_bytes(data: bytes, where: str) -> TestCase:
+    """Parse one case file's bytes (case_cache.py keeps the result)."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CaseFileError(f"{where}: cannot read test case ({exc})") from None
+    return case_from_json(raw, where)
+
+
 def read_case(path: Path) -> TestCase:
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = Path(path).read_bytes()
+    except OSError as exc:
         raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
-    return case_from_json(raw, str(path))
+    return case_from_bytes(data, str(path))
 
 
 def case_paths(root: Path, groups: Iterable[str]) -> list[Path]:
@@ -186,11 +195,13 @@ def expected_name(path: Path, under: str = "") -> str:
     return f"{under}/{name}" if under else name
 
 
-def load_cases(root: Path, groups: Iterable[str], under: str = "") -> list[TestCase]:
-    """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder."""
+def load_cases(root: Path, groups: Iterable[str], under: str = "",
+               read: Callable[[Path], TestCase] = read_case) -> list[TestCase]:
+    """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder
+    (`read`: read_case, or case_cache.read_case_cached)."""
     cases = []
     for path in case_paths(Path(root) / under if under else Path(root), groups):
-        case = read_case(path)
+        case = read(path)
         expected_name_ = expected_name(path, under)
         if case.name != expected_name_ or case.group != path.parent.name:
             raise CaseFileError(f"{path}: name/group {case.name!r}/{case.group!r} do not match its location")

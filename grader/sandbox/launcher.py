@@ -77,6 +77,8 @@ class Sandbox:
         self.ready: dict = {}
         self.attempts: list[str] = []
         self.worker_layers: dict | None = None
+        self._launched: tuple | None = None          # begin(): (strategy, failure, errlog, probe fds)
+        self._early_probe: tuple[float, ...] | None = None
 
     # --- life cycle ---------------------------------------------------------
 
@@ -87,9 +89,46 @@ class Sandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def begin(self, probe_repeats: int = 0) -> None:
+        """Launch the strongest strategy's zygote and return at once; `start` waits for it.
+
+        The zygote imports NumPy and the allowed modules (a few tenths of a second)
+        while the caller does something else, e.g. reads the test cases; with
+        `probe_repeats`, the speed probe is queued behind the start-up and its
+        reading waits for `probe_runs`. Nothing of the submission runs before `start`."""
+        if self.proc is not None or self._launched is not None:
+            return
+        strategy = strategies(self.isolation)[0]
+        why, errlog = self._launch(strategy)
+        fds = None
+        if why is None and probe_repeats:
+            self.strategy = strategy   # the probe worker's uid follows the strategy
+            try:
+                fds = self._submit(self._job("probe", [], probe_repeats), b"")
+            except SandboxError as exc:
+                why = str(exc)
+            self.strategy = None
+        self._launched = (strategy, why, errlog, fds)
+
     def start(self) -> None:
-        """Start a zygote with the strongest strategy that works here."""
-        for strategy in strategies(self.isolation):
+        """Start a zygote with the strongest strategy that works here (or finish `begin`'s)."""
+        order = strategies(self.isolation)
+        if self._launched is not None:
+            strategy, why, errlog, fds = self._launched
+            self._launched = None
+            if why is None:
+                why = self._await_ready(errlog)
+            if why is None:
+                self.strategy = strategy
+                if fds is not None:
+                    out = self._finish(fds, None)
+                    self._early_probe = out.probe_runs or None
+                return
+            if fds is not None:
+                _close(fds)
+            self.attempts.append(f"{strategy.mode}: {why}")
+            order = order[1:]
+        for strategy in order:
             why = self._try_start(strategy)
             if why is None:
                 self.strategy = strategy
@@ -98,6 +137,11 @@ class Sandbox:
         raise SandboxError("could not start the sandbox: " + "; ".join(self.attempts))
 
     def _try_start(self, strategy: Strategy) -> str | None:
+        why, errlog = self._launch(strategy)
+        return why if why is not None else self._await_ready(errlog)
+
+    def _launch(self, strategy: Strategy) -> tuple[str | None, object]:
+        """Start the zygote's process and send it the submission; (failure or None, stderr log)."""
         parent, kid = socket.socketpair()
         errlog = tempfile.TemporaryFile()
         cmd = [*strategy.prefix, self.python, "-I", "-c", self._child_source(), str(kid.fileno())]
@@ -108,14 +152,23 @@ class Sandbox:
         except OSError as exc:
             parent.close()
             kid.close()
-            return f"cannot execute: {exc}"
+            errlog.close()
+            return f"cannot execute: {exc}", None
         finally:
             kid.close()
         self.proc, self.sock, self.messages, self.backlog = proc, parent, Messages(), []
         try:
             send(parent, {"source": self.source, "filename": self.filename,
-                           "preload": list(self.preload), "allowed": self.allowed,
-                           "job": self._job_defaults(strategy)})
+                          "preload": list(self.preload), "allowed": self.allowed,
+                          "job": self._job_defaults(strategy)})
+        except OSError as exc:
+            self._kill()
+            return f"cannot reach the zygote: {exc}", errlog
+        return None, errlog
+
+    def _await_ready(self, errlog) -> str | None:
+        """Wait for the zygote's "ready"; None, or why it failed (its stderr's last line)."""
+        try:
             msg = self._next_message(time.monotonic() + READY_TIMEOUT_S)
         except (OSError, SandboxError) as exc:
             msg = {"event": "error", "message": str(exc)}
@@ -144,6 +197,10 @@ class Sandbox:
         followed by polling for its (NumPy-sized) interpreter shutdown cost
         ~0.1 s per submission; SIGKILL to the group is immediate and also
         takes a namespace's remaining processes with it."""
+        if self._launched is not None:
+            if self._launched[3] is not None:
+                _close(self._launched[3])
+            self._launched = None
         self._kill()
 
     def _kill(self) -> None:
@@ -186,7 +243,11 @@ class Sandbox:
         self.limits = replace(self.limits, cpu_s=cpu_s, wall_s=wall_s)
 
     def probe_runs(self, repeats: int = PROBE_REPEATS) -> tuple[float, ...]:
-        """CPU seconds of `repeats` runs of the speed probe, in one worker locked down like a submission's."""
+        """CPU seconds of `repeats` runs of the speed probe, in one worker locked down like a submission's
+        (the reading queued by `begin`, if there is one and `repeats` matches)."""
+        early, self._early_probe = self._early_probe, None
+        if early is not None and len(early) == repeats:
+            return early
         out = self.run([], None, mode="probe", probe_repeats=repeats)
         if out.probe_s is None or not out.probe_runs:
             raise SandboxError(f"the speed probe failed (status {out.status}, exit {out.exit_code})")
@@ -211,13 +272,20 @@ class Sandbox:
             probe_repeats: int = 1) -> RunOutcome:
         """Run the submission on `args` in a fresh worker; `mode="load"` only imports it,
         `mode="probe"` runs the speed probe `probe_repeats` times and no submission code."""
-        if self.proc is None:
+        if self.proc is None or self._launched is not None:
             self.start()
         specs, payload = encode_args(args)
+        return self._finish(self._submit(self._job(mode, specs, probe_repeats), payload), expected_shape)
+
+    def _job(self, mode: str, specs: list, probe_repeats: int) -> dict:
         job = {"mode": mode, "args": specs, "drop_uid": self._uid(),
                "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s}
         if mode == "probe":
             job["probe_repeats"] = int(probe_repeats)
+        return job
+
+    def _submit(self, job: dict, payload: bytes) -> tuple[int, int, int]:
+        """Send one run request with the worker's pipe ends; our read ends."""
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -230,17 +298,16 @@ class Sandbox:
             raise SandboxError(f"could not reach the sandbox: {exc}") from None
         for fd in (res_w, out_w, err_w):
             os.close(fd)
+        return res_r, out_r, err_r
+
+    def _finish(self, fds: tuple[int, int, int], expected_shape) -> RunOutcome:
         try:
-            return self._collect(res_r, out_r, err_r, expected_shape)
+            return self._collect(*fds, expected_shape)
         except SandboxError:
             self._kill()
             raise
         finally:
-            for fd in (res_r, out_r, err_r):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            _close(fds)
 
     def _collect(self, res_r: int, out_r: int, err_r: int, expected_shape) -> RunOutcome:
         lim = self.limits
@@ -310,3 +377,11 @@ class Sandbox:
         if out.worker_layers is not None:
             self.worker_layers = merge_layers(self.worker_layers, out.worker_layers)
         return out
+
+
+def _close(fds) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass

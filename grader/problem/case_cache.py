@@ -1,0 +1,125 @@
+"""A cache of parsed test cases, keyed by the SHA-256 of each JSON file.
+
+Parsing the 5 MB of case JSON costs more than judging the reference on all of
+it, so a parsed case is kept as a small binary entry (a JSON header and the
+arrays' raw float64 bytes; nothing is ever unpickled) named after the hash
+of the file's bytes. The JSON files stay the
+source of truth: a changed file has a new hash and is parsed again; an entry
+that cannot be read or does not match is ignored and rewritten. Entries are
+written to a temporary file and renamed, so concurrent graders never see half
+an entry.
+
+Where: $VIT_GRADER_CACHE_DIR if set ("off" switches the cache off), else
+$XDG_CACHE_HOME/vit-grader/cases, else ~/.cache/vit-grader/cases. A cache that
+cannot be created or written (a read-only container) is simply not used.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import struct
+import tempfile
+from pathlib import Path
+import numpy as np
+
+from .cases import ARRAY_INPUTS, FORMAT, CaseFileError, TestCase, case_from_bytes, load_cases
+
+CACHE_VERSION = 1
+ENV = "VIT_GRADER_CACHE_DIR"
+
+
+def cache_dir() -> Path | None:
+    """The cache folder, or None when the cache is switched off."""
+    value = os.environ.get(ENV)
+    if value == "off":
+        return None
+    if value:
+        return Path(value)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vit-grader" / "cases"
+
+
+def _key(data: bytes) -> str:
+    return hashlib.sha256(f"{FORMAT}|{CACHE_VERSION}|".encode() + data).hexdigest()
+
+
+MAGIC = b"VITCASE1"
+
+
+def _encode(case: TestCase) -> bytes:
+    """MAGIC, the header's length, a JSON header (metadata, array shapes), the arrays' raw float64 bytes."""
+    arrays = {k: np.ascontiguousarray(case.inputs[k], dtype="<f8") for k in ARRAY_INPUTS}
+    if case.expected is not None:
+        arrays["expected"] = np.ascontiguousarray(case.expected, dtype="<f8")
+    head = {"name": case.name, "group": case.group, "description": case.description,
+            "explanation": case.explanation, "extra": case.extra, "num_heads": int(case.inputs["num_heads"]),
+            "arrays": [[k, list(a.shape)] for k, a in arrays.items()]}
+    raw = json.dumps(head, sort_keys=True).encode("utf-8")
+    return MAGIC + struct.pack("<Q", len(raw)) + raw + b"".join(a.tobytes() for a in arrays.values())
+
+
+def _decode(data: bytes) -> TestCase | None:
+    try:
+        if not data.startswith(MAGIC):
+            return None
+        (n,) = struct.unpack_from("<Q", data, len(MAGIC))
+        start = len(MAGIC) + 8
+        head = json.loads(data[start:start + n].decode("utf-8"))
+        offset, arrays = start + n, {}
+        for key, shape in head["arrays"]:
+            count = math.prod(shape)
+            arrays[key] = np.frombuffer(data, dtype="<f8", count=count, offset=offset).reshape(shape).astype(
+                np.float64, copy=True)
+            offset += 8 * count
+        if offset != len(data) or set(arrays) - {"expected"} != set(ARRAY_INPUTS):
+            return None
+        inputs = {"num_heads": int(head["num_heads"]), **{k: arrays[k] for k in ARRAY_INPUTS}}
+        return TestCase(name=str(head["name"]), group=str(head["group"]), description=str(head["description"]),
+                        inputs=inputs, expected=arrays.get("expected"), explanation=str(head["explanation"]),
+                        extra=dict(head["extra"]))
+    except Exception:  # a damaged or foreign entry is a miss, never an error: the JSON decides
+        return None
+
+
+def _store(folder: Path, key: str, case: TestCase) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".case")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_encode(case))
+            os.replace(tmp, folder / f"{key}.case")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # a read-only or full cache only costs speed
+
+
+def read_case_cached(path: Path) -> TestCase:
+    """cases.read_case, from the cache when these exact bytes were parsed before
+    (a bad file raises CaseFileError as always, and is never cached)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
+    folder = cache_dir()
+    if folder is None:
+        return case_from_bytes(data, str(path))
+    key = _key(data)
+    try:
+        case = _decode((folder / f"{key}.case").read_bytes())
+    except OSError:
+        case = None
+    if case is not None:
+        return case
+    case = case_from_bytes(data, str(path))
+    _store(folder, key, case)
+    return case
+
+
+def load_cases_cached(root: Path, groups, under: str = "") -> list[TestCase]:
+    """cases.load_cases through the cache (the same checks, the same order)."""
+    return load_cases(root, groups, under, read=read_case_cached)

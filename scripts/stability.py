@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Do verdicts and the effective time limit stay put, idle and under load? (issue 10)
+
+Grades every file under submissions/ (on all tests) and the sandbox's memory,
+fork and time bombs from tests/test_sandbox_adversarial.py (on the samples)
+RUNS times each, first as the machine is, then again with two busy processes
+(`yes > /dev/null`, started and stopped by this script, by PID). Each grading
+is a real one (library call, fresh zygote, its own speed probe, the problem's
+limits). Prints, per condition, every file whose verdicts were not all the
+same, and the effective CPU limit (median, range) that grading used, then
+the bars: identical verdicts everywhere; the limits of the two conditions
+within 15 % of each other and of time_per_test_s. Usage:
+
+    python3 scripts/stability.py [--runs 10] [--only SUBSTRING] [--busy 2]
+
+A figure-printing script, not a test: it takes a long time (RUNS x 2 x about
+55 gradings) and its figures depend on the machine. docs/time-limits.md
+quotes its output.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import test_sandbox_adversarial as adversarial  # noqa: E402
+
+from grader.feedback.grade import grade  # noqa: E402
+from grader.judging.judge import GradeOptions, cases_step  # noqa: E402
+from grader.maintain.verify import find_submissions  # noqa: E402
+from grader.problem.bundle import open_bundle  # noqa: E402
+
+BAR = 0.15
+
+
+def bombs() -> dict[str, str]:
+    """The adversarial suite's memory, fork and time bombs, by name."""
+    out = {f"memory_bomb/{name}": "import numpy as np\n" + adversarial.SIGNATURE + adversarial.body(code)
+           for name, code in adversarial.MEMORY_BOMBS.items()}
+    out["fork_bomb"] = adversarial.RUN_TIME_ERRORS["fork_bomb"][0]
+    out.update({f"time_bomb/{name}": source for name, (source, _) in adversarial.TLE_ATTACKS.items()})
+    return out
+
+
+class Busy:
+    """`n` `yes > /dev/null` processes for the loaded condition, ended by PID."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.procs = n, []
+
+    def __enter__(self) -> "Busy":
+        self.procs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs: int) -> dict:
+    verdicts: dict[str, list[str]] = {}
+    limits: list[float] = []
+    for _ in range(runs):
+        for name, path, options, cases in jobs:
+            r = grade(bundle, path, options, cases)
+            verdicts.setdefault(name, []).append(r.verdict)
+            if r.limits is not None:
+                limits.append(r.limits.cpu_s)
+    return {"verdicts": verdicts, "limits": limits}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--only", default="", help="only files/bombs whose name contains this")
+    parser.add_argument("--busy", type=int, default=2, help="busy processes in the loaded condition")
+    args = parser.parse_args()
+    bundle = open_bundle(ROOT)
+    all_cases = cases_step(bundle, GradeOptions(tests="all"))
+    samples = cases_step(bundle, GradeOptions(tests="sample"))
+    subs, _ = find_submissions(bundle)
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [(f"{s.folder}/{s.path.name}", s.path, GradeOptions(diagnose=False), all_cases) for s in subs]
+        for name, source in bombs().items():
+            path = Path(tmp) / (name.replace("/", "_") + ".py")
+            path.write_text(source, encoding="utf-8")
+            jobs.append((name, path, GradeOptions(tests="sample", diagnose=False), samples))
+        jobs = [j for j in jobs if args.only in j[0]]
+        results = {}
+        for label, ctx in (("as found", None), (f"with {args.busy} busy processes", Busy(args.busy))):
+            start, load = time.monotonic(), os.getloadavg()[0]
+            if ctx is None:
+                results[label] = run_condition(bundle, jobs, args.runs)
+            else:
+                with ctx:
+                    results[label] = run_condition(bundle, jobs, args.runs)
+            results[label]["load"] = (load, os.getloadavg()[0])
+            results[label]["seconds"] = time.monotonic() - start
+
+    nominal = bundle.spec.limits.time_per_test_s
+    n_subs = sum(j[3] is all_cases for j in jobs)
+    print(f"{len(jobs)} files x {args.runs} runs per condition ({n_subs} from submissions/ on all tests, "
+          f"{len(jobs) - n_subs} bombs on the samples)")
+    medians, all_same = {}, True
+    for label, res in results.items():
+        flips = {n: Counter(v) for n, v in res["verdicts"].items() if len(set(v)) > 1}
+        all_same &= not flips
+        lim = res["limits"]
+        medians[label] = statistics.median(lim)
+        print(f"\n{label} (load average {res['load'][0]:.1f} at the start, {res['load'][1]:.1f} at the end; "
+              f"{res['seconds']:.0f} s)")
+        print(f"  verdicts: {'identical in every run' if not flips else f'{len(flips)} files flipped'}")
+        for n, c in sorted(flips.items()):
+            print(f"    {n}: " + ", ".join(f"{v} x{k}" for v, k in c.most_common()))
+        print(f"  effective CPU limit: median {medians[label]:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
+              f"over {len(lim)} gradings")
+    first = {n: v[0] for n, v in next(iter(results.values()))["verdicts"].items()}
+    across = [n for n in first if any(res["verdicts"][n][0] != first[n] for res in results.values())]
+    (a, b) = medians.values()
+    print()
+    print(f"same verdicts in both conditions: {'yes' if not across else 'no: ' + ', '.join(across)}")
+    print(f"limits: {abs(a - b) / min(a, b):.1%} apart (bar {BAR:.0%}); "
+          f"{abs(a - nominal) / nominal:.1%} and {abs(b - nominal) / nominal:.1%} from time_per_test_s "
+          f"= {nominal:g} s (bar {BAR:.0%})")
+    ok = all_same and not across and abs(a - b) / min(a, b) <= BAR and \
+        all(abs(m - nominal) / nominal <= BAR for m in (a, b))
+    print("stability: OK" if ok else "stability: NOT MET")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

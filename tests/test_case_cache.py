@@ -1,0 +1,114 @@
+"""grader/problem/case_cache.py: parsed cases kept by the hash of their JSON bytes.
+
+The JSON files stay the source of truth: every test here changes, damages or
+forges something and checks that what is read is exactly what the JSON says.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.problem import case_cache
+from grader.problem.case_cache import cache_dir, load_cases_cached, read_case_cached
+from grader.problem.cases import CaseFileError, load_cases, read_case
+
+from conftest import ROOT
+
+SAMPLE = ROOT / "testcases" / "sample" / "01-identity-weights.json"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(case_cache.ENV, str(folder))
+    return folder
+
+
+def same(a, b) -> bool:
+    return (a.name, a.group, a.description, a.explanation, a.extra) == \
+        (b.name, b.group, b.description, b.explanation, b.extra) and \
+        type(a.inputs["num_heads"]) is int and a.inputs["num_heads"] == b.inputs["num_heads"] and \
+        all(np.array_equal(a.inputs[k], b.inputs[k]) and a.inputs[k].dtype == np.float64
+            for k in a.inputs if k != "num_heads") and np.array_equal(a.expected, b.expected)
+
+
+def test_a_cached_read_is_identical_to_parsing_the_json(cache, bundle):
+    groups = bundle.group_names("all")
+    first, second = load_cases_cached(bundle.testcases, groups), load_cases_cached(bundle.testcases, groups)
+    plain = load_cases(bundle.testcases, groups)
+    assert len(first) == len(second) == len(plain) == 34
+    assert all(same(a, p) and same(b, p) for a, b, p in zip(first, second, plain))
+    assert len(list(cache.glob("*.case"))) == 34
+
+
+def test_a_hit_does_not_parse_again(cache, monkeypatch):
+    read_case_cached(SAMPLE)
+
+    def refuse(*_):
+        raise AssertionError("parsed although the bytes were cached")
+    monkeypatch.setattr(case_cache, "case_from_bytes", refuse)
+    assert same(read_case_cached(SAMPLE), read_case(SAMPLE))
+
+
+def test_changed_bytes_are_parsed_again_and_bad_files_are_never_cached(cache, tmp_path):
+    path = tmp_path / "sample" / "01-identity-weights.json"
+    path.parent.mkdir()
+    shutil.copy(SAMPLE, path)
+    read_case_cached(path)
+    text = path.read_text()
+    path.write_text(text.replace('"description": "', '"description": "changed: ', 1))
+    assert read_case_cached(path).description.startswith("changed: ")
+    path.write_text(text.replace('"num_heads": 1', '"num_heads": true'))
+    with pytest.raises(CaseFileError, match="num_heads"):
+        read_case_cached(path)
+    assert len(list(cache.glob("*.case"))) == 2
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[:len(b) // 2], lambda b: b"", lambda b: b"VITCASE1" + b"\xff" * 40,
+                                    lambda b: b + b"\0" * 8])
+def test_a_damaged_entry_is_a_miss_and_is_rewritten(cache, damage):
+    read_case_cached(SAMPLE)
+    (entry,) = cache.glob("*.case")
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))
+    assert same(read_case_cached(SAMPLE), read_case(SAMPLE))
+    assert entry.read_bytes() == good
+
+
+def test_an_entry_planted_under_another_files_key_is_caught_by_the_location_check(cache):
+    # The cache folder is the grading user's own; should another case's entry end up under
+    # this file's key anyway, load_cases's name/folder check refuses it.
+    other = ROOT / "testcases" / "sample" / "02-two-heads.json"
+    read_case_cached(other)
+    (entry,) = cache.glob("*.case")
+    planted = cache / (case_cache._key(SAMPLE.read_bytes()) + ".case")
+    shutil.copy(entry, planted)
+    assert read_case_cached(SAMPLE).name == "sample/02-two-heads"
+    assert load_cases(ROOT / "testcases", ["sample"])[0].name == "sample/01-identity-weights"
+    with pytest.raises(CaseFileError, match="do not match its location"):
+        load_cases_cached(ROOT / "testcases", ["sample"])
+
+
+def test_off_switch_and_an_unwritable_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(case_cache.ENV, "off")
+    assert cache_dir() is None and same(read_case_cached(SAMPLE), read_case(SAMPLE))
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(case_cache.ENV, str(blocker / "cases"))
+    assert same(read_case_cached(SAMPLE), read_case(SAMPLE))
+
+
+def test_the_default_folder_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv(case_cache.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "vit-grader" / "cases"
+
+
+def test_a_missing_file_is_a_case_file_error(cache, tmp_path):
+    with pytest.raises(CaseFileError, match="cannot read"):
+        read_case_cached(tmp_path / "nope.json")
+    assert not os.path.exists(cache) or not list(cache.iterdir())

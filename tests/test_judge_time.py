@@ -1,0 +1,109 @@
+"""judging/judge.py near the time limit: judged twice, and the worst case bounded.
+
+No assertion here is about how long anything took: each checks which tests ran,
+their verdicts and what the report says about them.
+"""
+from __future__ import annotations
+
+import signal
+from dataclasses import replace
+
+import pytest
+
+from grader.feedback.grade import grade
+from grader.judging.checker import RunContext
+from grader.judging.judge import GradeOptions, cases_step, judged_step
+from grader.sandbox import child
+from grader.sandbox.records import ReturnedValue, RunOutcome
+
+CTX = RunContext(function="vit_encoder_block", parameters=("x",) * 8, cpu_limit_s=1.0, wall_limit_s=4.0,
+                 flood_bytes=32 << 20, result_bytes=16 << 20, allowed_hint="")
+
+
+def outcome(**kw) -> RunOutcome:
+    base = dict(status="no_result", exit_code=None, signal=signal.SIGXCPU, cpu_s=1.0, wall_s=1.1,
+                maxrss_kib=30000, killed_by=None, value=None, error=None, detail="", stdout="", stderr="",
+                output_bytes=0, result_too_large=False, worker_layers={"rlimits": ["active", "."]})
+    base.update(kw)
+    return RunOutcome(**base)
+
+
+class ScriptedSandbox:
+    """Answers run() with the outcomes given, in order; fails if asked once more."""
+
+    def __init__(self, *outcomes: RunOutcome) -> None:
+        self.outcomes = list(outcomes)
+
+    def run(self, args, shape, mode="run"):
+        assert self.outcomes, "ran more often than expected"
+        return self.outcomes.pop(0)
+
+
+@pytest.fixture(scope="module")
+def sample(bundle):
+    return cases_step(bundle, GradeOptions(tests="sample"))[0]
+
+
+def accepted(case) -> RunOutcome:
+    value = ReturnedValue(type="ndarray", dtype="float64", shape=case.expected.shape, array=case.expected.copy())
+    return outcome(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.9, value=value)
+
+
+def test_a_time_out_in_the_noise_band_is_run_again_and_the_second_run_decides(bundle, sample):
+    result, out = judged_step(ScriptedSandbox(outcome(), accepted(sample)), bundle.spec, sample, CTX)
+    assert result.verdict == "AC" and out.cpu_s == 0.9
+    assert "judged twice" in result.message and "the second run decided" in result.message
+
+
+def test_two_time_outs_in_the_band_are_tle_and_say_so(bundle, sample):
+    result, _ = judged_step(ScriptedSandbox(outcome(), outcome(cpu_s=1.2)), bundle.spec, sample, CTX)
+    assert result.verdict == "TLE" and "judged twice" in result.message and "so did the second" in result.message
+
+
+@pytest.mark.parametrize("first", [outcome(cpu_s=2.5, signal=signal.SIGKILL),
+                                   outcome(cpu_s=0.01, signal=signal.SIGKILL, killed_by="wall")])
+def test_a_clear_time_out_is_run_once(bundle, sample, first):
+    result, _ = judged_step(ScriptedSandbox(first), bundle.spec, sample, CTX)
+    assert result.verdict == "TLE" and "judged twice" not in result.message
+
+
+def test_an_accepted_run_is_run_once(bundle, sample):
+    result, _ = judged_step(ScriptedSandbox(accepted(sample)), bundle.spec, sample, CTX)
+    assert result.verdict == "AC"
+
+
+LOOPS_ON_THE_SECOND_SAMPLE = '''
+import numpy as np
+
+def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
+    if x.shape == (1, 3, 2):      # sample/02 only
+        while True:
+            pass
+    return np.zeros(x.shape)
+'''
+
+
+def test_tests_at_least_as_large_as_a_timed_out_one_are_tle_without_running(bundle, tmp_path):
+    sub = tmp_path / "solution.py"
+    sub.write_text(LOOPS_ON_THE_SECOND_SAMPLE)
+    r = grade(bundle, sub, GradeOptions(tests="sample", diagnose=False, scale_time=False))
+    first, second, third = r.tests
+    assert first.verdict == "WA" and first.time_s is not None            # ran, and keeps its own verdict
+    assert second.verdict == "TLE" and "judged twice" in second.message  # at the limit: run again
+    assert third.verdict == "TLE" and third.time_s is None               # larger: reported, not run
+    assert third.message == ("not run: an earlier test of this size or smaller (sample/02-two-heads) "
+                             "exceeded the time limit")
+
+
+SLEEPS = "import time\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    time.sleep(3600)\n"
+
+
+def test_a_sleeper_costs_one_wall_limit_and_every_test_still_has_a_verdict(bundle, tmp_path):
+    sub = tmp_path / "solution.py"
+    sub.write_text(SLEEPS)
+    # A quarter of the limit keeps this test short: 3 x 0.25 + 1 = 1.75 s of wall clock.
+    r = grade(bundle, sub, GradeOptions(diagnose=False, scale_time=False, time_factor=0.25))
+    assert len(r.tests) == 34 and {t.verdict for t in r.tests} == {"TLE"} and r.score == 0
+    ran = [t for t in r.tests if t.time_s is not None]
+    assert [t.name for t in ran] == ["sample/01-identity-weights"] and "wall-clock" in ran[0].message
+    assert all(t.message.startswith("not run: an earlier test") for t in r.tests[1:])
