@@ -5,10 +5,10 @@ On the calibration machine, in the sandbox exactly as grading runs:
 * the speed probe is read many times, as found and again with two busy
   processes (a reading is what grading takes: the minimum CPU time of
   PROBE_GROUP runs of child.probe_workload in one sandbox worker); the
-  geometric middle of the fastest and the slowest reading becomes
-  `time_calibration.probe_time_s`, the unit that grader/judging/timing.py
-  scales limits by on other machines, and every reading must lie within its
-  noise band (timing.PROBE_BAND);
+  median of every reading becomes `time_calibration.probe_time_s`, the unit
+  that grader/judging/timing.py scales limits by on other machines, and the
+  median reading of each condition must lie within its noise band
+  (timing.PROBE_BAND);
 * every accepted submission is graded `repeats` times under a generous cap;
   per case the median CPU time is kept, and the slowest case of the slowest
   accepted submission is T_ac;
@@ -97,7 +97,7 @@ def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s:
     d = derive(accepted, tle, spec.time_calibration.safety_factor, spec.time_calibration.tle_margin)
     method = {"probe_readings": probe_runs, "probe_runs_per_reading": PROBE_GROUP,
               "probe_reading": "minimum CPU time of the runs in one worker",
-              "probe_time_s": "geometric middle of the fastest and slowest reading, as found and loaded",
+              "probe_time_s": "median of every reading, as found and loaded",
               "probe_band_factor": PROBE_BAND, "repeats": repeats,
               "accepted_cap_s": ac_cap, "tle_cap_s": cap,
               "safety_factor": spec.time_calibration.safety_factor,

@@ -1,7 +1,9 @@
 # Time Limit Exceeded: correct, but every output element of every matrix
-# product is its own np.dot call inside Python loops (about a million calls on
-# the ViT-Tiny case). Each call is fast; the interpreter overhead around a
-# million of them is what runs out of time. Passes every small case.
+# product is its own row-times-column product and sum inside Python loops
+# (about a million of each on the ViT-Tiny case). Each is fast; the interpreter
+# overhead around a million of them is what runs out of time (about 3x the
+# limit, so that even 1.5x the limit, where `verify` checks it, is well short).
+# Passes every small case.
 import math
 
 import numpy as np
@@ -11,7 +13,7 @@ def matmul(a, b):
     out = np.empty((a.shape[0], b.shape[1]))
     for i in range(a.shape[0]):
         for j in range(b.shape[1]):
-            out[i, j] = np.dot(a[i], b[:, j])
+            out[i, j] = (a[i] * b[:, j]).sum()
     return out
 
 
