@@ -89,7 +89,9 @@ def test_tests_at_least_as_large_as_a_timed_out_one_are_tle_without_running(bund
     r = grade(bundle, sub, GradeOptions(tests="sample", diagnose=False, scale_time=False))
     first, second, third = r.tests
     assert first.verdict == "WA" and first.time_s is not None            # ran, and keeps its own verdict
-    assert second.verdict == "TLE" and "judged twice" in second.message  # at the limit: run again
+    # At the CPU limit it is judged twice; on a machine so busy that the loop gets less than a
+    # quarter of a core, the wall clock stops it first: TLE either way.
+    assert second.verdict == "TLE" and ("judged twice" in second.message or "wall-clock" in second.message)
     assert third.verdict == "TLE" and third.time_s is None               # larger: reported, not run
     assert third.message == ("not run: an earlier test of this size or smaller (sample/02-two-heads) "
                              "exceeded the time limit")
