@@ -137,7 +137,7 @@ def main() -> int:
     out1 = runs[1][2]
     files = []
     for rec in sorted((out1 / ".batch").glob("*.json")):
-        if rec.name == "run.json":
+        if rec.name.startswith("_"):   # _run.json, not a student's record
             continue
         r = json.loads(rec.read_text())
         label, rel = r["source"].split(":", 1)

@@ -26,7 +26,7 @@ from grader.batch.layouts import MAX_METADATA, discover
 from grader.batch.outputs import load_report
 from grader.batch.seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs
-from grader.batch.state import RunKey, StudentRecord, load_record, load_run, save_record, save_run
+from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, load_run, save_record, save_run
 from grader.batch.summary import render_summary
 
 KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
@@ -66,7 +66,7 @@ def _folder(tmp: Path, report: object = GOOD, run: dict = RUN) -> Path:
     return tmp
 
 
-# --- a verdict JSON, a record or run.json read back from DIR --------------------------------
+# --- a verdict JSON, a record or _run.json read back from DIR --------------------------------
 
 HOSTILE_REPORTS = {
     "diagnosis is a list": {**GOOD, "diagnosis": [1]},
@@ -123,8 +123,8 @@ def test_a_symlinked_or_fifo_state_file_is_not_followed(tmp_path):
     (out / ".batch" / "alice.json").unlink()
     os.mkfifo(out / ".batch" / "alice.json")          # opened for reading, it would block for ever
     assert load_record(out, "alice") is None
-    os.unlink(out / ".batch" / "run.json")
-    os.symlink("/dev/zero", out / ".batch" / "run.json")
+    os.unlink(out / ".batch" / RUN_FILE)
+    os.symlink("/dev/zero", out / ".batch" / RUN_FILE)
     assert load_run(out) is None
 
 
@@ -286,3 +286,13 @@ def test_a_symlinked_state_folder_is_refused_or_replaced_never_written_through(t
             run_batch(open_bundle(ROOT), BatchOptions(inputs=(zip_path,), out=out))
     assert (elsewhere / "1" / "thesis.tex").read_text() == "years of work"
     assert sorted(p.name for p in elsewhere.rglob("*")) == ["1", "thesis.tex"]
+
+
+def test_a_student_named_run_does_not_overwrite_the_runs_description(tmp_path):
+    out = _folder(tmp_path)
+    save_record(out, _record("run"))            # run.py in a class folder is the student "run"
+    assert load_run(out) == RUN and load_record(out, "run") == _record("run")
+    d2 = _folder(tmp_path / "s2")
+    save_record(d2, _record("run"))
+    merged, _ = merge_dirs([d2], tmp_path / "merged")   # a merge still reads the run's description
+    assert [r.student for r in merged.rows] == ["alice"]

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from .finish import Outputs, write_outputs
 from .outputs import report_shape_ok
-from .state import (StateDirError, atomic_write, load_records, load_run, make_state_dirs, parse_json,
+from .state import (RUN_FILE, StateDirError, atomic_write, load_records, load_run, make_state_dirs, parse_json,
                     read_state, save_record, save_run, state_dir)
 
-# What must agree between shards (everything in run.json except the shard's own part).
+# What must agree between shards (everything in _run.json except the shard's own part).
 AGREE = ("bundle_id", "bundle_version", "grader_version", "tests", "secret_seed", "mode", "students",
          "groups", "refused", "ignored", "input_problems")
 
@@ -49,7 +49,7 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
     for d in dirs:
         run = load_run(d)
         if run is None:
-            raise ShardError(f"{d}: not a batch output folder (no readable {state_dir(d).name}/run.json, "
+            raise ShardError(f"{d}: not a batch output folder (no readable {state_dir(d).name}/{RUN_FILE}, "
                              "or one with fields of the wrong type)")
         runs.append((d, run))
     first_dir, first = runs[0]

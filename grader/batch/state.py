@@ -1,6 +1,6 @@
 """What a batch keeps in DIR/.batch/ so that it can resume, and shards can be merged.
 
-- run.json: how the batch was run (bundle, grader, tests, hidden-set seed,
+- _run.json: how the batch was run (bundle, grader, tests, hidden-set seed,
   local or Docker, the shard, and the full list of student ids);
 - <id>.json: one record per student: where the file came from, its sha256,
   the run key it was graded under, the grading time, whether it could be
@@ -13,7 +13,7 @@ version, tests, seed, mode).
 A DIR is read back as hostile (a resumed folder someone else could write to,
 a shard folder from another machine): every file is read through
 judging/paths.py (no symlink followed, no FIFO or device opened, a size
-bound), and a record or run.json whose fields have the wrong types is treated
+bound), and a record or _run.json whose fields have the wrong types is treated
 as missing, never as a crash further on.
 """
 from __future__ import annotations
@@ -30,8 +30,8 @@ from ..judging.verdict import VERDICTS
 from .ids import valid_id
 
 STATE_DIR = ".batch"
-RUN_FILE = "run.json"
-MAX_STATE_FILE = 16 << 20      # a record, a verdict JSON or run.json of a large class is far smaller
+RUN_FILE = "_run.json"   # "_": no student id starts with one (ids.valid_id), so no student "run" overwrites it
+MAX_STATE_FILE = 16 << 20      # a record, a verdict JSON or _run.json of a large class is far smaller
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def load_run(out: Path) -> dict | None:
     return data if isinstance(data, dict) and _run_typed(data) else None
 
 
-# run.json's fields and their types (the ones a resume, a merge or the summary reads).
+# _run.json's fields and their types (the ones a resume, a merge or the summary reads).
 _RUN_FIELDS = {"bundle_id": "str", "bundle_version": "str", "grader_version": "str", "tests": "str",
                "secret_seed": "int | None", "mode": "str", "shard": "str | None", "students": "list[str]",
                "shard_students": "list[str]", "students_in_shard": "int", "groups": "list[str]",
