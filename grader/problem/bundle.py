@@ -18,9 +18,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from .cases import PRACTICE_DIR, TestCase, load_cases
 from .spec import ProblemSpec, SpecError, load_spec
+
+if TYPE_CHECKING:   # cases imports NumPy: not at import time, so parsing the command line stays light
+    from .cases import TestCase
 
 SELECTIONS = ("sample", "practice", "all")
 
@@ -61,6 +64,7 @@ class Bundle:
 
     @property
     def practice_cases_dir(self) -> Path:
+        from .cases import PRACTICE_DIR
         return self.testcases / PRACTICE_DIR
 
     def group_names(self, which: str) -> tuple[str, ...]:
@@ -73,6 +77,7 @@ class Bundle:
 
     def case_sources(self, which: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """(folder under testcases/, groups) pairs read, in order, for a selection."""
+        from .cases import PRACTICE_DIR
         visible = self.group_names("sample")
         if which == "practice":
             hidden = tuple(g for g in self.group_names("all") if g not in visible)
@@ -81,6 +86,7 @@ class Bundle:
 
     def load_selection(self, which: str) -> list[TestCase]:
         """The published cases of a selection, in judging order (CaseFileError if one is broken)."""
+        from .cases import load_cases
         return [c for under, groups in self.case_sources(which)
                 for c in load_cases(self.testcases, groups, under)]
 
