@@ -20,80 +20,17 @@ import argparse
 import csv
 import json
 import os
-import re
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import batch_class as bc  # noqa: E402
+from batch_class import normalised  # noqa: E402
+from cpu_meter import CpuMeter  # noqa: E402
 
-TIME = re.compile(r"\d+(\.\d+)?(e-?\d+)? ?s\b")
-UID = re.compile(r"uid/gid \d+")
-
-
-def normalised(report: dict) -> str:
-    r = json.loads(json.dumps(report))
-    r["limits"] = None
-    for t in r["tests"]:
-        t["time_s"] = t["memory_mib"] = None
-        if t["verdict"] == "TLE":   # which limit fires first (CPU or wall clock) depends on the load
-            t["message"] = "TLE"
-    if r["verdict"] == "TLE":
-        r["summary"] = r["summary"].split("):")[0]
-    return UID.sub("uid", TIME.sub("<t>", json.dumps(r, sort_keys=True)))
-
-
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
-
-
-class CpuMeter:
-    """CPU time of a command and of everything it starts.
-
-    getrusage(RUSAGE_CHILDREN) misses a sandbox's zygote: it is killed together
-    with the `unshare` above it, so it is reaped by init, not by us. A cgroup
-    (v1 cpuacct, when we may make one) counts every process started inside it,
-    reaped by whoever. Without one, the rusage figure is printed as a lower bound."""
-
-    def __init__(self) -> None:
-        self.group = None
-        try:
-            group = CPUACCT / f"bench-batch-{os.getpid()}"
-            group.mkdir()
-            self.group = group
-        except OSError:
-            pass
-        self.how = "cgroup cpuacct" if self.group else "getrusage(RUSAGE_CHILDREN), a lower bound"
-
-    def _usage(self) -> float:
-        if self.group:
-            return int((self.group / "cpuacct.usage").read_text()) / 1e9
-        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return ru.ru_utime + ru.ru_stime
-
-    def run(self, cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
-        group = self.group
-
-        def enter() -> None:
-            if group:
-                (group / "cgroup.procs").write_text(str(os.getpid()))
-        cpu0, t0 = self._usage(), time.monotonic()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, preexec_fn=enter)
-        wall = time.monotonic() - t0
-        time.sleep(0.2)   # a killed zygote's last tick
-        return wall, self._usage() - cpu0, proc
-
-    def close(self) -> None:
-        if self.group:
-            try:
-                self.group.rmdir()
-            except OSError:
-                pass
 
 
 def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
@@ -120,9 +57,9 @@ def main() -> int:
     py = [sys.executable, "-m", "grader"]
     print(f"40 submissions in 3 layouts, --tests {args.tests}; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f} at the start", flush=True)
-    meter = CpuMeter()
-    timed = meter.run
-    print(f"CPU measured with {meter.how}", flush=True)
+    meter = CpuMeter("bench-batch")
+    timed = lambda cmd: meter.run(cmd, cwd=ROOT)  # noqa: E731
+    print(f"CPU measured with {meter.method}", flush=True)
     runs = {}
     for jobs in (1, 2):
         out = base / f"jobs{jobs}"

@@ -25,13 +25,14 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from cpu_meter import CpuMeter
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -52,46 +53,7 @@ for c in load_cases(b.testcases, b.group_names("all")):
 """
 
 
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
-
-
-class CpuMeter:
-    """CPU time of a whole process tree: a cgroup-v1 cpuacct group when we may make one
-    (root), else RUSAGE_CHILDREN, which misses processes that die unwaited (the grader
-    SIGKILLs its zygote, so its CPU time would be lost)."""
-
-    def __init__(self) -> None:
-        self.group: Path | None = None
-        try:
-            group = CPUACCT / f"bench-grade-{os.getpid()}"
-            group.mkdir()
-            self.group = group
-        except OSError:
-            pass
-
-    @property
-    def method(self) -> str:
-        return "cgroup cpuacct (whole process tree)" if self.group else "RUSAGE_CHILDREN (waited-for processes only)"
-
-    def read(self) -> float:
-        if self.group:
-            return int((self.group / "cpuacct.usage").read_text()) / 1e9
-        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return ru.ru_utime + ru.ru_stime
-
-    def enter(self) -> None:   # runs in the child between fork and exec
-        if self.group:
-            (self.group / "cgroup.procs").write_text(str(os.getpid()))
-
-    def close(self) -> None:
-        if self.group:
-            try:
-                self.group.rmdir()
-            except OSError:
-                pass
-
-
-METER = CpuMeter()
+METER = CpuMeter("bench-grade")
 
 
 def timed(cmd: list[str], ok=(0,)) -> tuple[float, float]:

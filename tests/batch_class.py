@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 import zipfile
 from dataclasses import dataclass
@@ -137,3 +138,30 @@ def write_files(folder: Path, students: list[Student]) -> dict[str, str]:
 def unreadable(path: Path) -> None:
     """Make `path` unreadable to its owner (ineffective for root, who reads anything)."""
     os.chmod(path, 0)
+
+
+TIME = re.compile(r"\d+(\.\d+)?(e-?\d+)? ?s\b")
+UID = re.compile(r"uid/gid \d+")   # each sandbox drops to a fresh random uid
+
+
+def normalised(report: dict) -> dict:
+    """A verdict JSON without its timings (CPU times, scaled limits, the probe, which of a TLE's
+    two limits fired first) and the sandbox's random uid."""
+    r = json.loads(json.dumps(report))
+    r["limits"] = None
+    for t in r["tests"]:
+        t["time_s"] = t["memory_mib"] = None
+        if t["verdict"] == "TLE":   # which limit fires first (CPU or wall clock) depends on the load
+            t["message"] = "TLE"
+    if r["verdict"] == "TLE":
+        r["summary"] = r["summary"].split("):")[0]
+
+    def strip(value):
+        if isinstance(value, str):
+            return UID.sub("uid/gid <n>", TIME.sub("<t>", value))
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items()}
+        return value
+    return strip(r)

@@ -16,7 +16,7 @@ import pytest
 
 import batch_class as bc
 from test_docker import engine, image  # noqa: F401 - the engine and image fixtures
-from test_batch_e2e import normalised
+from batch_class import normalised
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -20,35 +20,11 @@ from pathlib import Path
 import pytest
 
 import batch_class as bc
+from batch_class import normalised
 from conftest import ROOT, run_cli
 from grader.batch.api import BatchOptions, run_batch
 
 pytestmark = pytest.mark.slow
-TIME = re.compile(r"\d+(\.\d+)?(e-?\d+)? ?s\b")
-UID = re.compile(r"uid/gid \d+")   # each sandbox drops to a fresh random uid
-
-
-def normalised(report: dict) -> dict:
-    """A verdict JSON without its timings (CPU times, scaled limits, the probe, which of a TLE's
-    two limits fired first) and the sandbox's random uid."""
-    r = json.loads(json.dumps(report))
-    r["limits"] = None
-    for t in r["tests"]:
-        t["time_s"] = t["memory_mib"] = None
-        if t["verdict"] == "TLE":   # which limit fires first (CPU or wall clock) depends on the load
-            t["message"] = "TLE"
-    if r["verdict"] == "TLE":
-        r["summary"] = r["summary"].split("):")[0]
-
-    def strip(value):
-        if isinstance(value, str):
-            return UID.sub("uid/gid <n>", TIME.sub("<t>", value))
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items()}
-        return value
-    return strip(r)
 
 
 @pytest.fixture(scope="module")
