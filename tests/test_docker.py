@@ -45,6 +45,11 @@ WRONG_ANSWER = "import numpy as np\n\n" + SIGNATURE + "    return np.array(x, dt
 
 INFINITE_LOOP = "import numpy as np\n\n" + SIGNATURE + "    while True:\n        pass\n"
 
+# 1.5 s per test, under the 4 s wall-clock limit: all 34 tests need > 50 s whatever the load, so a
+# wrapper timeout of 4 s always fires mid-grading. (An infinite loop no longer can: after its first
+# TLE the larger tests are reported without being run, and the grading ends in about 3 s.)
+SLOW_BUT_IN_TIME = "import time\nimport numpy as np\n\n" + SIGNATURE + "    time.sleep(1.5)\n    return x\n"
+
 MEMORY_BOMB = "import numpy as np\n\n" + SIGNATURE + textwrap.indent(textwrap.dedent("""\
     hog = []
     while True:
@@ -327,7 +332,7 @@ def test_infinite_loop_is_tle_and_leaves_no_container(image, workdir):
 def test_wrapper_timeout_removes_the_container(image, workdir):
     """`timeout docker run` alone would leave the container running."""
     name = f"vit-test-timeout-{uuid.uuid4().hex[:10]}"
-    run = run_wrapper(image, put(workdir, INFINITE_LOOP), GRADE_CONTAINER_NAME=name, GRADE_TIMEOUT="4")
+    run = run_wrapper(image, put(workdir, SLOW_BUT_IN_TIME), GRADE_CONTAINER_NAME=name, GRADE_TIMEOUT="4")
     assert run.status == 2
     assert "longer than GRADE_TIMEOUT=4 s" in run.stderr
     assert run.stdout == ""
