@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
+from .sandbox.startup import pin_single_threaded_blas
 from .problem.bundle import Bundle, BundleError, open_bundle
 from .judging.source import SubmissionUnreadable
 from .platforms.formats import EXPORT_PLATFORMS, PLATFORM_FORMATS
@@ -326,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS: dict[str, Callable] = {}
 
 def main(argv: list[str] | None = None) -> int:
+    pin_single_threaded_blas()   # before NumPy is imported: the same rounding on every machine
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -48,10 +48,8 @@ def add_parsers(sub, batch: Callable, merge: Callable) -> None:
 
 def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], int]) -> int:
     """Run `batch`; raises BatchError for exit status 2."""
-    # Single-threaded BLAS in the batch and its grading processes (the sandboxes set it
-    # themselves): --jobs N processes each running N BLAS threads would only fight.
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
+    # --jobs N processes each running N BLAS threads would only fight; cli.main has already
+    # pinned single-threaded BLAS (sandbox/startup.py) for this process and its children.
     from . import api
     from .progress import ProgressLine
     from .runner import Interrupted
