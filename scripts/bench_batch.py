@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Benchmark `batch`: --jobs 1 against --jobs 2 on a 40-submission class, and against `grade` per file.
 
-    python scripts/bench_batch.py [--tests all|sample] [--keep DIR]
+    python scripts/bench_batch.py [--tests all|sample] [--repeats 3] [--keep DIR]
 
 The class (tests/batch_class.py): every accepted file, every catalogue
 mistake, a syntax error, a crash, an infinite loop, a memory bomb, a notebook
 and an unreadable (binary) file, 40 in all, split over three LMS layouts (a
 Moodle zip, a Canvas folder, a Gradescope export). The script runs, in one
-go: the batch with --jobs 1, the batch with --jobs 2, and `python -m grader
-grade --json -` once per file; then prints wall time, CPU time per submission
+go: the batch with --jobs 1 and with --jobs 2, alternately, REPEATS times
+each (a fresh output folder every time), and `python -m grader grade --json -`
+once per file; then prints the median wall time (and range), CPU time per submission
 (this process's children: the batch, its grading processes and every sandbox)
 and the speed-up side by side, checks that every student's verdict JSON
 equals `grade`'s on the same file (apart from timings and the sandbox's
@@ -21,6 +22,7 @@ import csv
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -37,7 +39,7 @@ def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
     """The class in three layouts; returns the inputs and, per file, a copy to give `grade`."""
     students = bc.full_class()
     assert len(students) == 40, len(students)
-    thirds = [students[:14], students[14:27], students[27:]]
+    thirds = [students[0::3], students[1::3], students[2::3]]   # each layout gets a mix
     bc.write_moodle_zip(base / "moodle.zip", thirds[0])
     bc.write_canvas(base / "canvas", thirds[1])
     bc.write_gradescope(base / "gradescope", thirds[2])
@@ -47,6 +49,7 @@ def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tests", choices=("all", "sample"), default="all")
+    ap.add_argument("--repeats", type=int, default=3, metavar="N", help="batch runs per --jobs value (median)")
     ap.add_argument("--keep", metavar="DIR", help="keep the class and the outputs in DIR")
     args = ap.parse_args()
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-batch-"))
@@ -60,16 +63,23 @@ def main() -> int:
     meter = CpuMeter("bench-batch")
     timed = lambda cmd: meter.run(cmd, cwd=ROOT)  # noqa: E731
     print(f"CPU measured with {meter.method}", flush=True)
+    samples: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
     runs = {}
+    for rep in range(max(1, args.repeats)):
+        for jobs in (1, 2):
+            out = base / f"jobs{jobs}-{rep}"
+            wall, cpu, proc = timed([*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs),
+                                     "--tests", args.tests])
+            if proc.returncode not in (0, 1):
+                print(proc.stderr, file=sys.stderr)
+                return 2
+            samples[jobs].append((wall, cpu))
+            runs[jobs] = (wall, cpu, out)
+            print(f"  batch --jobs {jobs} (run {rep + 1}): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
     for jobs in (1, 2):
-        out = base / f"jobs{jobs}"
-        wall, cpu, proc = timed([*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs),
-                                 "--tests", args.tests])
-        if proc.returncode not in (0, 1):
-            print(proc.stderr, file=sys.stderr)
-            return 2
-        runs[jobs] = (wall, cpu, out)
-        print(f"  batch --jobs {jobs}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+        walls = sorted(w for w, _ in samples[jobs])
+        cpus = sorted(c for _, c in samples[jobs])
+        runs[jobs] = (statistics.median(walls), statistics.median(cpus), runs[jobs][2], walls)
     # `grade` on every graded file, from the batch's own record of where each came from
     out1 = runs[1][2]
     files = []
@@ -96,14 +106,20 @@ def main() -> int:
             different.append(student)
     print(f"  grade, once per file: {wall_grade:.1f} s wall, {cpu_grade:.1f} s CPU", flush=True)
     rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8").splitlines()))
-    (w1, c1, _), (w2, c2, _) = runs[1], runs[2]
+    (w1, c1, _, r1), (w2, c2, _, r2) = runs[1], runs[2]
     n = len(files)
     print()
     print(f"| {'':28} | {'batch --jobs 1':>15} | {'batch --jobs 2':>15} | {'grade per file':>15} |")
     print(f"|{'-' * 30}|{'-' * 17}|{'-' * 17}|{'-' * 17}|")
-    print(f"| {'wall time (s)':28} | {w1:15.1f} | {w2:15.1f} | {wall_grade:15.1f} |")
+    print(f"| {'wall time, median (s)':28} | {w1:15.1f} | {w2:15.1f} | {wall_grade:15.1f} |")
+    span = lambda r: f"{r[0]:.1f}-{r[-1]:.1f}"  # noqa: E731
+    print(f"| {'wall time, range (s)':28} | {span(r1):>15} | {span(r2):>15} | {'(one run)':>15} |")
     print(f"| {'speed-up over --jobs 1':28} | {1.0:15.2f} | {w1 / w2:15.2f} | {w1 / wall_grade:15.2f} |")
     print(f"| {'CPU per submission (s)':28} | {c1 / n:15.2f} | {c2 / n:15.2f} | {cpu_grade / n:15.2f} |")
+    paired = sorted(a / b for (a, _), (b, _) in zip(samples[1], samples[2]))
+    print()
+    print(f"speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
+          + ", ".join(f"{x:.2f}" for x in paired) + f"; median {statistics.median(paired):.2f}")
     print()
     print(f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
           + (f" (different: {', '.join(different)})" if different else ""))

@@ -61,11 +61,27 @@ def small_class() -> list[Student]:
 
 
 def full_class() -> list[Student]:
-    """The 40 of the benchmark: every accepted file, every catalogue mistake, and the rest."""
+    """The 40 of the benchmark (issue 11's mix): every accepted file, one file per
+    catalogue mistake, a combined and an unknown mistake, two compile errors, two
+    crashes, an infinite loop, a sleeper, a memory bomb, a notebook and a binary file."""
+    from grader.feedback.mistakes import CATALOGUE
     out = [Student(f"ac-{p.stem}", p.read_bytes()) for p in sorted((SUBMISSIONS / "accepted").glob("*.py"))]
-    out += [Student(f"wa-{p.stem}", p.read_bytes()) for p in sorted((SUBMISSIONS / "wrong_answer").glob("*.py"))]
-    out += [s for s in small_class() if s.key not in ("correct", "erf")]
-    return out[:40]
+    out += [Student(f"wa-{m}", sub("wrong_answer", m)) for m in sorted(CATALOGUE)]
+    out += [Student("wa-combined", sub("wrong_answer", "combined_erf_gelu_eps_zero")),
+            Student("wa-unknown", sub("wrong_answer", "unknown_rms_norm")),
+            Student("ce-syntax", sub("compile_error", "syntax_error")),
+            Student("ce-missing", sub("compile_error", "missing_function")),
+            Student("re-exception", sub("run_time_error", "exception")),
+            Student("re-segfault", sub("run_time_error", "segfault")),
+            Student("tle-loop", sub("time_limit_exceeded", "infinite_loop")),
+            Student("tle-sleep", sub("time_limit_exceeded", "sleep")),
+            Student("bomb", MEMORY_BOMB.encode()),
+            Student("notebook", notebook(sub("accepted", "einsum_style").decode()).encode(), ".ipynb"),
+            Student("binary", b"\x00\x01\x02not python\xff\xfe")]
+    if len(out) != 40:
+        raise AssertionError(f"the benchmark class has {len(out)} students, not 40: "
+                             "the catalogue or submissions/ changed; rebalance full_class")
+    return out
 
 
 def write_moodle_zip(path: Path, students: list[Student], start: int = 0) -> dict[str, str]:
