@@ -16,7 +16,7 @@ from conftest import ROOT
 from grader.batch.finish import write_outputs
 from grader.batch.outputs import cell
 from grader.batch.shards import ShardError, parse_shard, select
-from grader.batch.similarity import fingerprint, normalise, similar_pairs, windows
+from grader.batch.similarity import fingerprint, identical_groups, normalise, similar_pairs, windows
 from grader.batch.state import RunKey, StudentRecord, load_record, reusable, save_record
 
 GOLDEN = ROOT / "tests" / "golden" / "batch"
@@ -104,6 +104,47 @@ def test_similarity_sees_through_renaming_comments_and_layout():
             prints[p.stem] = fingerprint(p.read_text(), starter)
     pairs = similar_pairs(prints)
     assert [(p.a, p.b) for p in pairs] == [("copy", "orig")] and pairs[0].score == 1.0
+
+
+def _renamed(src: str, k: int) -> str:
+    """`src` with its local names and comments changed (what a copier does), differently per k."""
+    out = re.sub(r"#[^\n]*", f"# written by student {k}", src)
+    for old in ("scores", "weights", "x"):
+        out = re.sub(rf"\b{old}\b", f"{old}_{k}", out)
+    return out
+
+
+def test_a_solution_most_of_the_class_copied_is_still_flagged():
+    # 7 of 10 hand in the same code, renamed: every window of theirs is in more than half of the
+    # class, so the boilerplate filter alone would drop them all and flag nobody.
+    src = (ROOT / "submissions" / "accepted" / "vectorised_matmul.py").read_text()
+    starter = windows((ROOT / "starter" / "solution.py").read_text())
+    prints = {f"copier{k}": fingerprint(_renamed(src, k), starter) for k in range(7)}
+    for name in ("einsum_style", "per_head_loop", "slow_loops"):
+        prints[name] = fingerprint((ROOT / "submissions" / "accepted" / f"{name}.py").read_text(), starter)
+    pairs = similar_pairs(prints)
+    copiers = sorted(s for s in prints if s.startswith("copier"))
+    assert identical_groups(prints) == [copiers]
+    assert {(p.a, p.b) for p in pairs} == {(a, b) for i, a in enumerate(copiers) for b in copiers[i + 1:]}
+    assert all(p.score == 1.0 for p in pairs)
+
+
+def test_the_summary_names_a_copied_group_once(tmp_path):
+    records = _class(tmp_path)
+    copied = list(range(900, 940))
+    for sid in ("frank", "grace", "heidi"):
+        rec = StudentRecord(sid, f"class.zip:{sid}/solution.py", "moodle", sid, False, "f" * 64, KEY, 1.0,
+                            True, "", "AC", copied)
+        save_record(tmp_path, rec)
+        records.append(rec)
+        (tmp_path / f"{sid}.json").write_text(json.dumps(_report("AC", 12)))
+    outputs = write_outputs(tmp_path, dict(RUN, students_in_shard=9), records)
+    lines = outputs.summary.splitlines()
+    assert "- 3 students handed in the same code (after normalising): frank, grace, heidi" in lines
+    assert not [line for line in lines if line.startswith("| frank |") or line.startswith("| grace |")]
+    assert "| alice | carol |" in outputs.summary   # a near-identical pair outside the group is still a row
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
+    assert rows["frank"]["similar_to"] == "grace;heidi" and float(rows["frank"]["similarity"]) == 1.0
 
 
 def test_similarity_tolerates_broken_code():

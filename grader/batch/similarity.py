@@ -9,7 +9,10 @@ overlapping 8-token windows, hashed (blake2b, so the same on every machine and
 in every shard); windows that also occur in the starter file, or in more than
 half of a class of 6 or more, are boilerplate and dropped. Two submissions'
 score is the Jaccard index of their window sets; pairs at or above
-THRESHOLD are reported.
+THRESHOLD are reported. Submissions whose window sets are identical before
+that filter (the same code after normalising) are always reported, at 1.0:
+otherwise a solution that most of a class copied would be all boilerplate
+and flag nobody.
 
 It does not catch: the same idea rewritten (einsum for matmul, a loop for a
 vectorised line), reordered independent statements beyond a few windows,
@@ -89,8 +92,20 @@ def fingerprint(source: str, starter: set[int] = frozenset()) -> list[int]:
     return sorted(windows(source) - set(starter))
 
 
+def identical_groups(prints: dict[str, list[int]]) -> list[list[str]]:
+    """Students whose fingerprints are the same (at least MIN_WINDOWS windows), two or more
+    to a group: each group sorted, largest group first."""
+    by_print: dict[frozenset, list[str]] = {}
+    for student in sorted(prints):
+        windows_ = frozenset(prints[student])
+        if len(windows_) >= MIN_WINDOWS:
+            by_print.setdefault(windows_, []).append(student)
+    return sorted((g for g in by_print.values() if len(g) > 1), key=lambda g: (-len(g), g))
+
+
 def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) -> list[Pair]:
-    """Pairs of students whose fingerprints overlap at least `threshold`, highest first."""
+    """Pairs of students whose fingerprints overlap at least `threshold`, or are identical, highest first."""
+    identical = {(a, b) for g in identical_groups(prints) for a, b in combinations(g, 2)}
     sets = {s: set(p) for s, p in prints.items()}
     if len(sets) >= 6:
         counts: dict[int, int] = {}
@@ -108,8 +123,8 @@ def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) ->
     for owners in index.values():
         if len(owners) <= 50:   # a window shared by very many is boilerplate, not evidence
             candidates.update(combinations(owners, 2))
-    pairs = []
-    for a, b in candidates:
+    pairs = [Pair(a, b, 1.0) for a, b in identical]
+    for a, b in candidates - identical:
         inter = len(sets[a] & sets[b])
         score = inter / len(sets[a] | sets[b])
         if score >= threshold:

@@ -13,7 +13,7 @@ from statistics import mean, median
 
 from ..judging.verdict import VERDICTS, VERDICT_NAMES
 from .outputs import Row
-from .similarity import Pair
+from .similarity import Pair, identical_groups
 
 SLOWEST = 5
 TOP_MISTAKES = 10
@@ -94,11 +94,19 @@ def render_summary(rows: list[Row], pairs: list[Pair], run: dict) -> str:
     for problem in run.get("input_problems", []):
         out.append(f"- input refused: {_md(problem)}")
     out += ["", "## Similar submissions", ""]
+    groups = [g for g in identical_groups({r.student: r.record.fingerprint for r in rows}) if len(g) > 2]
+    grouped = {s: i for i, g in enumerate(groups) for s in g}
+    shown = [p for p in pairs if p.a not in grouped or grouped.get(p.b) != grouped[p.a]]
     if pairs:
         out += ["Near-identical after normalising names, literals and layout (see docs/batch.md for what "
-                "this does not catch): a reason to look, not a verdict.", "",
-                "| student | student | similarity |", "|---|---|---:|"]
-        out += [f"| {_md(p.a)} | {_md(p.b)} | {p.score:.2f} |" for p in pairs]
+                "this does not catch): a reason to look, not a verdict.", ""]
+        out += [f"- {len(g)} students handed in the same code (after normalising): "
+                + ", ".join(_md(s) for s in g) for g in groups]
+        if groups and shown:
+            out.append("")
+        if shown:
+            out += ["| student | student | similarity |", "|---|---|---:|"]
+            out += [f"| {_md(p.a)} | {_md(p.b)} | {p.score:.2f} |" for p in shown]
     else:
         out.append("no pair above the threshold")
     refused = run.get("refused", [])
