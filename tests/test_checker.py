@@ -7,6 +7,7 @@ must carry (wording may change; the facts may not).
 from __future__ import annotations
 
 import signal
+from dataclasses import replace
 import numpy as np
 import pytest
 
@@ -238,6 +239,22 @@ def test_sigkill_at_the_hard_cpu_limit_is_tle():
     # RLIMIT_CPU's hard limit (soft + 1 s) kills with SIGKILL when SIGXCPU was caught.
     d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGKILL, cpu_s=2.0))
     assert (d.verdict, d.check) == ("TLE", "limits")
+
+
+@pytest.mark.parametrize("cpu_s", [1.9968, 1.999999, 1.6])
+def test_sigkill_read_a_hair_under_the_hard_cpu_limit_is_still_tle(cpu_s):
+    # rusage read the hard limit's kill as 1.99x s in 1 of 10 gradings: it was MLE by rounding.
+    d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGKILL, cpu_s=cpu_s))
+    assert (d.verdict, d.check) == ("TLE", "limits")
+
+
+def test_the_hard_limit_line_follows_the_scaled_cpu_limit():
+    # a limit of 1.36 s: soft 2 s, hard 3 s; a kernel kill at 2.2 s is not the CPU limit's
+    ctx = replace(CTX, cpu_limit_s=1.36)
+    assert child.cpu_rlimit(1.36) == (2, 3) and child.cpu_rlimit(1.0) == (1, 2)
+    kill = dict(status="no_result", exit_code=None, signal=signal.SIGKILL)
+    assert limit_problem(outcome(cpu_s=2.2, **kill), ctx, True).verdict == "MLE"
+    assert limit_problem(outcome(cpu_s=2.999, **kill), ctx, True).verdict == "TLE"
 
 
 def test_the_wall_clock_kill_decides_before_memory():

@@ -110,14 +110,23 @@ def load_problem(out: RunOutcome, ctx: RunContext, show_detail: bool = True) -> 
     return None
 
 
+# How far under RLIMIT_CPU's hard limit a run that it killed may read: rusage and the
+# kernel's limit check do not count alike to the millisecond; half a second is far more.
+HARD_KILL_SLACK_S = 0.5
+
+
 def _killed_for_memory(out: RunOutcome, ctx: RunContext) -> bool:
     """SIGKILL that neither we nor the CPU limit sent: the kernel's OOM killer (or a cgroup's).
 
-    RLIMIT_CPU's hard limit also sends SIGKILL, but only at a whole second past
-    the soft limit (which is at least the CPU limit), so a kill below limit + 1 s
-    of CPU time cannot be the CPU limit's."""
+    RLIMIT_CPU's hard limit also sends SIGKILL, a whole second after SIGXCPU at
+    the soft limit (the CPU limit in whole seconds). A run it killed reads as
+    the hard limit's CPU time or a hair under it, so the line is drawn
+    HARD_KILL_SLACK_S below: drawn at the hard limit itself (limit + 1 s), the
+    same run was TLE or MLE by rounding (1 of 10 gradings of a busy-wait inside
+    a SIGXCPU handler came out MLE in scripts/stability.py)."""
+    _soft, hard = child.cpu_rlimit(ctx.cpu_limit_s)
     return (out.signal == signal.SIGKILL and out.killed_by is None
-            and out.cpu_s < ctx.cpu_limit_s + 1.0)
+            and out.cpu_s < hard - HARD_KILL_SLACK_S)
 
 
 def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decision | None:

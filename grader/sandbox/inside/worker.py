@@ -24,11 +24,18 @@ def _vm_size_bytes():
         return 0
 
 
+def cpu_rlimit(cpu_limit_s):
+    """RLIMIT_CPU (soft, hard) in whole seconds: SIGXCPU at the soft limit, SIGKILL at the hard.
+    The checker uses the soft limit to tell the hard limit's SIGKILL from the kernel's OOM kill."""
+    soft = max(1, int(cpu_limit_s + 0.999))
+    return soft, soft + 1
+
+
 def _apply_rlimits(job):
     import resource
-    cpu = max(1, int(job["cpu_limit_s"] + 0.999))
+    cpu, cpu_hard = cpu_rlimit(job["cpu_limit_s"])
     limits = [
-        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_CPU, (cpu, cpu_hard)),
         (resource.RLIMIT_CORE, (0, 0)),
         (resource.RLIMIT_FSIZE, (0, 0)),
         (resource.RLIMIT_NOFILE, (16, 16)),
@@ -53,7 +60,7 @@ def _apply_rlimits(job):
             applied.append(item[0])
         except (ValueError, OSError):
             pass
-    return len(applied) >= 6, f"cpu {cpu}s (hard {cpu + 1}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, no files, core 0"
+    return len(applied) >= 6, f"cpu {cpu}s (hard {cpu_hard}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, no files, core 0"
 
 
 def _drop_privileges(uid):
