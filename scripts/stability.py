@@ -3,8 +3,9 @@
 
 Grades every file under submissions/ (on all tests) and the sandbox's memory,
 fork and time bombs from tests/test_sandbox_adversarial.py (on the samples)
-RUNS times each, first as the machine is, then again with two busy processes
-(`yes > /dev/null`, started and stopped by this script, by PID). Each grading
+RUNS times each, as the machine is and with two busy processes (`yes >
+/dev/null`, started and stopped by this script, by PID), the two conditions
+alternating run by run. Each grading
 is a real one (library call, fresh zygote, its own speed probe, the problem's
 limits). Prints, per condition, every file whose verdicts were not all the
 same, and the effective CPU limit (median, range) that grading used, then
@@ -99,16 +100,26 @@ def main() -> int:
             path.write_text(source, encoding="utf-8")
             jobs.append((name, path, GradeOptions(tests="sample", diagnose=False), samples))
         jobs = [j for j in jobs if args.only in j[0]]
-        results = {}
-        for label, ctx in (("as found", None), (f"with {args.busy} busy processes", Busy(args.busy))):
-            start, load = time.monotonic(), os.getloadavg()[0]
-            if ctx is None:
-                results[label] = run_condition(bundle, jobs, args.runs)
-            else:
-                with ctx:
-                    results[label] = run_condition(bundle, jobs, args.runs)
-            results[label]["load"] = (load, os.getloadavg()[0])
-            results[label]["seconds"] = time.monotonic() - start
+        labels = ("as found", f"with {args.busy} busy processes")
+        results = {label: {"verdicts": {}, "limits": [], "seconds": 0.0, "loads": []} for label in labels}
+        # Alternating, one run of every file per condition at a time: the host's own slow and fast
+        # phases (minutes long here) then fall on both conditions alike instead of on one of them.
+        for _ in range(args.runs):
+            for label in labels:
+                res = results[label]
+                start = time.monotonic()
+                res["loads"].append(os.getloadavg()[0])
+                if label == labels[0]:
+                    one = run_condition(bundle, jobs, 1)
+                else:
+                    with Busy(args.busy):
+                        one = run_condition(bundle, jobs, 1)
+                for name, verdicts in one["verdicts"].items():
+                    res["verdicts"].setdefault(name, []).extend(verdicts)
+                res["limits"] += one["limits"]
+                res["seconds"] += time.monotonic() - start
+        for res in results.values():
+            res["load"] = (min(res["loads"]), max(res["loads"]))
 
     nominal = bundle.spec.limits.time_per_test_s
     n_subs = sum(j[3] is all_cases for j in jobs)
@@ -120,7 +131,7 @@ def main() -> int:
         all_same &= not flips
         lim = res["limits"]
         medians[label] = statistics.median(lim)
-        print(f"\n{label} (load average {res['load'][0]:.1f} at the start, {res['load'][1]:.1f} at the end; "
+        print(f"\n{label} (load average {res['load'][0]:.1f}-{res['load'][1]:.1f} at the starts of its runs; "
               f"{res['seconds']:.0f} s)")
         print(f"  verdicts: {'identical in every run' if not flips else f'{len(flips)} files flipped'}")
         for n, c in sorted(flips.items()):
