@@ -27,8 +27,8 @@ def test_it_holds_every_accepted_file_and_every_catalogue_mistake():
 
 def test_it_holds_the_kinds_that_are_not_wrong_answers():
     students = {s.key: s for s in bc.full_class()}
-    for kind in ("ce-syntax", "ce-missing", "re-exception", "re-segfault", "tle-loop", "tle-sleep", "bomb",
-                 "binary"):
+    for kind in ("syntax", "ce-missing", "crash", "re-segfault", "loop", "tle-sleep", "bomb", "binary",
+                 "wa-combined", "wa-unknown"):
         assert kind in students, kind
     assert students["notebook"].suffix == ".ipynb"
     assert b"\x00" in students["binary"].content
