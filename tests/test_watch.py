@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 from grader.report.watch import CLEAR, file_state, watch
 
@@ -22,10 +24,28 @@ STARTER = ROOT / "starter" / "solution.py"
 PATIENCE_S = 120          # generous: a busy machine grades slowly; never a timing assertion
 
 
-def _start(path: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", *extra],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "COLUMNS": "80"})
+def _default_sigint() -> None:
+    # A test runner started in the background of a script inherits SIGINT ignored, and so would
+    # the watch: the real Ctrl-C of a terminal is the default disposition, so test that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def started():
+    """Start `watch` subprocesses; whatever a test does, none outlives it."""
+    procs: list[subprocess.Popen] = []
+
+    def start(path: Path, *extra: str) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", *extra],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "COLUMNS": "80"}, preexec_fn=_default_sigint)
+        procs.append(proc)
+        return proc
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
 
 
 def _read_until(proc: subprocess.Popen, marker: str, seen: list[str]) -> str:
@@ -57,10 +77,10 @@ def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
-def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path):
+def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path, started):
     path = tmp_path / "my_block.py"
     path.write_text(STARTER.read_text(encoding="utf-8"), encoding="utf-8")
-    proc = _start(path)
+    proc = started(path)
     seen: list[str] = []
     first = _read_until(proc, "Ctrl-C to stop", seen)
     assert "RE  Run-Time Error" in first and "practice tests" in first
@@ -74,9 +94,9 @@ def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path):
     assert "Traceback" not in err + out and "KeyboardInterrupt" not in err
 
 
-def test_watch_waits_for_a_missing_file_then_grades_it(tmp_path):
+def test_watch_waits_for_a_missing_file_then_grades_it(tmp_path, started):
     path = tmp_path / "later.py"
-    proc = _start(path, "--tests", "sample")
+    proc = started(path, "--tests", "sample")
     seen: list[str] = []
     assert "does not exist (yet)" in _read_until(proc, "Ctrl-C to stop", seen)
     _save(path, ACCEPTED.read_text(encoding="utf-8"))
