@@ -26,7 +26,7 @@ def _vm_size_bytes():
 
 def cpu_rlimit(cpu_limit_s):
     """RLIMIT_CPU (soft, hard) in whole seconds: SIGXCPU at the soft limit, SIGKILL at the hard.
-    The checker uses the soft limit to tell the hard limit's SIGKILL from the kernel's OOM kill."""
+    The checker uses the hard limit to tell its SIGKILL from the kernel's OOM kill."""
     soft = max(1, int(cpu_limit_s + 0.999))
     return soft, soft + 1
 
