@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 GRACE_S = 5.0
-MAX_RESULT = 1 << 20
+# A result carries the similarity fingerprint: about 0.5 MiB for the most varied 64 KiB source.
+MAX_RESULT = 4 << 20
 
 
 class Interrupted(Exception):
@@ -88,6 +89,7 @@ def _killpg(pgid: int, sig: int) -> None:
 def _reap(pid: int, timeout: float) -> bool:
     """Wait up to `timeout` for `pid` to end; True once it is reaped."""
     deadline = time.monotonic() + timeout
+    pause = 0.0005   # a child that closed its pipe is usually gone within a millisecond
     while True:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
@@ -97,7 +99,8 @@ def _reap(pid: int, timeout: float) -> bool:
             return True
         if time.monotonic() >= deadline:
             return False
-        time.sleep(0.02)
+        time.sleep(pause)
+        pause = min(0.02, pause * 2)
 
 
 def stop_children(pids: Sequence[int], grace_s: float = GRACE_S) -> None:
@@ -190,21 +193,8 @@ def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict], jobs: int, t
 def _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running) -> None:
     try:
         while pending or running:
-            while pending and len(running) < max(1, jobs):
-                index = pending.pop(0)
-                r, w = os.pipe()
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    os.close(r)
-                    _child(work, tasks[index], w)
-                os.close(w)
-                try:
-                    os.setpgid(pid, pid)   # also here: no window in which Ctrl-C reaches the child
-                except OSError:
-                    pass
-                running[r] = _Running(index, pid, r, time.monotonic(), bytearray())
+            _fill(tasks, work, jobs, pending, running)
+            finished = []
             ready, _, _ = select.select(list(running), [], [], 0.25)
             for fd in ready:
                 run = running[fd]
@@ -216,6 +206,10 @@ def _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running) -> N
                     continue
                 os.close(fd)
                 del running[fd]
+                finished.append(run)
+            # The free slots get their next task before this process does any bookkeeping.
+            _fill(tasks, work, jobs, pending, running)
+            for run in finished:
                 _reap(run.pid, 60.0)
                 on_done(run.index, _decode(run.data))
             now = time.monotonic()
@@ -231,6 +225,25 @@ def _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running) -> N
         for fd in list(running):
             os.close(fd)
         raise
+
+
+def _fill(tasks, work, jobs, pending, running) -> None:
+    """Start pending tasks until `jobs` are running."""
+    while pending and len(running) < max(1, jobs):
+        index = pending.pop(0)
+        r, w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            _child(work, tasks[index], w)
+        os.close(w)
+        try:
+            os.setpgid(pid, pid)   # also here: no window in which Ctrl-C reaches the child
+        except OSError:
+            pass
+        running[r] = _Running(index, pid, r, time.monotonic(), bytearray())
 
 
 def _decode(data: bytes) -> dict:
