@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
+from .sandbox.early import Spawned
 from .sandbox.startup import pin_single_threaded_blas
 from .problem.bundle import Bundle, BundleError, open_bundle
 from .judging.source import SubmissionUnreadable
@@ -67,7 +68,7 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
                            within=Path(args.within) if args.within else None)
     started = time.monotonic()
     try:
-        report = grade(bundle, Path(args.submission), options)
+        report = grade(bundle, Path(args.submission), options, zygote=args.early_zygote)
     except SubmissionUnreadable as exc:
         if args.format != "native":
             _write_output(dest, render_platform_error(args.format, bundle, Path(args.submission), str(exc)))
@@ -326,10 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS: dict[str, Callable] = {}
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
+    """Run one command; `zygote` is a sandbox process __main__ started for it (sandbox/early.py)."""
     pin_single_threaded_blas()   # before NumPy is imported: the same rounding on every machine
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.early_zygote = zygote
     try:
         bundle = open_bundle(Path(args.bundle) if args.bundle else None)
         return args.func(args, bundle)

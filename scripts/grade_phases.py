@@ -27,6 +27,9 @@ ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_N
 PROBE = r"""
 import json, sys, time
 t0 = time.perf_counter()
+from grader.sandbox.early import early_zygote   # as grader/__main__.py does, before the rest
+zygote = early_zygote(["grade"])
+spawned = time.perf_counter() - t0
 from grader import cli
 from grader.sandbox import launcher
 from grader.judging import judge as J
@@ -55,11 +58,15 @@ for obj, name, key in ((launcher.Sandbox, "begin", "launch the zygote (begin)"),
 sys.argv = ["grader", "grade", sys.argv[1], "--tests", sys.argv[2], "--json", "/dev/null"]
 t1 = time.perf_counter()
 try:
-    cli.main()
+    cli.main(zygote=zygote)
 except SystemExit:
     pass
+finally:
+    if zygote is not None:
+        zygote.close()
 T["(total after the imports)"] = [1, time.perf_counter() - t1, 0.0]
-T["(grader imports)"] = [1, imported, 0.0]
+T["(grader imports, the zygote starting meanwhile)"] = [1, imported - spawned, 0.0]
+T["(start the zygote's process: sandbox/early.py)"] = [1, spawned, 0.0]
 sys.stderr.write("PHASES " + json.dumps(T) + "\n")
 """
 

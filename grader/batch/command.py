@@ -74,7 +74,7 @@ def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], 
                             tests=tests, secret_seed=seed, random_seed=random_seed, docker=args.docker,
                             image=args.image, shard=shard, isolation=args.isolation, progress=line)
     try:
-        result = api.run_batch(bundle, opts)
+        result = api.run_batch(bundle, opts, zygote=getattr(args, "early_zygote", None))
     except api.BatchError as exc:
         raise BatchError(str(exc)) from None
     except Interrupted as exc:

@@ -16,9 +16,9 @@ from .diagnose import diagnose
 
 
 def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
-          cases: list[TestCase] | None = None) -> GradeReport:
+          cases: list[TestCase] | None = None, zygote: Spawned | None = None) -> GradeReport:
     """Judge `path` (see judging.judge.judge) and, unless options.diagnose is off, diagnose it."""
-    judged = judge(bundle, path, options, cases)
+    judged = judge(bundle, path, options, cases, zygote)
     if not options.diagnose:
         return judged.report
     return diagnose(judged.report, bundle, judged.cases, judged.returned)

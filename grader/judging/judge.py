@@ -33,6 +33,7 @@ from .checker import Decision, RunContext, decide, limit_problem, load_problem
 from .hidden import hidden_memory, hidden_time
 from ..sandbox import child
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox, SandboxError, make_parent_nondumpable
+from ..sandbox.early import Spawned
 from ..sandbox.records import RunOutcome, SandboxLimits
 from .source import StaticCheck, Submission, read_submission, static_check
 from ..problem.spec import ProblemSpec
@@ -108,8 +109,9 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
     return cases
 
 
-def probe_step(bundle: Bundle, options: GradeOptions) -> float:
-    """The speed probe, measured once in a sandbox like a submission's, for GradeOptions.probe_s."""
+def probe_step(bundle: Bundle, options: GradeOptions, zygote: Spawned | None = None) -> float:
+    """The speed probe, measured once in a sandbox like a submission's, for GradeOptions.probe_s
+    (in `zygote`, started by sandbox/early.py, if it fits)."""
     spec = bundle.spec
     params = ", ".join(spec.parameter_names)
     allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
@@ -117,7 +119,8 @@ def probe_step(bundle: Bundle, options: GradeOptions) -> float:
     make_parent_nondumpable()
     with Sandbox(f"def {spec.function}({params}):\n    return None\n", function=spec.function,
                  n_args=len(spec.parameters), limits=sandbox_limits(spec), allowed=allowed,
-                 preload=list(spec.allowed_imports.all_modules()), isolation=options.isolation) as sb:
+                 preload=list(spec.allowed_imports.all_modules()), isolation=options.isolation,
+                 prelaunched=zygote) as sb:
         return sb.probe()
 
 
@@ -233,8 +236,9 @@ class Judgement:
 
 
 def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
-          cases: list[TestCase] | None = None) -> Judgement:
-    """Judge the submission at `path` against the bundle's cases (or `cases`, from cases_step)."""
+          cases: list[TestCase] | None = None, zygote: Spawned | None = None) -> Judgement:
+    """Judge the submission at `path` against the bundle's cases (or `cases`, from cases_step),
+    in `zygote` (a process sandbox/early.py started at the command's start) if it fits."""
     spec = bundle.spec
     sub, read_check = read_step(path, spec, options.within)
     compiled_check = static_step(sub, spec) if sub is not None else read_check
@@ -257,7 +261,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
     sb = Sandbox(sub.source, function=spec.function, n_args=len(spec.parameters),
                  limits=sandbox_limits(spec), allowed=allowed, preload=preload,
                  filename=sub.display_name if sub.kind == "python" else "notebook.py",
-                 isolation=options.isolation, disable_layers=options.disable_layers)
+                 isolation=options.isolation, disable_layers=options.disable_layers, prelaunched=zygote)
     # The zygote starts, and reads the probe, on the other core while the cases are read here.
     sb.begin(PROBE_REPEATS if options.scale_time and options.probe_s is None else 0)
     try:

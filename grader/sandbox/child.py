@@ -55,10 +55,11 @@ def part_names() -> tuple[str, ...]:
 
 
 def source() -> str:
-    """The script the launcher runs as `python -I -c SCRIPT CTRL_FD` (see the module docstring)."""
+    """The script the launcher runs as `python -I -c SCRIPT CTRL_FD EARLY_MODULES` (see the module docstring)."""
     chunks = []
     for name in part_names():
         text = (INSIDE / f"{name}.py").read_text(encoding="utf-8")
         chunks.append(f"# ---- inside/{name}.py ----\n" + SIBLING_IMPORT.sub("", text))
-    chunks.append('if __name__ == "__main__":\n    zygote_main(int(sys.argv[1]))\n')
+    chunks.append('if __name__ == "__main__":\n'
+                  '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else ())\n')
     return "\n\n".join(chunks)

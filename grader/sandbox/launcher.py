@@ -29,6 +29,7 @@ from .protocol import ResultReader
 from .records import RunOutcome, SandboxInfo, SandboxLimits
 from .startup import (HARNESS_MODULES, SANDBOX_UID_RANGE, WORKER_LAYERS, SandboxError, Strategy,
                       clean_environment, make_parent_nondumpable, strategies)
+from .early import Spawned, spawn
 from .untrusted import decode
 from .wire import Messages, encode_args, send
 
@@ -52,9 +53,10 @@ class Sandbox:
     def __init__(self, source: str, *, function: str, n_args: int, limits: SandboxLimits,
                  allowed: dict, preload: Sequence[str], filename: str = "solution.py",
                  isolation: str = "auto", python: str | None = None,
-                 disable_layers: frozenset[str] = frozenset()) -> None:
+                 disable_layers: frozenset[str] = frozenset(), prelaunched: Spawned | None = None) -> None:
         """`disable_layers` ({"landlock", "seccomp"}) is for tests only: it switches a
-        worker layer off so that the report can be checked to say so."""
+        worker layer off so that the report can be checked to say so. `prelaunched`
+        (early.py) is a zygote started earlier, used if it was started the same way."""
         unknown = set(disable_layers) - set(WORKER_LAYERS)
         if unknown:
             raise ValueError(f"unknown layers {sorted(unknown)}; known: {', '.join(WORKER_LAYERS)}")
@@ -79,6 +81,7 @@ class Sandbox:
         self.worker_layers: dict | None = None
         self._launched: tuple | None = None          # begin(): (strategy, failure, errlog, probe fds)
         self._early_probe: tuple[float, ...] | None = None
+        self.prelaunched = prelaunched
 
     # --- life cycle ---------------------------------------------------------
 
@@ -142,20 +145,13 @@ class Sandbox:
 
     def _launch(self, strategy: Strategy) -> tuple[str | None, object]:
         """Start the zygote's process and send it the submission; (failure or None, stderr log)."""
-        parent, kid = socket.socketpair()
-        errlog = tempfile.TemporaryFile()
-        cmd = [*strategy.prefix, self.python, "-I", "-c", self._child_source(), str(kid.fileno())]
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=errlog, pass_fds=(kid.fileno(),), env=clean_environment(),
-                                    cwd="/", start_new_session=True)
-        except OSError as exc:
-            parent.close()
-            kid.close()
-            errlog.close()
-            return f"cannot execute: {exc}", None
-        finally:
-            kid.close()
+        early, self.prelaunched = self.prelaunched, None
+        spawned = early.take(strategy, self.python) if early is not None else None
+        if spawned is None:
+            spawned, why = spawn(strategy, self.python, self._child_source())
+            if spawned is None:
+                return why, None
+        proc, parent, errlog = spawned.proc, spawned.sock, spawned.errlog
         self.proc, self.sock, self.messages, self.backlog = proc, parent, Messages(), []
         try:
             send(parent, {"source": self.source, "filename": self.filename,

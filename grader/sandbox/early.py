@@ -1,0 +1,118 @@
+"""Starting a zygote's process before the grader has loaded anything else.
+
+A zygote spends a few tenths of a second starting Python and importing
+NumPy before it can take a submission; the grader spends about as long
+importing its own modules and reading the test cases. `spawn` starts the
+process (it imports the harness's modules at once, then waits for the
+submission on its control socket), and `Sandbox` sends it the submission
+later. The CLI calls `early_zygote` as its very first step, so the two
+start-ups run side by side on two cores instead of one after the other.
+
+Nothing of a submission is in the process until `Sandbox` sends it: a
+spawned zygote that is never taken is killed by `close()`, and exits on its
+own when its control socket closes (the grader died).
+
+This module imports no NumPy (grader/sandbox/records.py does): importing it
+here would cost the very time it is meant to save.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import IO, Sequence
+
+from . import child
+from .startup import HARNESS_MODULES, Strategy, clean_environment, make_parent_nondumpable, strategies
+
+# Commands whose first step is to start a sandbox (grade: the submission's; batch: the speed probe's).
+EARLY_COMMANDS = ("grade", "batch")
+
+
+@dataclass
+class Spawned:
+    """A zygote process that has no submission yet; `take` hands it to one Sandbox, once."""
+    strategy: Strategy
+    python: str
+    proc: subprocess.Popen
+    sock: socket.socket
+    errlog: IO[bytes]
+    taken: bool = False
+
+    def take(self, strategy: Strategy, python: str) -> "Spawned | None":
+        """This zygote, if it was started the way the caller would start it and is still alive."""
+        if self.taken or strategy != self.strategy or python != self.python or self.proc.poll() is not None:
+            return None
+        self.taken = True
+        return self
+
+    def close(self) -> None:
+        """Kill the zygote unless a Sandbox took it (the Sandbox then owns it)."""
+        if self.taken:
+            return
+        self.taken = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        self.sock.close()
+        self.errlog.close()
+
+
+def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -> list[str]:
+    """`python -I -c SCRIPT CTRL_FD EARLY_MODULES`, behind the strategy's prefix."""
+    return [*strategy.prefix, python, "-I", "-c", source, str(ctrl_fd), ",".join(HARNESS_MODULES)]
+
+
+def spawn(strategy: Strategy, python: str, source: str | None = None) -> tuple[Spawned | None, str | None]:
+    """Start a zygote's process with `strategy`; (the process, None) or (None, why it could not start)."""
+    parent, kid = socket.socketpair()
+    errlog = tempfile.TemporaryFile()
+    cmd = zygote_command(strategy, python, child.source() if source is None else source, kid.fileno())
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=errlog, pass_fds=(kid.fileno(),), env=clean_environment(),
+                                cwd="/", start_new_session=True)
+    except OSError as exc:
+        parent.close()
+        errlog.close()
+        return None, f"cannot execute: {exc}"
+    finally:
+        kid.close()
+    return Spawned(strategy, python, proc, parent, errlog), None
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand of a `python -m grader` command line (after --bundle DIR, --debug), or None."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--bundle":
+            i += 2
+        elif arg.startswith("--bundle=") or arg == "--debug":
+            i += 1
+        else:
+            return None if arg.startswith("-") else arg
+    return None
+
+
+def early_zygote(argv: Sequence[str]) -> Spawned | None:
+    """For a command that will start a sandbox with the default isolation, its zygote, started now.
+
+    Anything unusual about the command line (another isolation, no command)
+    starts nothing: the Sandbox then starts its zygote itself, as it always could."""
+    if not sys.platform.startswith("linux") or command_of(argv) not in EARLY_COMMANDS:
+        return None
+    if any(a == "--isolation" or a.startswith("--isolation=") or a in ("-h", "--help") for a in argv):
+        return None
+    try:
+        make_parent_nondumpable()
+        spawned, _ = spawn(strategies("auto")[0], sys.executable)
+    except Exception:  # an early start is only a head start: the Sandbox retries, and reports why
+        return None
+    return spawned

@@ -1,0 +1,180 @@
+"""sandbox/early.py: the zygote's process started at the command's start, before the grader's imports.
+
+The early process must change nothing that is reported (same layers, same
+verdict), be used at most once and only if started the way the Sandbox would
+start it, and never outlive the command: not when it is unused, not when the
+command fails, not when the grader dies without cleaning up.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from grader.judging.judge import sandbox_limits
+from grader.sandbox import early
+from grader.sandbox.launcher import Sandbox, make_parent_nondumpable, strategies
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the early start is Linux-only")
+
+
+def sandbox(spec, **kw) -> Sandbox:
+    return Sandbox(SOURCE, function=spec.function, n_args=len(spec.parameters),
+                   limits=replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0),
+                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]}, preload=["math"], **kw)
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[0] != "Z"
+
+
+def gone_within(pids, seconds: float = 30.0) -> bool:
+    """Every pid ends within `seconds` (a liveness bound, generous: not a speed figure)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def zygote_pids() -> set[int]:
+    """Processes running the sandbox's script (its source is on their command line)."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if b"zygote_main(int(sys.argv[1])" in f.read():
+                        out.add(int(name))
+            except OSError:
+                pass
+    return {p for p in out if alive(p)}
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["grade", "a.py"], "grade"),
+    (["--bundle", "b", "grade", "a.py"], "grade"),
+    (["--bundle=b", "--debug", "batch", "x"], "batch"),
+    (["--debug"], None),
+    ([], None),
+    (["--bundle"], None),
+    (["--version"], None),
+    (["verify"], "verify"),
+])
+def test_command_of_finds_the_subcommand_after_the_global_options(argv, command):
+    assert early.command_of(argv) == command
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["verify"], ["watch", "a.py"], ["grade", "a.py", "--isolation", "plain"],
+    ["grade", "--isolation=plain", "a.py"], ["grade", "--help"], ["batch", "-h"], ["--version"],
+])
+def test_nothing_starts_early_for_other_commands_or_options(argv):
+    assert early.early_zygote(argv) is None
+
+
+@linux_only
+def test_a_sandbox_takes_the_early_process_once_and_reports_the_same_layers(spec):
+    make_parent_nondumpable()   # as judge() does before its Sandbox, and early_zygote() before its spawn
+    with sandbox(spec) as fresh:
+        fresh.run([0] * len(spec.parameters), None, mode="load")
+        expected = [(layer.name, layer.status) for layer in fresh.info().layers]
+    spawned = early.early_zygote(["grade", "a.py"])
+    assert spawned is not None
+    try:
+        sb = sandbox(spec, prelaunched=spawned)
+        with sb:
+            assert sb.proc is spawned.proc and spawned.taken
+            out = sb.run([0] * len(spec.parameters), None, mode="load")
+            layers = [(layer.name, layer.status) for layer in sb.info().layers]
+            assert spawned.take(sb.strategy, sys.executable) is None     # never a second time
+        assert out.status == "loaded" and layers == expected
+        assert gone_within([spawned.proc.pid])                          # the Sandbox ended it
+    finally:
+        spawned.close()
+
+
+@linux_only
+def test_an_unused_early_process_is_killed_by_close():
+    spawned = early.early_zygote(["grade", "a.py"])
+    assert spawned is not None and alive(spawned.proc.pid)
+    spawned.close()
+    assert not alive(spawned.proc.pid) and spawned.sock.fileno() == -1
+
+
+@linux_only
+def test_a_process_started_another_way_is_not_taken(spec):
+    spawned = early.early_zygote(["grade", "a.py"])
+    assert spawned is not None
+    try:
+        sb = sandbox(spec, prelaunched=spawned, python=os.path.realpath(sys.executable) + "-other")
+        assert spawned.take(strategies("auto")[0], "/usr/bin/python-other") is None
+        assert not spawned.taken and sb.python != spawned.python
+    finally:
+        spawned.close()
+    assert not alive(spawned.proc.pid)
+
+
+@linux_only
+def test_a_dead_early_process_is_replaced_by_a_fresh_one(spec):
+    spawned = early.early_zygote(["grade", "a.py"])
+    assert spawned is not None
+    spawned.proc.kill()
+    spawned.proc.wait()
+    try:
+        with sandbox(spec, prelaunched=spawned) as sb:
+            out = sb.run([0] * len(spec.parameters), None, mode="load")
+            assert sb.proc is not spawned.proc
+        assert out.status == "loaded"
+    finally:
+        spawned.close()
+
+
+@linux_only
+def test_the_early_process_ends_when_the_grader_dies_without_cleaning_up():
+    # The grader is SIGKILLed: no finally runs. The zygote sees its control socket close and exits.
+    script = ("import os, sys\nfrom grader.sandbox.early import early_zygote\n"
+              "z = early_zygote(['grade', 'a.py'])\nprint(z.proc.pid, flush=True)\nsys.stdin.read()\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    pid = int(proc.stdout.readline())
+    assert alive(pid)
+    proc.kill()
+    proc.wait()
+    assert gone_within([pid]), "the early zygote outlived the grader that started it"
+
+
+@linux_only
+@pytest.mark.parametrize("args", [
+    ["grade", "--no-such-option", "reference/solution.py"],      # argparse refuses: exit 2
+    ["grade", "does/not/exist.py"],                               # unreadable: exit 2
+    ["grade", "reference/solution.py", "--tests", "sample", "--json", "/dev/null"],
+])
+def test_the_command_leaves_no_sandbox_process_behind(args):
+    before = zygote_pids()
+    proc = subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode in (0, 2), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert gone_within(zygote_pids() - before), f"left behind: {zygote_pids() - before}"
+
+
+def test_the_early_module_imports_no_numpy():
+    # Importing NumPy in early.py would spend, before the zygote starts, the time it is meant to save.
+    code = "import sys, grader.sandbox.early; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
