@@ -33,7 +33,7 @@ spawned = time.perf_counter() - t0
 from grader import cli
 from grader.sandbox import launcher
 from grader.judging import judge as J
-from grader.feedback import grade as G
+from grader.feedback import diagnose as D
 imported = time.perf_counter() - t0
 T = {}
 def wrap(obj, name, key):
@@ -52,7 +52,7 @@ for obj, name, key in ((launcher.Sandbox, "begin", "launch the zygote (begin)"),
                        (J, "load_step", "load the submission"),
                        (launcher.Sandbox, "run", "sandbox runs: the load + each case (fork, lock-down, run, transfer)"),
                        (J, "check_step", "check the results"),
-                       (G, "diagnose", "diagnose"),
+                       (D, "diagnose", "diagnose (not for an AC)"),
                        (launcher.Sandbox, "close", "close the sandbox")):
     wrap(obj, name, key)
 sys.argv = ["grader", "grade", sys.argv[1], "--tests", sys.argv[2], "--json", "/dev/null"]

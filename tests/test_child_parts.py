@@ -34,6 +34,13 @@ def test_every_part_is_listed_once_and_nothing_else_is_in_the_folder():
     assert len(set(child.part_names())) == len(files)
 
 
+def test_the_script_joins_the_parts_in_the_order_child_imports_them():
+    # script.py names them without importing them (sandbox/early.py must not): the two lists must agree.
+    from grader.sandbox import script
+    assert script.PART_NAMES == child.part_names()
+    assert script.INSIDE_DIR == str(INSIDE)
+
+
 def test_parts_import_only_earlier_parts_on_single_lines():
     order = child.part_names()
     for i, name in enumerate(order):

@@ -8,6 +8,7 @@ command fails, not when the grader dies without cleaning up.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ import pytest
 
 from grader.judging.judge import sandbox_limits
 from grader.sandbox import early
-from grader.sandbox.launcher import Sandbox, make_parent_nondumpable, strategies
+from grader.sandbox.launcher import PROBE_REPEATS, Sandbox, make_parent_nondumpable, strategies
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
@@ -65,6 +66,11 @@ def zygote_pids() -> set[int]:
     return {p for p in out if alive(p)}
 
 
+def layers_of(sb: Sandbox) -> list[tuple[str, str, str]]:
+    """The reported layers, in full but for the random uid."""
+    return [(layer.name, layer.status, "" if layer.name == "uid_drop" else layer.detail) for layer in sb.info().layers]
+
+
 @pytest.mark.parametrize("argv, command", [
     (["grade", "a.py"], "grade"),
     (["--bundle", "b", "grade", "a.py"], "grade"),
@@ -92,7 +98,7 @@ def test_a_sandbox_takes_the_early_process_once_and_reports_the_same_layers(spec
     make_parent_nondumpable()   # as judge() does before its Sandbox, and early_zygote() before its spawn
     with sandbox(spec) as fresh:
         fresh.run([0] * len(spec.parameters), None, mode="load")
-        expected = [(layer.name, layer.status) for layer in fresh.info().layers]
+        expected = layers_of(fresh)
     spawned = early.early_zygote(["grade", "a.py"])
     assert spawned is not None
     try:
@@ -100,10 +106,45 @@ def test_a_sandbox_takes_the_early_process_once_and_reports_the_same_layers(spec
         with sb:
             assert sb.proc is spawned.proc and spawned.taken
             out = sb.run([0] * len(spec.parameters), None, mode="load")
-            layers = [(layer.name, layer.status) for layer in sb.info().layers]
+            layers = layers_of(sb)   # the early probe's worker had other limits: they must not show here
             assert spawned.take(sb.strategy, sys.executable) is None     # never a second time
         assert out.status == "loaded" and layers == expected
         assert gone_within([spawned.proc.pid])                          # the Sandbox ended it
+    finally:
+        spawned.close()
+
+
+@linux_only
+def test_the_probe_queued_at_the_start_is_the_reading_the_sandbox_returns(spec):
+    spawned = early.early_zygote(["grade", "a.py"])
+    assert spawned is not None and spawned.probe_repeats == PROBE_REPEATS
+    try:
+        with sandbox(spec, prelaunched=spawned) as sb:
+            assert sb._early_probe is not None and len(sb._early_probe) == PROBE_REPEATS
+            early_runs = sb.probe_runs()
+            fresh = sb.probe_runs()                 # measured now, in a new worker
+            out = sb.run([0] * len(spec.parameters), None, mode="load")
+        assert early_runs is not fresh and len(fresh) == PROBE_REPEATS
+        assert all(0 < r < 5 for r in (*early_runs, *fresh)) and out.status == "loaded"
+    finally:
+        spawned.close()
+
+
+@linux_only
+def test_a_submission_sent_while_the_early_probe_runs_is_kept(spec):
+    # The zygote reads its control socket while it supervises the probe's worker: the submission
+    # arriving then must be held for after the probe, not dropped as a request it does not expect.
+    spawned, why = early.spawn(strategies("auto")[0], sys.executable, probe_repeats=64)   # ~0.5 s of probing
+    assert spawned is not None, why
+    try:
+        spawned.sock.settimeout(60)
+        assert spawned.sock.recv(1, socket.MSG_PEEK)        # "started": the probe's worker is running
+        spawned.sock.settimeout(None)
+        with sandbox(spec, prelaunched=spawned) as sb:      # sends the submission now, mid-probe
+            out = sb.run([0] * len(spec.parameters), None, mode="load")
+            runs = sb.probe_runs(64)
+            assert sb.proc is spawned.proc and not sb.attempts    # no fallback to a fresh start
+        assert out.status == "loaded" and len(runs) == 64
     finally:
         spawned.close()
 

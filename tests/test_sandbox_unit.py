@@ -16,8 +16,10 @@ import pytest
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
 from grader.judging.judge import sandbox_limits
 from grader.sandbox import child
-from grader.sandbox.launcher import (Sandbox, _decode_text, _error_info, clean_environment, merge_layers,
-                                     strategies)
+from grader.sandbox.launcher import Sandbox, clean_environment, merge_layers, strategies
+# What came from the worker is checked and sanitised in one place: outcome.py and untrusted.py.
+from grader.sandbox.outcome import error_info as _error_info
+from grader.sandbox.untrusted import decode as _decode_text
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
 from grader.judging.source import Submission, static_check
 

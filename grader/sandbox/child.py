@@ -14,7 +14,7 @@ this order (each part may import only the parts before it):
     worker     lock-down, then one run of the submission
     zygote     preloading, the control loop, supervising and sweeping workers
 
-How it reaches the sandbox: `source()` concatenates the parts, in `PARTS`
+How it reaches the sandbox: `source()` (script.py) concatenates the parts, in `PARTS`
 order, into ONE script (their `from .part import ...` lines dropped, since the
 names are then already defined above) plus a call of `zygote_main`, and the
 launcher runs it with `python -I -c`. Why one script rather than a package
@@ -35,15 +35,13 @@ order, so a name means the same object inside and outside the sandbox.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from .inside import frames, kernel, landlock, seccomp, worker, zygote
+from .script import PART_NAMES, SIBLING_IMPORT, source  # noqa: F401 - the script is built there
 
-PARTS = (kernel, frames, seccomp, landlock, worker, zygote)
+PARTS = (kernel, frames, seccomp, landlock, worker, zygote)   # PART_NAMES, as modules
 INSIDE = Path(__file__).resolve().parent / "inside"
-# A part's import of an earlier part: dropped when the parts are concatenated.
-SIBLING_IMPORT = re.compile(r"^from \.(\w+) import [\w, ]+\n", re.M)
 
 for _part in PARTS:
     globals().update({k: v for k, v in vars(_part).items() if not k.startswith("__")})
@@ -52,14 +50,3 @@ del _part
 
 def part_names() -> tuple[str, ...]:
     return tuple(p.__name__.rsplit(".", 1)[1] for p in PARTS)
-
-
-def source() -> str:
-    """The script the launcher runs as `python -I -c SCRIPT CTRL_FD EARLY_MODULES` (see the module docstring)."""
-    chunks = []
-    for name in part_names():
-        text = (INSIDE / f"{name}.py").read_text(encoding="utf-8")
-        chunks.append(f"# ---- inside/{name}.py ----\n" + SIBLING_IMPORT.sub("", text))
-    chunks.append('if __name__ == "__main__":\n'
-                  '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else ())\n')
-    return "\n\n".join(chunks)

@@ -26,8 +26,14 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Sequence
 
-from . import child
-from .startup import HARNESS_MODULES, Strategy, clean_environment, make_parent_nondumpable, strategies
+from . import script
+from .startup import (HARNESS_MODULES, PROBE_REPEATS, Strategy, clean_environment, make_parent_nondumpable,
+                      strategies, worker_uid)
+from .wire import send
+
+# The speed probe's worker, when it runs before the submission (and the problem's limits) have arrived:
+# limits that a probe run, about 10 ms each, never comes near.
+EARLY_PROBE_LIMITS = {"cpu_limit_s": 5.0, "wall_limit_s": 10.0, "memory_bytes": 1 << 30, "result_bytes": 1 << 20}
 
 # Commands whose first step is to start a sandbox (grade: the submission's; batch: the speed probe's).
 EARLY_COMMANDS = ("grade", "batch")
@@ -41,6 +47,8 @@ class Spawned:
     proc: subprocess.Popen
     sock: socket.socket
     errlog: IO[bytes]
+    probe_fds: tuple[int, int, int] | None = None   # our read ends of a probe run queued at the start
+    probe_repeats: int = 0
     taken: bool = False
 
     def take(self, strategy: Strategy, python: str) -> "Spawned | None":
@@ -62,6 +70,9 @@ class Spawned:
         self.proc.wait()
         self.sock.close()
         self.errlog.close()
+        for fd in self.probe_fds or ():
+            os.close(fd)
+        self.probe_fds = None
 
 
 def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -> list[str]:
@@ -69,11 +80,16 @@ def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -
     return [*strategy.prefix, python, "-I", "-c", source, str(ctrl_fd), ",".join(HARNESS_MODULES)]
 
 
-def spawn(strategy: Strategy, python: str, source: str | None = None) -> tuple[Spawned | None, str | None]:
-    """Start a zygote's process with `strategy`; (the process, None) or (None, why it could not start)."""
+def spawn(strategy: Strategy, python: str, source: str | None = None,
+          probe_repeats: int = 0) -> tuple[Spawned | None, str | None]:
+    """Start a zygote's process with `strategy`; (the process, None) or (None, why it could not start).
+
+    With `probe_repeats`, the speed probe is queued at once: the zygote runs it in a
+    locked-down worker as soon as its imports are done, before the submission
+    arrives, while the grader is still importing; `Sandbox` collects the reading."""
     parent, kid = socket.socketpair()
     errlog = tempfile.TemporaryFile()
-    cmd = zygote_command(strategy, python, child.source() if source is None else source, kid.fileno())
+    cmd = zygote_command(strategy, python, script.source() if source is None else source, kid.fileno())
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=errlog, pass_fds=(kid.fileno(),), env=clean_environment(),
@@ -84,7 +100,29 @@ def spawn(strategy: Strategy, python: str, source: str | None = None) -> tuple[S
         return None, f"cannot execute: {exc}"
     finally:
         kid.close()
-    return Spawned(strategy, python, proc, parent, errlog), None
+    spawned = Spawned(strategy, python, proc, parent, errlog)
+    if probe_repeats:
+        spawned.probe_fds = _queue_probe(parent, strategy, probe_repeats)
+        spawned.probe_repeats = probe_repeats if spawned.probe_fds else 0
+    return spawned, None
+
+
+def _queue_probe(sock: socket.socket, strategy: Strategy, repeats: int) -> tuple[int, int, int] | None:
+    """Send a probe run with the worker's three pipe ends; our read ends (None if the zygote is gone)."""
+    pipes = [os.pipe() for _ in range(3)]
+    job = {"mode": "probe", "args": [], "drop_uid": worker_uid(strategy), "probe_repeats": int(repeats),
+           "function": "", "filename": "", **EARLY_PROBE_LIMITS,
+           "layers": {"landlock": True, "seccomp": True}}
+    try:
+        send(sock, {"op": "probe", "job": job}, b"", [w for _, w in pipes])
+    except OSError:
+        for r, w in pipes:
+            os.close(r)
+            os.close(w)
+        return None
+    for _, w in pipes:
+        os.close(w)
+    return tuple(r for r, _ in pipes)
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -111,8 +149,8 @@ def early_zygote(argv: Sequence[str]) -> Spawned | None:
     if any(a == "--isolation" or a.startswith("--isolation=") or a in ("-h", "--help") for a in argv):
         return None
     try:
-        make_parent_nondumpable()
-        spawned, _ = spawn(strategies("auto")[0], sys.executable)
+        spawned, _ = spawn(strategies("auto")[0], sys.executable, probe_repeats=PROBE_REPEATS)
+        make_parent_nondumpable()   # after the start: it loads ctypes, and nothing secret is here yet
     except Exception:  # an early start is only a head start: the Sandbox retries, and reports why
         return None
     return spawned

@@ -2,7 +2,7 @@
 
 `Sandbox` is a context manager owning one zygote for one submission. The
 strongest start-up strategy that works on this machine is chosen
-(startup.py) and the layers that are really in force are reported
+(startup.py; early.py may have started its process already) and the layers that are really in force are reported
 (layers.py); the control channel's framing is wire.py's, the result
 channel's protocol.py's, and what a run produced becomes a RunOutcome in
 outcome.py.
@@ -10,7 +10,6 @@ outcome.py.
 from __future__ import annotations
 
 import os
-import secrets
 import selectors
 import signal
 import socket
@@ -24,13 +23,12 @@ from typing import Sequence
 
 from . import child
 from .layers import describe_layers, merge_layers
-from .outcome import build_outcome, error_info
+from .outcome import build_outcome
 from .protocol import ResultReader
 from .records import RunOutcome, SandboxInfo, SandboxLimits
-from .startup import (HARNESS_MODULES, SANDBOX_UID_RANGE, WORKER_LAYERS, SandboxError, Strategy,
+from .startup import (HARNESS_MODULES, PROBE_REPEATS, WORKER_LAYERS, SandboxError, Strategy, worker_uid,
                       clean_environment, make_parent_nondumpable, strategies)
 from .early import Spawned, spawn
-from .untrusted import decode
 from .wire import Messages, encode_args, send
 
 __all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable", "merge_layers",
@@ -39,12 +37,6 @@ __all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpa
 READY_TIMEOUT_S = 60.0
 FINISH_GRACE_S = 5.0
 DRAIN_S = 2.0
-PROBE_REPEATS = 8   # probe runs per reading (one worker); their minimum is the reading
-
-# What came from the worker is checked and sanitised in one place (outcome.py,
-# untrusted.py); these names are kept for the unit tests that call them.
-_decode_text = decode
-_error_info = error_info
 
 
 class Sandbox:
@@ -82,6 +74,7 @@ class Sandbox:
         self._launched: tuple | None = None          # begin(): (strategy, failure, errlog, probe fds)
         self._early_probe: tuple[float, ...] | None = None
         self.prelaunched = prelaunched
+        self._pre_probe: tuple[tuple[int, int, int], int] | None = None   # (read ends, repeats): early.py's
 
     # --- life cycle ---------------------------------------------------------
 
@@ -104,7 +97,7 @@ class Sandbox:
         strategy = strategies(self.isolation)[0]
         why, errlog = self._launch(strategy)
         fds = None
-        if why is None and probe_repeats:
+        if why is None and probe_repeats and not (self._pre_probe and self._pre_probe[1] == probe_repeats):
             self.strategy = strategy   # the probe worker's uid follows the strategy
             try:
                 fds = self._submit(self._job("probe", [], probe_repeats), b"")
@@ -153,18 +146,38 @@ class Sandbox:
                 return why, None
         proc, parent, errlog = spawned.proc, spawned.sock, spawned.errlog
         self.proc, self.sock, self.messages, self.backlog = proc, parent, Messages(), []
+        if spawned.probe_fds is not None:
+            self._pre_probe = (spawned.probe_fds, spawned.probe_repeats)
+            spawned.probe_fds = None
         try:
             send(parent, {"source": self.source, "filename": self.filename,
                           "preload": list(self.preload), "allowed": self.allowed,
                           "job": self._job_defaults(strategy)})
         except OSError as exc:
             self._kill()
+            self._drop_pre_probe()
             return f"cannot reach the zygote: {exc}", errlog
         return None, errlog
 
+    def _drop_pre_probe(self) -> None:
+        if self._pre_probe is not None:
+            _close(self._pre_probe[0])
+            self._pre_probe = None
+
     def _await_ready(self, errlog) -> str | None:
         """Wait for the zygote's "ready"; None, or why it failed (its stderr's last line)."""
+        pre, self._pre_probe = self._pre_probe, None
+        if pre is not None:   # the probe early.py queued runs before "ready": collect its reading first
+            layers = self.worker_layers   # its worker had early.py's limits, not this sandbox's: not reported
+            try:
+                runs = self._finish(pre[0], None).probe_runs
+                self._early_probe = runs if runs and len(runs) == pre[1] else None
+            except SandboxError:
+                pass   # the zygote failed: the wait below says why
+            self.worker_layers = layers
         try:
+            if self.sock is None:
+                raise SandboxError("the sandbox process ended unexpectedly")
             msg = self._next_message(time.monotonic() + READY_TIMEOUT_S)
         except (OSError, SandboxError) as exc:
             msg = {"event": "error", "message": str(exc)}
@@ -197,6 +210,7 @@ class Sandbox:
             if self._launched[3] is not None:
                 _close(self._launched[3])
             self._launched = None
+        self._drop_pre_probe()
         self._kill()
 
     def _kill(self) -> None:
@@ -260,9 +274,7 @@ class Sandbox:
     # --- running a case ------------------------------------------------------------
 
     def _uid(self) -> int | None:
-        if self.strategy is None or not self.strategy.drop_uid:
-            return None
-        return SANDBOX_UID_RANGE[0] + secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0])
+        return worker_uid(self.strategy)
 
     def run(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run",
             probe_repeats: int = 1) -> RunOutcome:
@@ -322,7 +334,11 @@ class Sandbox:
         open_pipes = {res_r, out_r, err_r}
         try:
             while True:
-                for msg in pending:
+                for i, msg in enumerate(pending):
+                    if finished is not None:
+                        # e.g. the "ready" after a probe that ran before the submission arrived
+                        self.backlog += pending[i:]
+                        break
                     if msg.get("event") == "finished":
                         finished = msg
                         deadline = min(deadline, time.monotonic() + DRAIN_S)

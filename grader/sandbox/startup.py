@@ -7,20 +7,22 @@ root, a user namespace otherwise) or as a plain process where neither works;
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import sys
 from dataclasses import dataclass
 
-from . import child
 
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (a grader fault, reported as JE)."""
 
 
-# Modules the harness itself needs after the worker has lost file access.
+# Modules the harness itself needs after the worker has lost file access (numpy.random: the
+# probe's). NumPy's other lazily loaded submodules (numpy.ma: 17 ms) are imported when a
+# submission names them (inside/zygote.py, numpy_lazy_submodules).
 HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
-                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
+                   "inspect", "traceback", "resource", "ctypes", "select", "signal",
                    "time", "socket", "builtins")
 
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -40,6 +42,7 @@ def pin_single_threaded_blas(environ: dict | None = None) -> None:
 PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
+PROBE_REPEATS = 8   # probe runs per reading (one worker); their minimum is the reading
 WORKER_LAYERS = ("landlock", "seccomp")   # applied by the worker itself; can be switched off
 
 
@@ -53,6 +56,7 @@ def clean_environment() -> dict[str, str]:
 
 def make_parent_nondumpable() -> bool:
     """Stop same-uid processes from reading this process's memory via /proc or ptrace."""
+    from . import child   # here: sandbox/early.py imports this module before it may import the parts
     return sys.platform.startswith("linux") and child.set_dumpable(False)
 
 
@@ -62,6 +66,13 @@ class Strategy:
     prefix: tuple[str, ...]
     drop_uid: bool
     namespaces: tuple[str, ...]
+
+
+def worker_uid(strategy: Strategy | None) -> int | None:
+    """A fresh random uid for one worker, where the strategy drops to one (None otherwise)."""
+    if strategy is None or not strategy.drop_uid:
+        return None
+    return SANDBOX_UID_RANGE[0] + secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0])
 
 
 def strategies(isolation: str = "auto") -> list[Strategy]:

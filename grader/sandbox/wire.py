@@ -12,12 +12,11 @@ import socket
 import struct
 from typing import Sequence
 
-import numpy as np
-
 from .startup import SandboxError
 
 
 def encode_args(args: Sequence) -> tuple[list[dict], bytes]:
+    import numpy as np   # here, not at the top: sandbox/early.py sends frames before NumPy is imported
     specs, chunks = [], []
     for a in args:
         if isinstance(a, np.ndarray):

@@ -8,6 +8,7 @@ from here. Part of the code that runs inside the sandbox (grader/sandbox/child.p
 import json
 import os
 import struct
+import sys
 
 MAGIC = b"VITR"
 HEADER_CAP = 64 * 1024          # a header longer than this is malformed
@@ -100,7 +101,8 @@ def _describe_type(value, np):
     t = type(value)
     if t is np.ndarray:
         return "ndarray" if value.ndim else "0-d array"
-    if isinstance(value, np.ma.MaskedArray):
+    ma = sys.modules.get("numpy.ma")   # not np.ma: that would try to import it, from files the worker cannot read
+    if ma is not None and isinstance(value, ma.MaskedArray):
         return "masked array (numpy.ma.MaskedArray)"
     if isinstance(value, np.ndarray):
         return f"ndarray subclass {t.__module__}.{t.__qualname__}"

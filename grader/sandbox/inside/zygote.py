@@ -205,8 +205,9 @@ def _sweep(job):
     _reap_all()
 
 
-def _supervise(pid, job, sock):
-    """Wait for the worker under the wall-clock limit; return its outcome."""
+def _supervise(pid, job, sock, held=None):
+    """Wait for the worker under the wall-clock limit; return its outcome. Requests other
+    than "kill" that arrive meanwhile go to `held` if given (else they are dropped)."""
     import select
     import signal
     import time
@@ -227,7 +228,10 @@ def _supervise(pid, job, sock):
             if any(fd == pidfd for fd, _ in events):
                 break
             if any(fd == sock.fileno() for fd, _ in events):
-                msg, _, fds = _recv(sock)
+                msg, payload, fds = _recv(sock)
+                if msg is not None and msg.get("op") != "kill" and held is not None:
+                    held.append((msg, payload, fds))
+                    continue
                 for fd in fds:
                     os.close(fd)
                 if msg is None:
@@ -261,6 +265,30 @@ def _supervise(pid, job, sock):
     }
 
 
+def _probe_before_init(msg, fds, sock, held):
+    """The speed probe, run before the submission has arrived (grader/sandbox/early.py):
+    no submission code exists in this process yet. Requests that arrive meanwhile go to `held`."""
+    import numpy as np
+    if len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        _send(sock, {"event": "error", "message": "bad request"})
+        return
+    job = dict(msg.get("job") or {}, mode="probe", args=[], zygote_pid=os.getpid(),
+               allowed={"packages": [], "exclude": [], "stdlib": []})
+    pid = os.fork()
+    if pid == 0:
+        try:
+            sock.close()
+            run_worker(job, None, [], b"", fds, np)
+        finally:
+            os._exit(114)
+    for fd in fds:
+        os.close(fd)
+    _send(sock, {"event": "started"})
+    _send(sock, _supervise(pid, job, sock, held))
+
+
 def zygote_main(ctrl_fd, early=()):
     """`early`: the harness's modules, imported before the submission arrives (the grader
     may start this process before it has read anything: grader/sandbox/early.py)."""
@@ -273,8 +301,14 @@ def zygote_main(ctrl_fd, early=()):
     except OSError:
         pass
     preload(early)   # its failures are counted by the full preload below, which retries them
-    init, _, _ = _recv(sock)
-    if init is None:
+    held = []
+    init, _, fds = _recv(sock)
+    if init is not None and init.get("op") == "probe":
+        _probe_before_init(init, fds, sock, held)
+        init, _, fds = held.pop(0) if held else _recv(sock)
+    for fd in fds:
+        os.close(fd)
+    if init is None or "source" not in init:
         return
     import numpy as np
     failed = preload(init["preload"])
