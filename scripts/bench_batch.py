@@ -12,8 +12,9 @@ each (a fresh output folder every time), and `python -m grader grade --json -`
 once per file; then prints the median wall time (and range), CPU time per submission
 (this process's children: the batch, its grading processes and every sandbox)
 and the speed-up side by side, with the machine's own speed-up for two
-CPU-bound processes measured before each pair (on a shared host it is often
-well under 2, and no batch can beat it), checks that every student's verdict JSON
+CPU-bound processes measured before each pair (a rough gauge, from a 1 s
+loop, of how the shared host lets two processes run at that moment: it
+swings between about 1.5 and 2.0 here), checks that every student's verdict JSON
 equals `grade`'s on the same file (apart from timings and the sandbox's
 random uid), and that grades.csv parses with one row per student.
 """
@@ -44,7 +45,7 @@ SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"   # about 1 s of one c
 
 def machine_ceiling() -> float:
     """This machine's own speed-up for two CPU-bound processes at once, right now:
-    2 x (one alone) / (two side by side). A shared host often gives well under 2."""
+    2 x (one alone) / (two side by side). A rough gauge: one short sample of a noisy host."""
     def spin(n: int) -> float:
         start = time.perf_counter()
         procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
