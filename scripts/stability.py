@@ -6,7 +6,8 @@ fork and time bombs from tests/test_sandbox_adversarial.py (on the samples)
 RUNS times each, as the machine is and with two busy processes (`yes >
 /dev/null`, started and stopped by this script, by PID), the two conditions
 alternating run by run. Each grading
-is a real one (library call, fresh zygote, its own speed probe, the problem's
+is a real one (library call, fresh zygote started and probe read as
+`python -m grader grade` does it, grader/sandbox/early.py, the problem's
 limits). Prints, per condition, every file whose verdicts were not all the
 same, and the effective CPU limit (median, range) that grading used, then
 the bars: identical verdicts everywhere; the limits of the two conditions
@@ -42,6 +43,7 @@ from grader.feedback.grade import grade  # noqa: E402
 from grader.judging.judge import GradeOptions, cases_step  # noqa: E402
 from grader.maintain.verify import find_submissions  # noqa: E402
 from grader.problem.bundle import open_bundle  # noqa: E402
+from grader.sandbox.early import early_zygote  # noqa: E402
 
 BAR = 0.15
 
@@ -76,7 +78,12 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
     limits: list[float] = []
     for _ in range(runs):
         for name, path, options, cases in jobs:
-            r = grade(bundle, path, options, cases)
+            zygote = early_zygote(["grade"])   # started, and its probe read, as `python -m grader grade` does
+            try:
+                r = grade(bundle, path, options, cases, zygote)
+            finally:
+                if zygote is not None:
+                    zygote.close()
             verdicts.setdefault(name, []).append(r.verdict)
             if r.limits is not None:
                 limits.append(r.limits.cpu_s)
