@@ -310,13 +310,13 @@ def test_secret_seed_same_seed_same_set(cli):
 def test_console_script_is_declared_and_resolves():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     target = meta["project"]["scripts"]["vit-grader"]
-    assert target == "grader.cli:main"
-    main = EntryPoint(name="vit-grader", value=target, group="console_scripts").load()
-    from grader.cli import main as cli_main
-    assert main is cli_main
-    # What the generated script does: sys.exit(main()).
+    assert target == "grader.__main__:run"    # as `python -m grader`: the sandbox starts first
+    run = EntryPoint(name="vit-grader", value=target, group="console_scripts").load()
+    from grader.__main__ import run as module_run
+    assert run is module_run
+    # What the generated script does: sys.exit(run()).
     with pytest.raises(SystemExit) as exc:
-        main(["--version"])
+        run(["--version"])
     assert exc.value.code == 0
 
 
