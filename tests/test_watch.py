@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from test_early_zygote import zygote_pids
 from grader.report.watch import CLEAR, file_state, watch
 
 ACCEPTED = ROOT / "submissions" / "accepted" / "vectorised_matmul.py"
@@ -80,9 +81,11 @@ def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
 def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path, started):
     path = tmp_path / "my_block.py"
     path.write_text(STARTER.read_text(encoding="utf-8"), encoding="utf-8")
+    before = zygote_pids()
     proc = started(path)
     seen: list[str] = []
     first = _read_until(proc, "Ctrl-C to stop", seen)
+    assert zygote_pids() - before, "no sandbox started ahead for the next save"
     assert "RE  Run-Time Error" in first and "practice tests" in first
     _save(path, ACCEPTED.read_text(encoding="utf-8"))
     second = _read_until(proc, "Ctrl-C to stop", seen)[len(first):]
@@ -92,6 +95,8 @@ def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path, started):
     assert code == 0, err
     assert "watch: stopped" in out
     assert "Traceback" not in err + out and "KeyboardInterrupt" not in err
+    left = zygote_pids() - before
+    assert not left, f"the sandbox started ahead outlived the watch: {left}"   # killed, not left to time out
 
 
 def test_watch_waits_for_a_missing_file_then_grades_it(tmp_path, started):

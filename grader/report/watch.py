@@ -16,6 +16,7 @@ from typing import Callable, TextIO
 
 from ..feedback.grade import grade
 from ..judging.judge import GradeOptions
+from ..sandbox.early import early_zygote
 from ..judging.source import SubmissionUnreadable
 from ..problem.bundle import Bundle
 from .text_report import render_text, terminal_width, use_colour
@@ -74,12 +75,25 @@ def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, ve
     tests = tests or ("practice" if bundle.practice_cases_dir.is_dir() else "sample")
     options = GradeOptions(tests=tests, isolation=isolation)
     tty = sys.stdout.isatty()
+    # The next grading's sandbox is started (and its speed probe read) while the learner edits:
+    # a save is then graded without waiting for an interpreter to import NumPy.
+    as_grade = ["grade", str(path)] + ([] if isolation == "auto" else ["--isolation", isolation])
+    spare = [early_zygote(as_grade)]
 
     def run() -> str:
+        zygote, spare[0] = spare[0], None
         try:
-            report = grade(bundle, path, options)
+            report = grade(bundle, path, options, zygote=zygote)
         except SubmissionUnreadable as exc:
             return f"cannot judge: {' '.join(str(exc).split())}\n"
+        finally:
+            if zygote is not None:
+                zygote.close()
+            spare[0] = early_zygote(as_grade)
         return render_text(report, colour=use_colour(tty, no_color, os.environ),
                            width=terminal_width(os.environ), verbose=verbose)
-    return watch(path, run, sys.stdout, clear=tty, poll_s=interval)
+    try:
+        return watch(path, run, sys.stdout, clear=tty, poll_s=interval)
+    finally:
+        if spare[0] is not None:
+            spare[0].close()
