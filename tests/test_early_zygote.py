@@ -8,9 +8,11 @@ command fails, not when the grader dies without cleaning up.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -87,7 +89,8 @@ def test_command_of_finds_the_subcommand_after_the_global_options(argv, command)
 
 @pytest.mark.parametrize("argv", [
     [], ["verify"], ["watch", "a.py"], ["grade", "a.py", "--isolation", "plain"],
-    ["grade", "--isolation=plain", "a.py"], ["grade", "--help"], ["batch", "-h"], ["--version"],
+    ["grade", "--isolation=plain", "a.py"], ["grade", "--iso", "plain", "a.py"], ["grade", "--isol=plain"],
+    ["grade", "--help"], ["batch", "-h"], ["--version"],
 ])
 def test_nothing_starts_early_for_other_commands_or_options(argv):
     assert early.early_zygote(argv) is None
@@ -146,6 +149,31 @@ def test_a_submission_sent_while_the_early_probe_runs_is_kept(spec):
             assert sb.proc is spawned.proc and not sb.attempts    # no fallback to a fresh start
         assert out.status == "loaded" and len(runs) == 64
     finally:
+        spawned.close()
+
+
+@linux_only
+def test_a_slow_start_keeps_the_strongest_isolation(spec):
+    # The early probe's reading is collected before "ready": its wait must allow for a slow start-up
+    # (READY_TIMEOUT_S), not only for one case's limits, or a stalled machine silently costs the
+    # namespaces (the sandbox would fall back to a weaker strategy). Stalled here for 10 s, beyond
+    # the 3 s + 5 s a case would get.
+    spawned = early.early_zygote(["grade", "a.py"])
+    assert spawned is not None
+    os.killpg(spawned.proc.pid, signal.SIGSTOP)
+    timer = threading.Timer(10.0, os.killpg, (spawned.proc.pid, signal.SIGCONT))
+    timer.start()
+    try:
+        with sandbox(spec, prelaunched=spawned) as sb:
+            out = sb.run([0] * len(spec.parameters), None, mode="load")
+            assert sb.proc is spawned.proc and not sb.attempts and sb.strategy == strategies("auto")[0]
+        assert out.status == "loaded"
+    finally:
+        timer.cancel()
+        try:
+            os.killpg(spawned.proc.pid, signal.SIGCONT)
+        except OSError:
+            pass
         spawned.close()
 
 

@@ -82,6 +82,13 @@ HONEST = {
             assert r.v[1] == 1.0
             return {CALL}
         """),
+    # numpy.ma reached by a name the zygote cannot read in the text: it must be preloaded anyway.
+    "np_ma_through_getattr": SOLVE + textwrap.dedent(f"""
+        {SIGNATURE.rstrip()}
+            out = {CALL}
+            ma = getattr(np, "".join(["m", "a"]))
+            return ma.masked_invalid(out).filled(0.0)
+        """),
 }
 
 

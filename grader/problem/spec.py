@@ -297,25 +297,8 @@ def load_spec(path: Path) -> ProblemSpec:
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read {path}: {exc}") from None
     try:
-        raw = _safe_load(text)
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise SpecError(f"{path} is not valid YAML: {exc}") from None
     return parse_spec(raw)
 
-
-# libyaml's parser is about 20x faster than the pure-Python one (problem.yaml: ~2 ms instead of
-# ~40 ms, on every grading) but segfaults on deeply nested flow collections; nesting can be no
-# deeper than the number of brackets, so a file with few is safe to give it.
-C_LOADER_MAX_BRACKETS = 1000
-
-
-def _safe_load(text: str):
-    """yaml.safe_load, through libyaml where that is safe; the same objects either way, and
-    the pure-Python parser's error message for a broken file."""
-    loader = getattr(yaml, "CSafeLoader", None)
-    if loader is not None and text.count("[") + text.count("{") <= C_LOADER_MAX_BRACKETS:
-        try:
-            return yaml.load(text, Loader=loader)  # noqa: S506 - the safe loader, in C
-        except yaml.YAMLError:
-            pass
-    return yaml.safe_load(text)

@@ -139,6 +139,12 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _names_isolation(arg: str) -> bool:
+    """--isolation, or an abbreviation argparse would take for it (--iso plain)."""
+    name = arg.split("=", 1)[0]
+    return len(name) > 3 and "--isolation".startswith(name)
+
+
 def early_zygote(argv: Sequence[str]) -> Spawned | None:
     """For a command that will start a sandbox with the default isolation, its zygote, started now.
 
@@ -146,7 +152,7 @@ def early_zygote(argv: Sequence[str]) -> Spawned | None:
     starts nothing: the Sandbox then starts its zygote itself, as it always could."""
     if not sys.platform.startswith("linux") or command_of(argv) not in EARLY_COMMANDS:
         return None
-    if any(a == "--isolation" or a.startswith("--isolation=") or a in ("-h", "--help") for a in argv):
+    if any(_names_isolation(a) or a in ("-h", "--help") for a in argv):
         return None
     try:
         spawned, _ = spawn(strategies("auto")[0], sys.executable, probe_repeats=PROBE_REPEATS)

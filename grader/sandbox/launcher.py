@@ -170,7 +170,8 @@ class Sandbox:
         if pre is not None:   # the probe early.py queued runs before "ready": collect its reading first
             layers = self.worker_layers   # its worker had early.py's limits, not this sandbox's: not reported
             try:
-                runs = self._finish(pre[0], None).probe_runs
+                # Its wait also covers the zygote's start-up, which may take as long as READY_TIMEOUT_S.
+                runs = self._finish(pre[0], None, READY_TIMEOUT_S + FINISH_GRACE_S).probe_runs
                 self._early_probe = runs if runs and len(runs) == pre[1] else None
             except SandboxError:
                 pass   # the zygote failed: the wait below says why
@@ -308,16 +309,16 @@ class Sandbox:
             os.close(fd)
         return res_r, out_r, err_r
 
-    def _finish(self, fds: tuple[int, int, int], expected_shape) -> RunOutcome:
+    def _finish(self, fds: tuple[int, int, int], expected_shape, wait_s: float | None = None) -> RunOutcome:
         try:
-            return self._collect(*fds, expected_shape)
+            return self._collect(*fds, expected_shape, wait_s)
         except SandboxError:
             self._kill()
             raise
         finally:
             _close(fds)
 
-    def _collect(self, res_r: int, out_r: int, err_r: int, expected_shape) -> RunOutcome:
+    def _collect(self, res_r: int, out_r: int, err_r: int, expected_shape, wait_s: float | None = None) -> RunOutcome:
         lim = self.limits
         reader = ResultReader(expected_shape=expected_shape, body_cap=lim.result_bytes)
         captured = {out_r: bytearray(), err_r: bytearray()}
@@ -330,7 +331,7 @@ class Sandbox:
             sel.register(fd, selectors.EVENT_READ)
         sel.register(self.sock, selectors.EVENT_READ)
         pending, self.backlog = self.backlog, []
-        deadline = time.monotonic() + lim.wall_s + FINISH_GRACE_S
+        deadline = time.monotonic() + (lim.wall_s + FINISH_GRACE_S if wait_s is None else wait_s)
         open_pipes = {res_r, out_r, err_r}
         try:
             while True:

@@ -18,11 +18,11 @@ class SandboxError(RuntimeError):
     """The sandbox itself failed (a grader fault, reported as JE)."""
 
 
-# Modules the harness itself needs after the worker has lost file access (numpy.random: the
-# probe's). NumPy's other lazily loaded submodules (numpy.ma: 17 ms) are imported when a
-# submission names them (inside/zygote.py, numpy_lazy_submodules).
+# Modules the harness itself needs after the worker has lost file access, and NumPy's
+# submodules that honest code reaches in ways the zygote cannot see in its text (numpy.ma by
+# getattr: a lazy import once locked down would be a PermissionError, i.e. RE).
 HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
-                   "inspect", "traceback", "resource", "ctypes", "select", "signal",
+                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
                    "time", "socket", "builtins")
 
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
