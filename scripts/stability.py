@@ -75,6 +75,7 @@ class Busy:
 
 def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs: int) -> dict:
     verdicts: dict[str, list[str]] = {}
+    per_test: dict[str, list[tuple[str, ...]]] = {}   # every test's verdict, in order
     limits: list[float] = []
     for _ in range(runs):
         for name, path, options, cases in jobs:
@@ -85,9 +86,10 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
                 if zygote is not None:
                     zygote.close()
             verdicts.setdefault(name, []).append(r.verdict)
+            per_test.setdefault(name, []).append(tuple(t.verdict for t in r.tests))
             if r.limits is not None:
                 limits.append(r.limits.cpu_s)
-    return {"verdicts": verdicts, "limits": limits}
+    return {"verdicts": verdicts, "per_test": per_test, "limits": limits}
 
 
 def main() -> int:
@@ -108,7 +110,8 @@ def main() -> int:
             jobs.append((name, path, GradeOptions(tests="sample", diagnose=False), samples))
         jobs = [j for j in jobs if args.only in j[0]]
         labels = ("as found", f"with {args.busy} busy processes")
-        results = {label: {"verdicts": {}, "limits": [], "seconds": 0.0, "loads": []} for label in labels}
+        results = {label: {"verdicts": {}, "per_test": {}, "limits": [], "seconds": 0.0, "loads": []}
+                   for label in labels}
         # Alternating, one run of every file per condition at a time: the host's own slow and fast
         # phases (minutes long here) then fall on both conditions alike instead of on one of them.
         for _ in range(args.runs):
@@ -123,6 +126,8 @@ def main() -> int:
                         one = run_condition(bundle, jobs, 1)
                 for name, verdicts in one["verdicts"].items():
                     res["verdicts"].setdefault(name, []).extend(verdicts)
+                for name, rows in one["per_test"].items():
+                    res["per_test"].setdefault(name, []).extend(rows)
                 res["limits"] += one["limits"]
                 res["seconds"] += time.monotonic() - start
         for res in results.values():
@@ -143,6 +148,13 @@ def main() -> int:
         print(f"  verdicts: {'identical in every run' if not flips else f'{len(flips)} files flipped'}")
         for n, c in sorted(flips.items()):
             print(f"    {n}: " + ", ".join(f"{v} x{k}" for v, k in c.most_common()))
+        # Stricter than the bar: a test-level verdict that changed while the overall one held.
+        inner = {n: rows for n, rows in res["per_test"].items() if len(set(rows)) > 1 and n not in flips}
+        print(f"  every test's verdict: {'identical in every run' if not inner else f'{len(inner)} files differ'}")
+        for n, rows in sorted(inner.items()):
+            changed = sorted({i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1})
+            print(f"    {n}: test {', '.join(str(i + 1) for i in changed)}: "
+                  + ", ".join(f"{'/'.join(sorted({r[i] for r in rows}))}" for i in changed))
         print(f"  effective CPU limit: median {medians[label]:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
               f"over {len(lim)} gradings")
     first = {n: v[0] for n, v in next(iter(results.values()))["verdicts"].items()}
