@@ -14,24 +14,16 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from grader.judging.judge import sandbox_limits
 from grader.sandbox import early
 from grader.sandbox.launcher import PROBE_REPEATS, Sandbox, make_parent_nondumpable, strategies
+from test_launcher_start import sandbox   # the same small sandbox as the begin() tests
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the early start is Linux-only")
-
-
-def sandbox(spec, **kw) -> Sandbox:
-    return Sandbox(SOURCE, function=spec.function, n_args=len(spec.parameters),
-                   limits=replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0),
-                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]}, preload=["math"], **kw)
 
 
 def alive(pid: int) -> bool:
