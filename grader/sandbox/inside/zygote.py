@@ -276,13 +276,18 @@ def _probe_before_init(msg, fds, sock, held):
         return
     job = dict(msg.get("job") or {}, mode="probe", args=[], zygote_pid=os.getpid(),
                allowed={"packages": [], "exclude": [], "stdlib": []})
+    _run_job(job, None, [], b"", fds, sock, np, held)
+
+
+def _run_job(job, code, source_lines, payload, fds, sock, np, held=None):
+    """Fork one worker for `job`, say it started, supervise it and send its outcome."""
     pid = os.fork()
     if pid == 0:
         try:
             sock.close()
-            run_worker(job, None, [], b"", fds, np)
+            run_worker(job, code, source_lines, payload, fds, np)
         finally:
-            os._exit(114)
+            os._exit(114)  # whatever escapes (a signal handler raising in harness code): never the zygote loop
     for fd in fds:
         os.close(fd)
     _send(sock, {"event": "started"})
@@ -341,14 +346,4 @@ def zygote_main(ctrl_fd, early=()):
             continue
         job = dict(init["job"], **msg["job"], zygote_pid=os.getpid())
         job["allowed"] = init["allowed"]
-        pid = os.fork()
-        if pid == 0:
-            try:
-                sock.close()
-                run_worker(job, code, source_lines, payload, fds, np)
-            finally:
-                os._exit(114)  # whatever escapes (a signal handler raising in harness code): never the zygote loop
-        for fd in fds:
-            os.close(fd)
-        _send(sock, {"event": "started"})
-        _send(sock, _supervise(pid, job, sock))
+        _run_job(job, code, source_lines, payload, fds, sock, np)
