@@ -29,7 +29,7 @@ from typing import IO, Sequence
 from . import script
 from .startup import (HARNESS_MODULES, PROBE_REPEATS, Strategy, clean_environment, make_parent_nondumpable,
                       strategies, worker_uid)
-from .wire import send
+from .wire import send_with_pipes
 
 # The speed probe's worker, when it runs before the submission (and the problem's limits) have arrived:
 # limits that a probe run, about 10 ms each, never comes near.
@@ -109,20 +109,13 @@ def spawn(strategy: Strategy, python: str, source: str | None = None,
 
 def _queue_probe(sock: socket.socket, strategy: Strategy, repeats: int) -> tuple[int, int, int] | None:
     """Send a probe run with the worker's three pipe ends; our read ends (None if the zygote is gone)."""
-    pipes = [os.pipe() for _ in range(3)]
     job = {"mode": "probe", "args": [], "drop_uid": worker_uid(strategy), "probe_repeats": int(repeats),
            "function": "", "filename": "", **EARLY_PROBE_LIMITS,
            "layers": {"landlock": True, "seccomp": True}}
     try:
-        send(sock, {"op": "probe", "job": job}, b"", [w for _, w in pipes])
+        return send_with_pipes(sock, {"op": "probe", "job": job})
     except OSError:
-        for r, w in pipes:
-            os.close(r)
-            os.close(w)
         return None
-    for _, w in pipes:
-        os.close(w)
-    return tuple(r for r, _ in pipes)
 
 
 def command_of(argv: Sequence[str]) -> str | None:

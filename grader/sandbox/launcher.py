@@ -29,7 +29,7 @@ from .records import RunOutcome, SandboxInfo, SandboxLimits
 from .startup import (HARNESS_MODULES, PROBE_REPEATS, WORKER_LAYERS, SandboxError, Strategy, worker_uid,
                       clean_environment, make_parent_nondumpable, strategies)
 from .early import Spawned, spawn
-from .wire import Messages, encode_args, send
+from .wire import Messages, encode_args, send, send_with_pipes
 
 __all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable", "merge_layers",
            "strategies", "PROBE_REPEATS"]
@@ -295,19 +295,11 @@ class Sandbox:
 
     def _submit(self, job: dict, payload: bytes) -> tuple[int, int, int]:
         """Send one run request with the worker's pipe ends; our read ends."""
-        res_r, res_w = os.pipe()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
         try:
-            send(self.sock, {"op": "run", "job": job}, payload, (res_w, out_w, err_w))
+            return send_with_pipes(self.sock, {"op": "run", "job": job}, payload)
         except OSError as exc:
-            for fd in (res_r, res_w, out_r, out_w, err_r, err_w):
-                os.close(fd)
             self._kill()
             raise SandboxError(f"could not reach the sandbox: {exc}") from None
-        for fd in (res_w, out_w, err_w):
-            os.close(fd)
-        return res_r, out_r, err_r
 
     def _finish(self, fds: tuple[int, int, int], expected_shape, wait_s: float | None = None) -> RunOutcome:
         try:

@@ -8,6 +8,7 @@ worker's result channel is protocol.py's business.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 from typing import Sequence
@@ -35,6 +36,22 @@ def send(sock: socket.socket, header: dict, payload: bytes = b"", fds: Sequence[
     else:
         sock.sendall(prefix)
     sock.sendall(raw + payload)
+
+
+def send_with_pipes(sock: socket.socket, header: dict, payload: bytes = b"") -> tuple[int, int, int]:
+    """Send a request with the write ends of three new pipes (the worker's result, stdout and
+    stderr); return our read ends. On OSError every end is closed before it is raised."""
+    pipes = [os.pipe() for _ in range(3)]
+    try:
+        send(sock, header, payload, [w for _, w in pipes])
+    except OSError:
+        for r, w in pipes:
+            os.close(r)
+            os.close(w)
+        raise
+    for _, w in pipes:
+        os.close(w)
+    return tuple(r for r, _ in pipes)
 
 
 class Messages:
