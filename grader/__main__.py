@@ -1,4 +1,5 @@
-"""`python -m grader` and the `vit-grader` console script (pyproject.toml: grader.__main__:run)."""
+"""`python -m grader` and the `vit-grader` console script (pyproject.toml: grader.__main__:script)."""
+import os
 import sys
 
 # Before anything else is imported: a sandbox's start-up then runs beside the grader's own.
@@ -17,5 +18,23 @@ def run(argv: "list[str] | None" = None) -> int:
             zygote.close()
 
 
+def script() -> None:
+    """Run the command, then end the process at once with its exit status.
+
+    Once the command has returned, everything it wrote is in closed files and
+    its sandbox is gone; only the interpreter's teardown of NumPy and the
+    grader's modules is left, 20-30 ms that a learner's edit-grade loop would
+    wait for at every grading. Standard output and error are flushed first. An
+    exception (or SystemExit: argparse's usage errors) ends the process the
+    ordinary way."""
+    status = run()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, OSError):   # the reader went away: as the ordinary exit would, quietly
+        pass
+    os._exit(status if isinstance(status, int) else 1)
+
+
 if __name__ == "__main__":
-    sys.exit(run())
+    script()

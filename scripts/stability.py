@@ -6,10 +6,11 @@ fork and time bombs from tests/test_sandbox_adversarial.py (on the samples)
 RUNS times each, as the machine is and with two busy processes (`yes >
 /dev/null`, started and stopped by this script, by PID), the two conditions
 alternating run by run. Each grading
-is a real one (library call, fresh zygote started and probe read as
-`python -m grader grade` does it, grader/sandbox/early.py, the problem's
-limits). Prints, per condition, every file whose verdicts were not all the
-same, and the effective CPU limit (median, range) that grading used, then
+is a real one (library call, fresh zygote started as `python -m grader
+grade` does it, grader/sandbox/early.py, the problem's limits; the probe
+read when a run needs it). Prints, per condition, every file whose verdicts
+were not all the same, and the effective CPU limit (median, range) of the
+gradings that read the probe (the others stayed within the least limit), then
 the bars: identical verdicts everywhere; the limits of the two conditions
 within 15 % of each other and of time_per_test_s. Usage:
 
@@ -79,7 +80,7 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
     limits: list[float] = []
     for _ in range(runs):
         for name, path, options, cases in jobs:
-            zygote = early_zygote(["grade"])   # started, and its probe read, as `python -m grader grade` does
+            zygote = early_zygote(["grade"])   # started as `python -m grader grade` does
             try:
                 r = grade(bundle, path, options, cases, zygote)
             finally:
@@ -87,7 +88,7 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
                     zygote.close()
             verdicts.setdefault(name, []).append(r.verdict)
             per_test.setdefault(name, []).append(tuple(t.verdict for t in r.tests))
-            if r.limits is not None:
+            if r.limits is not None and r.limits.probe == "measured":   # not the least limits
                 limits.append(r.limits.cpu_s)
     return {"verdicts": verdicts, "per_test": per_test, "limits": limits}
 
@@ -156,7 +157,8 @@ def main() -> int:
             print(f"    {n}: test {', '.join(str(i + 1) for i in changed)}: "
                   + ", ".join(f"{'/'.join(sorted({r[i] for r in rows}))}" for i in changed))
         print(f"  effective CPU limit: median {medians[label]:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
-              f"over {len(lim)} gradings")
+              f"over the {len(lim)} gradings that needed the probe "
+              f"(of {sum(map(len, res['verdicts'].values()))})")
     first = {n: v[0] for n, v in next(iter(results.values()))["verdicts"].items()}
     across = [n for n in first if any(res["verdicts"][n][0] != first[n] for res in results.values())]
     (a, b) = medians.values()

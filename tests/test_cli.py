@@ -310,14 +310,33 @@ def test_secret_seed_same_seed_same_set(cli):
 def test_console_script_is_declared_and_resolves():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     target = meta["project"]["scripts"]["vit-grader"]
-    assert target == "grader.__main__:run"    # as `python -m grader`: the sandbox starts first
-    run = EntryPoint(name="vit-grader", value=target, group="console_scripts").load()
-    from grader.__main__ import run as module_run
-    assert run is module_run
-    # What the generated script does: sys.exit(run()).
-    with pytest.raises(SystemExit) as exc:
-        run(["--version"])
-    assert exc.value.code == 0
+    assert target == "grader.__main__:script"    # as `python -m grader`: the sandbox starts first
+    script = EntryPoint(name="vit-grader", value=target, group="console_scripts").load()
+    from grader.__main__ import script as module_script
+    assert script is module_script
+
+
+@pytest.mark.parametrize("source, status, verdict", [(REFERENCE, 0, "AC"), (WRONG, 1, "WA")])
+def test_the_script_ends_at_once_with_everything_written(tmp_path, source, status, verdict):
+    # script() skips the interpreter's teardown (os._exit): the JSON file, the report piped to
+    # stdout and the exit status must be complete all the same.
+    out = tmp_path / "v.json"
+    code = ("import sys; from grader.__main__ import script; "
+            f"sys.argv = ['vit-grader', 'grade', {str(source)!r}, '--tests', 'sample', '--json', {str(out)!r}]; "
+            "script()")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == status, proc.stderr
+    assert json.loads(out.read_text())["verdict"] == verdict
+    text = subprocess.run([sys.executable, "-m", "grader", "grade", str(source), "--tests", "sample"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert text.returncode == status and text.stdout.startswith(verdict) and text.stdout.endswith("\n")
+    assert len(text.stdout.splitlines()) >= 5 and not text.stderr
+
+
+def test_the_script_reports_usage_errors_with_status_2():
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and "arguments are required: PATH" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_version_flag(cli):

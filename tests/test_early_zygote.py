@@ -7,6 +7,7 @@ command fails, not when the grader dies without cleaning up.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
 from grader.sandbox import early
 from grader.sandbox.launcher import PROBE_REPEATS, Sandbox, make_parent_nondumpable, strategies
 from test_launcher_start import sandbox   # the same small sandbox as the begin() tests
@@ -110,8 +113,20 @@ def test_a_sandbox_takes_the_early_process_once_and_reports_the_same_layers(spec
 
 
 @linux_only
+def test_only_batch_queues_the_probe_at_the_start():
+    # batch reads the probe first (judge.probe_step); grade reads it only if a run needs it.
+    for argv, repeats in ((["grade", "a.py"], 0), (["batch", "subs/"], PROBE_REPEATS)):
+        spawned = early.early_zygote(argv)
+        try:
+            assert spawned is not None and spawned.probe_repeats == repeats
+            assert (spawned.probe_fds is not None) is bool(repeats)
+        finally:
+            spawned.close()
+
+
+@linux_only
 def test_the_probe_queued_at_the_start_is_the_reading_the_sandbox_returns(spec):
-    spawned = early.early_zygote(["grade", "a.py"])
+    spawned = early.early_zygote(["batch", "subs/"])
     assert spawned is not None and spawned.probe_repeats == PROBE_REPEATS
     try:
         with sandbox(spec, prelaunched=spawned) as sb:
@@ -149,8 +164,8 @@ def test_a_slow_start_keeps_the_strongest_isolation(spec):
     # The early probe's reading is collected before "ready": its wait must allow for a slow start-up
     # (READY_TIMEOUT_S), not only for one case's limits, or a stalled machine silently costs the
     # namespaces (the sandbox would fall back to a weaker strategy). Stalled here for 10 s, beyond
-    # the 3 s + 5 s a case would get.
-    spawned = early.early_zygote(["grade", "a.py"])
+    # the 3 s + 5 s a case would get. (batch queues the probe at the start.)
+    spawned = early.early_zygote(["batch", "subs/"])
     assert spawned is not None
     os.killpg(spawned.proc.pid, signal.SIGSTOP)
     timer = threading.Timer(10.0, os.killpg, (spawned.proc.pid, signal.SIGCONT))
@@ -234,8 +249,45 @@ def test_the_command_leaves_no_sandbox_process_behind(args):
     assert gone_within(zygote_pids() - before), f"left behind: {zygote_pids() - before}"
 
 
-def test_the_early_module_imports_no_numpy():
-    # Importing NumPy in early.py would spend, before the zygote starts, the time it is meant to save.
-    code = "import sys, grader.sandbox.early; print('numpy' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "False", out.stderr
+# Modules whose import the grading's first step must not wait for: NumPy (about 0.2 s), and what
+# the standard library's conveniences would pull in (dataclasses -> inspect, tempfile, shutil,
+# secrets -> hashlib), about 35 ms together.
+COSTLY_FIRST_STEP = ("numpy", "dataclasses", "inspect", "tempfile", "shutil", "secrets", "hashlib")
+
+
+def test_the_early_module_imports_nothing_costly():
+    # -S: the site module's own imports are what this process already has, not early.py's.
+    code = ("import sys; sys.path.insert(0, '.'); import grader.sandbox.early; "
+            f"print([m for m in {COSTLY_FIRST_STEP!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_zygote_starts_without_site_only_for_this_interpreter():
+    strategy = strategies("auto")[0]
+    mine = early.zygote_command(strategy, sys.executable, "SRC", 7)
+    assert mine[mine.index(sys.executable) + 1:][:2] == ["-I", "-S"]
+    import site
+    assert json.loads(mine[-1]) == [d for d in site.getsitepackages() if os.path.isdir(d)]
+    other = early.zygote_command(strategy, "/usr/bin/python3", "SRC", 7)
+    assert "-S" not in other and other[-1] == ",".join(early.HARNESS_MODULES)
+
+
+SIGNATURE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+
+
+def grade_text(bundle, tmp_path, source: str):
+    path = tmp_path / "solution.py"
+    path.write_text(source, encoding="utf-8")
+    report = grade(bundle, path, GradeOptions(tests="sample", scale_time=False))
+    return next(c for c in report.tests if c.verdict != "AC")
+
+
+def test_a_zygote_started_without_site_imports_numpy_and_hides_the_import_hooks(bundle, tmp_path):
+    # What `site` would have run (.pth files: an editable install's import hook) is not in the sandbox.
+    probe = ("import numpy as np\n" + SIGNATURE + "    sys = np._core._methods.os.sys\n"
+             "    raise ValueError(repr((sys.flags.no_site, [getattr(f, '__name__', type(f).__name__) for f in sys.meta_path],"
+             " callable(exit), callable(help))))\n")
+    failed = grade_text(bundle, tmp_path, probe)
+    assert failed.verdict == "RE", failed.message
+    assert "(1, ['BuiltinImporter', 'FrozenImporter', 'PathFinder'], True, True)" in failed.message

@@ -12,7 +12,8 @@ import pytest
 
 from grader.feedback.grade import grade
 from grader.judging.checker import RunContext
-from grader.judging.judge import GradeOptions, cases_step, judged_step
+from grader.judging.judge import GradeOptions, cases_step, judged_step, limits_step, settled
+from grader.judging.timing import effective_limits, least_limits, machine_scale
 from grader.sandbox import child
 from grader.sandbox.records import ReturnedValue, RunOutcome
 
@@ -109,3 +110,68 @@ def test_a_sleeper_costs_one_wall_limit_and_every_test_still_has_a_verdict(bundl
     ran = [t for t in r.tests if t.time_s is not None]
     assert [t.name for t in ran] == ["sample/01-identity-weights"] and "wall-clock" in ran[0].message
     assert all(t.message.startswith("not run: an earlier test") for t in r.tests[1:])
+
+
+# --- the speed probe, read only when a run needs it ---------------------------------------------
+
+@pytest.mark.parametrize("run, decides", [
+    (dict(cpu_s=0.2, signal=None), True),                      # within the least limit: decided
+    (dict(cpu_s=0.3, signal=None), False),                     # beyond it: only the measured limit can say
+    (dict(cpu_s=0.01, signal=signal.SIGKILL, killed_by="wall"), False),   # a sleeper's wall-clock kill
+    (dict(cpu_s=0.2, signal=signal.SIGXCPU), False),           # the CPU rlimit fired
+])
+def test_a_run_under_the_least_limits_decides_only_if_it_stayed_within_them(bundle, run, decides):
+    least = limits_step(bundle.spec, GradeOptions())
+    assert least == least_limits(bundle.spec) and least.pending and least.cpu_s == 0.25
+    assert settled(outcome(**run), least) is decides
+    # Under measured, given or stated limits every run decides its test (judged_step's rules).
+    for limits in (effective_limits(bundle.spec, 0.006), limits_step(bundle.spec, GradeOptions(probe_s=0.006)),
+                   limits_step(bundle.spec, GradeOptions(scale_time=False))):
+        assert not limits.pending and settled(outcome(**run), limits)
+
+
+# Burn 0.4 s of their own CPU time (not wall time: the same on a busy machine): beyond the least
+# limit (0.25 s), well within the measured one (1 s here). One on the import (which every worker
+# repeats), one on sample/02 only.
+BURN = """
+import time
+import numpy as np
+
+def _burn(seconds):
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+"""
+SOLVE = open(__file__.replace("tests/test_judge_time.py", "reference/solution.py")).read().replace(
+    "def vit_encoder_block(", "def _solve(")
+BURNS_ON_IMPORT = BURN + SOLVE + "\n_burn(0.4)\nvit_encoder_block = _solve\n"
+BURNS_ON_THE_SECOND_SAMPLE = BURN + SOLVE + """
+
+def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
+    if x.shape == (1, 3, 2):      # sample/02 only
+        _burn(0.4)
+    return _solve(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)
+"""
+
+
+def graded_with_a_measured_probe(bundle, tmp_path, source):
+    sub = tmp_path / "solution.py"
+    sub.write_text(source)
+    r = grade(bundle, sub, GradeOptions(tests="sample", diagnose=False))
+    assert r.verdict == "AC", r.summary
+    lim = r.limits
+    assert lim.probe == "measured" and lim.probe_s is not None and lim.scale == machine_scale(bundle.spec, lim.probe_s)
+    assert lim.cpu_s == pytest.approx(bundle.spec.limits.time_per_test_s * lim.scale) and lim.cpu_s > 0.4
+    assert all("judged twice" not in t.message for t in r.tests)
+    return r.tests
+
+
+def test_a_test_beyond_the_least_limit_reads_the_probe_and_is_judged_under_the_measured_limit(bundle, tmp_path):
+    first, second, third = graded_with_a_measured_probe(bundle, tmp_path, BURNS_ON_THE_SECOND_SAMPLE)
+    assert second.time_s >= 0.4
+    assert first.time_s < 0.25 and third.time_s < 0.25
+
+
+def test_an_import_beyond_the_least_limit_reads_the_probe_before_the_first_test(bundle, tmp_path):
+    tests = graded_with_a_measured_probe(bundle, tmp_path, BURNS_ON_IMPORT)
+    assert all(t.time_s >= 0.4 for t in tests)

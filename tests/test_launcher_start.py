@@ -69,7 +69,7 @@ def test_a_failed_early_start_falls_back_to_the_next_strategy(spec, monkeypatch)
     real = strategies("auto")
     if len(real) < 2:
         pytest.skip("only one start-up strategy on this machine (no unshare): nothing to fall back to")
-    broken = replace(real[0], prefix=("/nonexistent/unshare",))
+    broken = real[0]._replace(prefix=("/nonexistent/unshare",))
     monkeypatch.setattr(launcher, "strategies", lambda isolation="auto": [broken, *real[1:]])
     sb = sandbox(spec)
     sb.begin(PROBE_REPEATS)

@@ -277,6 +277,11 @@ RUN_TIME_ERRORS = {
                             ("IndexError at line 2", "while being imported")),
     "sys_exit_at_import": (attack(ZEROS, "sys.exit(0)\n"), ("SystemExit", "while being imported")),
     "sys_exit_at_call": (attack("sys.exit(3)\n"), ("SystemExit", "sys.exit() or exit() was called")),
+    # the builtins `site` defines: the zygote starts with -S and defines them itself (sandbox/early.py)
+    "exit_builtin_at_call": ("import numpy as np\n" + SIGNATURE + "    exit(3)\n",
+                             ("SystemExit", "sys.exit() or exit() was called")),
+    "quit_builtin_at_call": ("import numpy as np\n" + SIGNATURE + "    quit()\n",
+                             ("SystemExit", "sys.exit() or exit() was called")),
     "keyboard_interrupt_at_import": ("import numpy as np\nraise KeyboardInterrupt\n" + SIGNATURE + "    return x\n",
                                      ("KeyboardInterrupt at line 2", "while being imported")),
     "keyboard_interrupt_at_call": ("import numpy as np\n" + SIGNATURE + "    raise KeyboardInterrupt\n",

@@ -19,7 +19,7 @@ from grader.problem.bundle import Bundle, BundleError
 from grader.maintain.calibrate import (ProbeStats, Timing, derive, measure_probe, probe_center, render_record,
                                        round_up, set_problem_yaml_limits, spread)
 from grader.problem.spec import load_spec
-from grader.judging.timing import (PROBE_BAND, RERUN_BAND, SCALE_BOUNDS, case_work, covered_by_timeout,
+from grader.judging.timing import (PROBE_BAND, PROBE_BAND_SLOW, RERUN_BAND, SCALE_BOUNDS, case_work, covered_by_timeout,
                                   effective_limits, machine_scale, near_the_limit)
 from grader.maintain.verify import ExpectedSubmission, calibration_problems
 
@@ -42,20 +42,20 @@ def test_same_speed_means_the_published_limit(spec):
 
 def test_a_slower_machine_gets_more_time_from_the_edge_of_the_noise_band(spec):
     s = with_limits(spec)
-    lim = effective_limits(s, 0.04 * 2 * PROBE_BAND)
+    lim = effective_limits(s, 0.04 * 2 * PROBE_BAND_SLOW)
     assert lim.scale == pytest.approx(2.0) and lim.cpu_s == pytest.approx(2.0)
     assert lim.wall_s == pytest.approx(2.0 * 2.0 + 1.0)
     assert effective_limits(s, 0.04 / 2 / PROBE_BAND).cpu_s == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("ratio", [1 / PROBE_BAND, 0.9, 1.0, 1.1, PROBE_BAND])
+@pytest.mark.parametrize("ratio", [1 / PROBE_BAND, 0.9, 1.0, 1.1, 1.33, 1.5, PROBE_BAND_SLOW])
 def test_a_reading_inside_the_noise_band_means_the_stated_limit(spec, ratio):
     assert machine_scale(with_limits(spec), 0.04 * ratio) == 1.0
 
 
 def test_the_scale_is_continuous_at_the_edges_of_the_band(spec):
     s = with_limits(spec)
-    for edge in (PROBE_BAND, 1 / PROBE_BAND):
+    for edge in (PROBE_BAND_SLOW, 1 / PROBE_BAND):
         assert machine_scale(s, 0.04 * edge * 1.0001) == pytest.approx(1.0, abs=1e-3)
         assert machine_scale(s, 0.04 * edge * 0.9999) == pytest.approx(1.0, abs=1e-3)
 
@@ -82,7 +82,7 @@ def test_beyond_the_band_the_limit_follows_the_probe(spec):
     # Outside the noise band, a machine k times slower at the probe gets k times the time.
     s = with_limits(spec, time_per_test_s=1.0, probe_time_s=0.04)
     for probe in (0.1, 0.2, 0.4):
-        assert effective_limits(s, probe).cpu_s / probe == pytest.approx(1.0 / 0.04 / PROBE_BAND)
+        assert effective_limits(s, probe).cpu_s / probe == pytest.approx(1.0 / 0.04 / PROBE_BAND_SLOW)
 
 
 # --- the derivation -------------------------------------------------------------------------------

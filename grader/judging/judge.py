@@ -5,13 +5,16 @@ Like CMS's grading steps, each step is one function with an explicit outcome:
     read_step      -> Submission or CE (file content problems)
     static_step    -> CE for syntax, forbidden imports, a wrong signature
     cases_step     -> the test cases to run (published, or a fresh secret set)
+    limits_step    -> the time limits to start with: the least ones, until a run needs the probe
     load_step      -> CE/RE/TLE when the module cannot be imported in the sandbox
     run_step       -> RunOutcome of one case in a fresh worker
+    probe_now_step -> the measured limits, when a run has gone beyond the least ones
     check_step     -> CaseResult (the ordered checks of checker.decide)
     judged_step    -> run + check, twice for a CPU-time TLE within the noise band of the limit
 
 The zygote is started before the cases are read (Sandbox.begin), so its start
-and the speed probe overlap the parsing; after a TLE, later tests needing at
+overlaps the parsing. The speed probe is read only when a run needs it (most
+gradings never do: timing.least_limits); after a TLE, later tests needing at
 least as much work are TLE without being run (docs/time-limits.md).
 
 `judge` strings them together and never raises for anything a submission
@@ -21,6 +24,7 @@ Why a wrong answer is wrong is feedback's business, one floor up
 """
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,12 +36,13 @@ from ..problem.cases import CaseFileError, TestCase
 from .checker import Decision, RunContext, decide, limit_problem, load_problem
 from .hidden import hidden_memory, hidden_time
 from ..sandbox import child
-from ..sandbox.launcher import PROBE_REPEATS, Sandbox, SandboxError, make_parent_nondumpable
+from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.early import Spawned
 from ..sandbox.records import RunOutcome, SandboxLimits
 from .source import StaticCheck, Submission, read_submission, static_check
 from ..problem.spec import ProblemSpec
-from .timing import EffectiveLimits, case_work, covered_by_timeout, effective_limits, near_the_limit
+from .timing import (GIVEN, EffectiveLimits, case_work, covered_by_timeout, effective_limits, least_limits,
+                     near_the_limit, within_least_limits)
 from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VERDICT_NAMES,
                       group_results, overall_verdict)
 
@@ -140,9 +145,42 @@ def run_context(spec: ProblemSpec, limits: EffectiveLimits) -> RunContext:
                       allowed_hint=f"allowed: NumPy and the standard-library modules {', '.join(allowed.stdlib)}")
 
 
+def limits_step(spec: ProblemSpec, options: GradeOptions) -> EffectiveLimits:
+    """The limits the first runs get: stated (no scaling), scaled by a reading given for many
+    gradings, or the least limits, which stand until a run goes beyond them."""
+    if not options.scale_time:
+        return effective_limits(spec, None, options.time_factor)
+    if options.probe_s is not None:
+        return effective_limits(spec, options.probe_s, options.time_factor, GIVEN)
+    return least_limits(spec, options.time_factor)
+
+
+def settled(out: RunOutcome, limits: EffectiveLimits) -> bool:
+    """Does this run decide its test under `limits`? Always, unless they are the least limits and
+    the run went beyond them (then only the measured limit can say)."""
+    ended = out.killed_by == "wall" or out.signal in (signal.SIGXCPU, signal.SIGKILL)
+    return not limits.pending or within_least_limits(out.cpu_s, ended, limits)
+
+
+def probe_now_step(sb: Sandbox, spec: ProblemSpec, options: GradeOptions) -> tuple[EffectiveLimits, RunContext]:
+    """Read the speed probe now, in a fresh worker of this sandbox, and set the limits it gives."""
+    limits = effective_limits(spec, sb.probe(), options.time_factor)
+    sb.set_time_limits(limits.cpu_s, limits.wall_s)
+    return limits, run_context(spec, limits)
+
+
+def load_run(sb: Sandbox, n_args: int) -> RunOutcome:
+    """Import the module once in a worker, without calling the function."""
+    return sb.run([0] * n_args, None, mode="load")
+
+
 def load_step(sb: Sandbox, ctx: RunContext, n_args: int) -> CompileResult:
     """Import the module once in a worker and check the entry point, without calling it."""
-    out = sb.run([0] * n_args, None, mode="load")
+    return load_result(load_run(sb, n_args), ctx)
+
+
+def load_result(out: RunOutcome, ctx: RunContext) -> CompileResult:
+    """What the import run says: OK, or the CE/RE/TLE that stops the grading."""
     if out.status == child.STATUS_LOADED and not out.signal and out.killed_by is None:
         return CompileResult("OK", "")
     d = load_problem(out, ctx) or limit_problem(out, ctx, show_message=True)
@@ -262,18 +300,19 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                  limits=sandbox_limits(spec), allowed=allowed, preload=preload,
                  filename=sub.display_name if sub.kind == "python" else "notebook.py",
                  isolation=options.isolation, disable_layers=options.disable_layers, prelaunched=zygote)
-    # The zygote starts, and reads the probe, on the other core while the cases are read here.
-    sb.begin(PROBE_REPEATS if options.scale_time and options.probe_s is None else 0)
+    # The zygote starts on the other core while the cases are read here.
+    sb.begin()
     try:
         cases = cases_step(bundle, options) if cases is None else cases
         with sb:
-            probe = None
-            if options.scale_time:
-                probe = options.probe_s if options.probe_s is not None else sb.probe()
-            limits = effective_limits(spec, probe, options.time_factor)
+            limits = limits_step(spec, options)
             sb.set_time_limits(limits.cpu_s, limits.wall_s)
             ctx = run_context(spec, limits)
-            compiled = load_step(sb, ctx, len(spec.parameters))
+            loaded = load_run(sb, len(spec.parameters))
+            if not settled(loaded, limits):
+                limits, ctx = probe_now_step(sb, spec, options)
+                loaded = load_run(sb, len(spec.parameters))
+            compiled = load_result(loaded, ctx)
             for case in cases:
                 if compiled.verdict != "OK":
                     results.append(not_run(spec, case, compiled.verdict, "compile", compiled.message))
@@ -289,7 +328,15 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                                            f"smaller ({smaller}) exceeded the time limit"))
                     continue
                 try:
-                    result, out = judged_step(sb, spec, case, ctx)
+                    if limits.pending:
+                        out = run_step(sb, case)
+                        if settled(out, limits):
+                            result = check_step(spec, case, out, ctx)
+                        else:   # judged afresh under the measured limit, as if it had been there all along
+                            limits, ctx = probe_now_step(sb, spec, options)
+                            result, out = judged_step(sb, spec, case, ctx)
+                    else:
+                        result, out = judged_step(sb, spec, case, ctx)
                 except SandboxError as exc:
                     results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
                     continue

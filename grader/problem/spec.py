@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 
 class SpecError(ValueError):
@@ -293,12 +292,26 @@ def parse_spec(raw: Any) -> ProblemSpec:
 def load_spec(path: Path) -> ProblemSpec:
     """Read and validate problem.yaml; raise SpecError with a one-line reason."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read {path}: {exc}") from None
+    from .spec_cache import parsed_cached
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        raw = parsed_cached(data, lambda _: _parse_yaml(text))
+    except _YAMLError as exc:
         raise SpecError(f"{path} is not valid YAML: {exc}") from None
     return parse_spec(raw)
+
+
+class _YAMLError(Exception):
+    """yaml.YAMLError, re-raised without importing PyYAML at import time (spec_cache.py says why)."""
+
+
+def _parse_yaml(text: str) -> Any:
+    import yaml
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise _YAMLError(str(exc)) from None
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..judging.verdict import VERDICT_NAMES, CaseResult, ErrorSummary, GradeReport
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def _num(x: float | None) -> float | None:
@@ -46,9 +46,9 @@ def report_dict(r: GradeReport) -> dict[str, Any]:
     limits = None
     if r.limits is not None:
         limits = {"cpu_s_per_test": round(r.limits.cpu_s, 4), "wall_s_per_test": round(r.limits.wall_s, 4),
-                  "machine_scale": round(r.limits.scale, 4),
+                  "machine_scale": None if r.limits.scale is None else round(r.limits.scale, 4),
                   "probe_s": None if r.limits.probe_s is None else round(r.limits.probe_s, 5),
-                  "time_factor": r.limits.time_factor}
+                  "time_factor": r.limits.time_factor, "probe": r.limits.probe}
     sub = None
     if r.submission is not None:
         sub = {"file": r.submission.file, "sha256": r.submission.sha256,

@@ -17,12 +17,13 @@ SIBLING_IMPORT = re.compile(r"^from \.(\w+) import [\w, ]+\n", re.M)
 
 
 def source() -> str:
-    """The script the launcher runs as `python -I -c SCRIPT CTRL_FD EARLY_MODULES`."""
+    """The script the launcher runs as `python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS]`."""
     chunks = []
     for name in PART_NAMES:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
         chunks.append(f"# ---- inside/{name}.py ----\n" + SIBLING_IMPORT.sub("", text))
     chunks.append('if __name__ == "__main__":\n'
-                  '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else ())\n')
+                  '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
+                  '                json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)\n')
     return "\n\n".join(chunks)

@@ -11,7 +11,7 @@ import json
 import os
 import socket
 import struct
-from typing import Sequence
+from collections.abc import Sequence
 
 from .startup import SandboxError
 

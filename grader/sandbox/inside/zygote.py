@@ -294,10 +294,24 @@ def _run_job(job, code, source_lines, payload, fds, sock, np, held=None):
     _send(sock, _supervise(pid, job, sock, held))
 
 
-def zygote_main(ctrl_fd, early=()):
+def use_site_dirs(dirs):
+    """Started with -S (grader/sandbox/early.py, site_packages): put the grader's site-packages
+    directories on the path without running their .pth files, and define exit, quit, help,
+    ... as `site` would, so that a submission sees the same builtins either way."""
+    import site
+    sys.path.extend(d for d in dirs if type(d) is str and d not in sys.path)
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+
+
+def zygote_main(ctrl_fd, early=(), site_dirs=None):
     """`early`: the harness's modules, imported before the submission arrives (the grader
-    may start this process before it has read anything: grader/sandbox/early.py)."""
+    may start this process before it has read anything: grader/sandbox/early.py).
+    `site_dirs`: where to find them, when started with -S."""
     import socket as _socket
+    if site_dirs is not None:
+        use_site_dirs(site_dirs)
     sock = _socket.socket(fileno=ctrl_fd)
     set_dumpable(False)
     try:
