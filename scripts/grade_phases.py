@@ -48,7 +48,7 @@ def wrap(obj, name, key):
     setattr(obj, name, w)
 for obj, name, key in ((launcher.Sandbox, "begin", "launch the zygote (begin)"),
                        (J, "cases_step", "read the test cases"),
-                       (launcher.Sandbox, "__enter__", "wait for the zygote (start-up and probe)"),
+                       (launcher.Sandbox, "__enter__", "wait for the zygote (its start-up)"),
                        (J, "load_step", "load the submission"),
                        (launcher.Sandbox, "run", "sandbox runs: the load + each case (fork, lock-down, run, transfer)"),
                        (J, "check_step", "check the results"),
