@@ -24,16 +24,25 @@ def script() -> None:
     Once the command has returned, everything it wrote is in closed files and
     its sandbox is gone; only the interpreter's teardown of NumPy and the
     grader's modules is left, 20-30 ms that a learner's edit-grade loop would
-    wait for at every grading. Standard output and error are flushed first. An
-    exception (or SystemExit: argparse's usage errors) ends the process the
-    ordinary way."""
+    wait for at every grading. Standard output and error are flushed first; if
+    that fails (a full disk, a reader that went away), the output is incomplete
+    and the status is 120, as Python's own exit gives then, with the reason on
+    standard error. An exception (or SystemExit: argparse's usage errors) ends
+    the process the ordinary way."""
     status = run()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (BrokenPipeError, OSError):   # the reader went away: as the ordinary exit would, quietly
-        pass
+    except OSError as exc:   # BrokenPipeError too
+        try:
+            os.write(2, f"grader: could not write the output: {exc}\n".encode("utf-8", "replace"))
+        except OSError:
+            pass
+        os._exit(UNWRITTEN)
     os._exit(status if isinstance(status, int) else 1)
+
+
+UNWRITTEN = 120   # the status CPython exits with when it cannot flush standard output at exit
 
 
 if __name__ == "__main__":

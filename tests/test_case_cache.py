@@ -112,3 +112,40 @@ def test_a_missing_file_is_a_case_file_error(cache, tmp_path):
     with pytest.raises(CaseFileError, match="cannot read"):
         read_case_cached(tmp_path / "nope.json")
     assert not os.path.exists(cache) or not list(cache.iterdir())
+
+
+def plant_forgery(cache) -> Path:
+    """Another case's entry under SAMPLE's key: what a forger who can write the folder would leave."""
+    read_case_cached(ROOT / "testcases" / "sample" / "02-two-heads.json")
+    (entry,) = cache.glob("*.case")
+    planted = cache / (case_cache._key(SAMPLE.read_bytes()) + ".case")
+    shutil.copy(entry, planted)
+    assert read_case_cached(SAMPLE).name == "sample/02-two-heads"   # read while it looks like our own
+    return planted
+
+
+@pytest.mark.parametrize("how", ["group-writable folder", "world-writable entry", "entry is a symlink",
+                                 "entry owned by another user"])
+def test_an_entry_another_user_could_have_written_is_never_read(cache, how):
+    planted = plant_forgery(cache)
+    if how == "group-writable folder":
+        cache.chmod(0o770)
+    elif how == "world-writable entry":
+        planted.chmod(0o666)
+    elif how == "entry is a symlink":
+        target = cache.parent / "elsewhere.case"
+        planted.replace(target)
+        planted.symlink_to(target)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("giving a file to another user needs root (CI runs as root)")
+        os.chown(planted, 65534, -1)
+    assert read_case_cached(SAMPLE).name == "sample/01-identity-weights"     # the JSON, not the forgery
+    assert case_cache.trusted(cache) is (how != "group-writable folder")
+
+
+def test_the_cache_folder_is_created_private(tmp_path, monkeypatch):
+    folder = tmp_path / "new" / "cases"
+    monkeypatch.setenv(case_cache.ENV, str(folder))
+    read_case_cached(SAMPLE)
+    assert folder.stat().st_mode & 0o077 == 0 and case_cache.trusted(folder)

@@ -333,6 +333,19 @@ def test_the_script_ends_at_once_with_everything_written(tmp_path, source, statu
     assert len(text.stdout.splitlines()) >= 5 and not text.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device whose writes fail)")
+def test_output_that_cannot_be_written_is_status_120_not_the_verdict():
+    # os._exit skips the interpreter's final flush: script() flushes itself, and a failed flush is
+    # reported (CPython's own exit gives 120 then). Buffered, as a normal run is.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--tests", "sample"],
+                              cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    assert proc.returncode == 120, proc.stderr
+    assert "could not write the output" in proc.stderr and "No space left" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_the_script_reports_usage_errors_with_status_2():
     proc = subprocess.run([sys.executable, "-m", "grader", "grade"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)

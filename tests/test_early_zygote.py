@@ -291,3 +291,51 @@ def test_a_zygote_started_without_site_imports_numpy_and_hides_the_import_hooks(
     failed = grade_text(bundle, tmp_path, probe)
     assert failed.verdict == "RE", failed.message
     assert "(1, ['BuiltinImporter', 'FrozenImporter', 'PathFinder'], True, True)" in failed.message
+
+
+# --- start-up details that early.py and startup.py do without the standard library's helpers ----
+
+def test_the_unshare_lookup_searches_only_absolute_directories(tmp_path, monkeypatch):
+    from grader.sandbox import startup
+    fake = tmp_path / "unshare"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    for path in ("", ".", ":", "bin:."):          # all of them would mean this folder
+        monkeypatch.setenv("PATH", path)
+        assert startup._which("unshare") is None, path
+    monkeypatch.setenv("PATH", f"/nonexistent:{tmp_path}")
+    assert startup._which("unshare") == str(fake)
+    monkeypatch.delenv("PATH")
+    assert startup._which("sh") in ("/bin/sh", "/usr/bin/sh")   # the system's default path
+
+
+def test_the_zygote_error_log_falls_back_when_memfd_is_refused(monkeypatch):
+    def refused(*_):
+        raise OSError(38, "Function not implemented")
+    monkeypatch.setattr(os, "memfd_create", refused)
+    log = early._scratch_file()
+    log.write(b"x")
+    log.seek(0)
+    assert log.read() == b"x"
+    log.close()
+    spawned, why = early.spawn(strategies("auto")[0], sys.executable)
+    assert spawned is not None, why
+    spawned.close()
+
+
+@linux_only
+def test_numpy_reachable_only_through_a_pth_file_still_grades(tmp_path):
+    # A venv whose site-packages holds nothing but a .pth file naming another one (a shared
+    # site-packages, an editable NumPy): the -S zygote finds NumPy after all, through `site`.
+    import site
+    import venv
+    venv.create(tmp_path / "env", with_pip=False)
+    env_python = tmp_path / "env" / "bin" / "python"
+    purelib = subprocess.run([str(env_python), "-c", "import site; print(site.getsitepackages()[0])"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    ours = next(d for d in site.getsitepackages() if os.path.isdir(os.path.join(d, "numpy")))
+    Path(purelib, "shared.pth").write_text(ours + "\n")
+    proc = subprocess.run([str(env_python), "-m", "grader", "grade", "reference/solution.py", "--tests", "sample"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.startswith("AC"), proc.stdout + proc.stderr

@@ -175,3 +175,17 @@ def test_a_test_beyond_the_least_limit_reads_the_probe_and_is_judged_under_the_m
 def test_an_import_beyond_the_least_limit_reads_the_probe_before_the_first_test(bundle, tmp_path):
     tests = graded_with_a_measured_probe(bundle, tmp_path, BURNS_ON_IMPORT)
     assert all(t.time_s >= 0.4 for t in tests)
+
+
+def test_a_probe_that_fails_mid_grading_is_a_judging_error_with_its_reason(bundle, tmp_path, monkeypatch):
+    from grader.sandbox.launcher import Sandbox, SandboxError
+
+    def broken(self, repeats=8):
+        raise SandboxError("the speed probe failed (status no_result, exit None)")
+    monkeypatch.setattr(Sandbox, "probe", broken)
+    sub = tmp_path / "solution.py"
+    sub.write_text(BURNS_ON_THE_SECOND_SAMPLE)
+    r = grade(bundle, sub, GradeOptions(tests="sample", diagnose=False))
+    assert r.verdict == "JE" and r.compile.verdict == "JE"
+    assert r.compile.message.startswith("the speed probe failed") and "could not be started" not in r.compile.message
+    assert r.limits is None                     # no limits block that would claim the probe was not needed

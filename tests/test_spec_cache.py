@@ -117,3 +117,35 @@ def test_a_cache_that_cannot_be_written_only_costs_speed(tmp_path, monkeypatch):
     monkeypatch.setenv(case_cache.ENV, str(blocker / "cases"))
     path = spec_file(tmp_path)
     assert load_spec(path).id == "vit-encoder-block" and load_spec(path) == load_spec(path)
+
+
+@pytest.mark.parametrize("how", ["group-writable folder", "world-writable entry"])
+def test_a_spec_entry_another_user_could_have_written_is_never_read(cache, tmp_path, how):
+    path = spec_file(tmp_path)
+    want = load_spec(path)
+    (entry,) = entries(cache)
+    doc = json.loads(entry.read_text())
+    doc["allowed_imports"]["stdlib"].append("os")            # a forger's wish: let `import os` pass
+    entry.write_text(json.dumps(doc))
+    assert "os" in load_spec(path).allowed_imports.stdlib    # read while it looks like our own
+    if how == "group-writable folder":
+        cache.chmod(0o770)
+    else:
+        entry.chmod(0o666)
+    assert load_spec(path) == want and "os" not in want.allowed_imports.stdlib
+
+
+def test_a_warm_load_keeps_the_documents_order(cache, tmp_path):
+    # Errors are reported in the document's order: the first one must not depend on the cache.
+    import yaml
+    doc = yaml.safe_load(YAML)
+    doc["license"] = {"statement": 5, "code": 6}
+    path = spec_file(tmp_path, json.dumps(doc).encode())    # JSON is YAML
+    messages = []
+    for _ in range(2):
+        with pytest.raises(SpecError) as exc:
+            load_spec(path)
+        messages.append(str(exc.value))
+    assert messages[0] == messages[1] and "license.statement" in messages[0]
+    good = spec_file(tmp_path)
+    assert list(spec_cache.parsed_cached(good.read_bytes(), lambda d: yaml.safe_load(d))) == list(doc)

@@ -37,7 +37,7 @@ from .checker import Decision, RunContext, decide, limit_problem, load_problem
 from .hidden import hidden_memory, hidden_time
 from ..sandbox import child
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
-from ..sandbox.early import Spawned
+from ..sandbox.early import EARLY_PROBE_LIMITS, Spawned
 from ..sandbox.records import RunOutcome, SandboxLimits
 from .source import StaticCheck, Submission, read_submission, static_check
 from ..problem.spec import ProblemSpec
@@ -162,9 +162,19 @@ def settled(out: RunOutcome, limits: EffectiveLimits) -> bool:
     return not limits.pending or within_least_limits(out.cpu_s, ended, limits)
 
 
+class ProbeFailed(SandboxError):
+    """The speed probe could not be read: no time limit, so no grading (JE)."""
+
+
 def probe_now_step(sb: Sandbox, spec: ProblemSpec, options: GradeOptions) -> tuple[EffectiveLimits, RunContext]:
-    """Read the speed probe now, in a fresh worker of this sandbox, and set the limits it gives."""
-    limits = effective_limits(spec, sb.probe(), options.time_factor)
+    """Read the speed probe now, in a fresh worker of this sandbox (with the probe's own limits,
+    which a 6 ms workload never nears), and set the limits it gives."""
+    sb.set_time_limits(EARLY_PROBE_LIMITS["cpu_limit_s"], EARLY_PROBE_LIMITS["wall_limit_s"])
+    try:
+        probe = sb.probe()
+    except SandboxError as exc:
+        raise ProbeFailed(f"the speed probe failed: {exc}") from None
+    limits = effective_limits(spec, probe, options.time_factor)
     sb.set_time_limits(limits.cpu_s, limits.wall_s)
     return limits, run_context(spec, limits)
 
@@ -337,6 +347,8 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                             result, out = judged_step(sb, spec, case, ctx)
                     else:
                         result, out = judged_step(sb, spec, case, ctx)
+                except ProbeFailed:
+                    raise
                 except SandboxError as exc:
                     results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
                     continue
@@ -349,7 +361,8 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                     break
             info = sb.info()
     except SandboxError as exc:
-        compiled = CompileResult("JE", f"the sandbox could not be started: {exc}")
+        why = str(exc) if isinstance(exc, ProbeFailed) else f"the sandbox could not be started: {exc}"
+        compiled = CompileResult("JE", why)
         results = [not_run(spec, c, "JE", "run", compiled.message) for c in cases]
         return Judgement(_report(bundle, options, results, compiled, sub), cases, {})
     finally:

@@ -10,8 +10,11 @@ written to a temporary file and renamed, so concurrent graders never see half
 an entry.
 
 Where: $VIT_GRADER_CACHE_DIR if set ("off" switches the cache off), else
-$XDG_CACHE_HOME/vit-grader/cases, else ~/.cache/vit-grader/cases. A cache that
-cannot be created or written (a read-only container) is simply not used.
+$XDG_CACHE_HOME/vit-grader/cases, else ~/.cache/vit-grader/cases, created
+private (0700). A cache that cannot be created or written (a read-only
+container) is simply not used, and neither is a folder or an entry that
+another user owns or could write (`trusted`): an entry decides what a grading
+compares against.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import struct
 import tempfile
 from pathlib import Path
@@ -39,6 +43,26 @@ def cache_dir() -> Path | None:
         return Path(value)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "vit-grader" / "cases"
+
+
+def trusted(path: Path, regular: bool = False) -> bool:
+    """Owned by this user and writable by no one else (and, with `regular`, a regular file, not a
+    link). A cache entry decides what a grading compares against (a spec entry, what it allows),
+    so a folder or entry another user could write is never read: it only costs the parsing."""
+    try:
+        st = os.stat(path, follow_symlinks=not regular)
+    except OSError:
+        return False
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022 and (not regular or stat.S_ISREG(st.st_mode))
+
+
+def open_folder(folder: Path) -> bool:
+    """Create the cache folder (private) if it is missing; may it be used?"""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return False
+    return trusted(folder)
 
 
 def _key(data: bytes) -> str:
@@ -85,7 +109,6 @@ def _decode(data: bytes) -> TestCase | None:
 
 def _store(folder: Path, key: str, case: TestCase) -> None:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".case")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -106,11 +129,12 @@ def read_case_cached(path: Path) -> TestCase:
     except OSError as exc:
         raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
     folder = cache_dir()
-    if folder is None:
+    if folder is None or not open_folder(folder):
         return case_from_bytes(data, str(path))
     key = _key(data)
+    entry = folder / f"{key}.case"
     try:
-        case = _decode((folder / f"{key}.case").read_bytes())
+        case = _decode(entry.read_bytes()) if trusted(entry, regular=True) else None
     except OSError:
         case = None
     if case is not None:

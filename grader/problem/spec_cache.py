@@ -4,8 +4,8 @@ PyYAML costs every grading about 60 ms before the first test can run (30 ms to
 import, 30 ms to parse 7 KB), more than judging the three samples. The parsed
 document is kept as a JSON entry named after the hash of the file's bytes, in
 the case cache's folder (case_cache.cache_dir, with its switch and its rules:
-written to a temporary file and renamed; unreadable or foreign entries are
-misses). problem.yaml stays the source of truth: a changed file has a new hash
+written to a temporary file and renamed; unreadable entries are misses, and a
+folder or entry that another user could have written is never read). problem.yaml stays the source of truth: a changed file has a new hash
 and is parsed again, and spec.parse_spec validates the document either way.
 Only a document that JSON represents exactly is cached; nothing is unpickled.
 """
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from .case_cache import cache_dir
+from .case_cache import cache_dir, open_folder, trusted
 
 CACHE_VERSION = 1
 
@@ -29,10 +29,9 @@ def _key(data: bytes) -> str:
 
 def _store(folder: Path, key: str, doc: Any) -> None:
     try:
-        text = json.dumps(doc, sort_keys=True, allow_nan=False)
-        if json.loads(text) != doc:
+        text = json.dumps(doc, allow_nan=False)   # in the document's order: errors are reported in it
+        if not _same(json.loads(text), doc):
             return   # not exactly JSON (dates, sets, integer keys): always parsed
-        folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".spec.json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -45,15 +44,28 @@ def _store(folder: Path, key: str, doc: Any) -> None:
         pass  # a read-only or full cache, or a document JSON cannot hold, only costs speed
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal, of the same types (1 == 1.0 == True in Python) and with keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def parsed_cached(data: bytes, parse: Callable[[bytes], Any]) -> Any:
     """`parse(data)`, or what it returned for these exact bytes before. Whatever `parse` raises
     (invalid YAML) propagates, and such a file is never cached."""
     folder = cache_dir()
-    if folder is None:
+    if folder is None or not open_folder(folder):
         return parse(data)
     key = _key(data)
+    entry = folder / f"{key}.spec.json"
     try:
-        return json.loads((folder / f"{key}.spec.json").read_text(encoding="utf-8"))
+        if trusted(entry, regular=True):
+            return json.loads(entry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
     doc = parse(data)

@@ -95,8 +95,10 @@ def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -
 
 def _scratch_file() -> "IO[bytes]":
     """An anonymous file for the zygote's stderr (memfd: tempfile costs 7 ms to import)."""
-    if hasattr(os, "memfd_create"):
+    try:
         return open(os.memfd_create("zygote-stderr", os.MFD_CLOEXEC), "w+b")
+    except (AttributeError, OSError):   # no memfd here (another OS, an old kernel, a seccomp profile)
+        pass
     import tempfile
     return tempfile.TemporaryFile()
 

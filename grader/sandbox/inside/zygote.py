@@ -319,7 +319,13 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except OSError:
         pass
-    preload(early)   # its failures are counted by the full preload below, which retries them
+    # Its failures are counted by the full preload below, which retries them.
+    if preload(early)["count"] and site_dirs is not None:
+        # Something the harness needs is reachable only through a .pth file (a shared site-packages,
+        # an editable NumPy): let `site` do everything it would have done without -S, and retry.
+        import site
+        site.main()
+        preload(early)
     held = []
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
