@@ -31,9 +31,10 @@ def script() -> None:
     the process the ordinary way."""
     status = run()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError as exc:   # BrokenPipeError too
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:   # None: the process was started with it closed
+                stream.flush()
+    except (OSError, ValueError) as exc:   # BrokenPipeError too; ValueError: closed by the command
         try:
             os.write(2, f"grader: could not write the output: {exc}\n".encode("utf-8", "replace"))
         except OSError:

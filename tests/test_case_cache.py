@@ -124,13 +124,11 @@ def plant_forgery(cache) -> Path:
     return planted
 
 
-@pytest.mark.parametrize("how", ["group-writable folder", "world-writable entry", "entry is a symlink",
-                                 "entry owned by another user"])
+@pytest.mark.parametrize("how", ["world-writable entry", "entry is a symlink", "entry owned by another user",
+                                 "folder owned by another user"])
 def test_an_entry_another_user_could_have_written_is_never_read(cache, how):
     planted = plant_forgery(cache)
-    if how == "group-writable folder":
-        cache.chmod(0o770)
-    elif how == "world-writable entry":
+    if how == "world-writable entry":
         planted.chmod(0o666)
     elif how == "entry is a symlink":
         target = cache.parent / "elsewhere.case"
@@ -139,9 +137,16 @@ def test_an_entry_another_user_could_have_written_is_never_read(cache, how):
     else:
         if os.geteuid() != 0:
             pytest.skip("giving a file to another user needs root (CI runs as root)")
-        os.chown(planted, 65534, -1)
+        os.chown(planted if how == "entry owned by another user" else cache, 65534, -1)
     assert read_case_cached(SAMPLE).name == "sample/01-identity-weights"     # the JSON, not the forgery
-    assert case_cache.trusted(cache) is (how != "group-writable folder")
+
+
+def test_an_old_group_writable_folder_of_ours_is_made_private_and_used(cache):
+    cache.mkdir(mode=0o775)
+    cache.chmod(0o775)                      # what mkdir gave under a umask of 002 before
+    planted = plant_forgery(cache)          # still ours: read (a forger's own file would not be)
+    assert cache.stat().st_mode & 0o077 == 0 and case_cache.trusted(cache)
+    assert read_case_cached(SAMPLE).name == "sample/02-two-heads" and planted.exists()
 
 
 def test_the_cache_folder_is_created_private(tmp_path, monkeypatch):

@@ -336,6 +336,20 @@ def test_numpy_reachable_only_through_a_pth_file_still_grades(tmp_path):
                              capture_output=True, text=True, timeout=60).stdout.strip()
     ours = next(d for d in site.getsitepackages() if os.path.isdir(os.path.join(d, "numpy")))
     Path(purelib, "shared.pth").write_text(ours + "\n")
-    proc = subprocess.run([str(env_python), "-m", "grader", "grade", "reference/solution.py", "--tests", "sample"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and proc.stdout.startswith("AC"), proc.stdout + proc.stderr
+    proc = subprocess.run([str(env_python), "-m", "grader", "grade", "reference/solution.py", "--tests", "sample",
+                           "--json", "-"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "AC"
+    # The report says that `site` ran after all (its .pth files: the zygote is not a -S one).
+    (fresh,) = [l for l in report["sandbox"]["layers"] if l["name"] == "fresh_interpreter"]
+    assert " -I started" in fresh["detail"], fresh
+
+
+def test_the_report_says_when_the_zygote_ran_without_site(bundle, tmp_path):
+    from grader.sandbox.launcher import Sandbox
+    sb = sandbox(bundle.spec)
+    with sb:
+        sb.run([0] * len(bundle.spec.parameters), None, mode="load")
+        (fresh,) = [l for l in sb.info().layers if l.name == "fresh_interpreter"]
+    assert sb.ready.get("site") is False and " -I -S started" in fresh.detail

@@ -230,3 +230,17 @@ def test_full_verify(bundle):
     assert report.ok, render_report(report, bundle.root)
     subs, _ = find_submissions(bundle)
     assert len(report.submissions) == len(subs)
+
+
+def test_a_probe_that_cannot_be_read_is_a_judging_error_not_a_pass(bundle, monkeypatch):
+    # Without a reading there is no limit to check at 1x and 1.5x; grading on would use the least
+    # limits, under which an accepted file passes: verify must say why instead.
+    from grader.maintain import verify as V
+    from grader.sandbox.launcher import SandboxError
+
+    def broken(*_a, **_k):
+        raise SandboxError("the speed probe failed (status no_result, exit None)")
+    monkeypatch.setattr(V, "probe_step", broken)
+    check = V.judge_submission(bundle, ExpectedSubmission(ROOT / "reference" / "solution.py", "accepted", "AC"))
+    assert (check.at_limit.verdict, check.at_margin.verdict) == ("JE", "JE")
+    assert "the speed probe failed" in check.at_limit.summary and check.at_margin.time_factor == 1.5

@@ -173,7 +173,8 @@ def probe_now_step(sb: Sandbox, spec: ProblemSpec, options: GradeOptions) -> tup
     try:
         probe = sb.probe()
     except SandboxError as exc:
-        raise ProbeFailed(f"the speed probe failed: {exc}") from None
+        why = str(exc)
+        raise ProbeFailed(why if why.startswith("the speed probe failed") else f"the speed probe failed: {why}") from None
     limits = effective_limits(spec, probe, options.time_factor)
     sb.set_time_limits(limits.cpu_s, limits.wall_s)
     return limits, run_context(spec, limits)

@@ -93,6 +93,8 @@ def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], acce
             "exact_limit_s": round(d.exact_limit, 4),
             "time_per_test_s": d.time_limit,
             "probe_time_s": center,
+            # The calibration's own check band (each condition's median within it), not grading's,
+            # which is wider on the slow side (timing.PROBE_BAND_SLOW, docs/time-limits.md).
             "probe_band": [round(center / PROBE_BAND, 5), round(center * PROBE_BAND, 5)],
             "fastest_tle_s": None if math.isinf(d.t_tle) else round(d.t_tle, 4),
             "fastest_tle_from": d.t_tle_from,

@@ -23,6 +23,7 @@ import numpy as np
 from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
+from ..judging.timing import SCALE_BOUNDS
 
 OUTPUT_DECIMALS = 6
 COMMAND = "python -m grader statement"
@@ -122,8 +123,10 @@ def render_limits(spec: ProblemSpec, samples: list[TestCase]) -> str:
     lim, cal = spec.limits, spec.time_calibration
     return "\n".join([
         f"- **Time:** {lim.time_per_test_s:g} s of CPU time per test, as measured on the calibration "
-        f"machine. The grader times a fixed workload first and scales the limit to the speed of the "
-        f"machine it runs on (the report shows the limit it used). Time spent sleeping or waiting "
+        f"machine. The grader scales the limit to the speed of the machine it runs on: it times a fixed "
+        f"workload once a run uses more than {SCALE_BOUNDS[0]:g} × the limit or is stopped by a limit (no "
+        f"machine's limit is lower, so a faster run is within the limit anywhere); the verdict JSON's "
+        f"`limits` shows the limit used. Time spent sleeping or waiting "
         f"counts against a wall-clock limit of {lim.wall_factor:g} × the CPU limit + 1 s. A whole "
         f"grading run stops after {lim.total_time_s:g} s.",
         f"- **Memory:** {lim.memory_mib} MiB of address space on top of what Python with NumPy "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -198,7 +198,8 @@ def _judgement(report: GradeReport, time_factor: float) -> Judgement:
     timed = [c for c in report.tests if c.time_s is not None]
     slowest = max(timed, key=lambda c: c.time_s, default=None)
     return Judgement(verdict=report.verdict, time_factor=time_factor,
-                     cpu_limit_s=report.limits.cpu_s if report.limits is not None else None,
+                     cpu_limit_s=report.limits.cpu_s if report.limits is not None and not report.limits.pending
+                     else None,
                      slowest_s=slowest.time_s if slowest else None,
                      slowest_case=slowest.name if slowest else None,
                      summary=report.summary.splitlines()[0] if report.summary else "")
@@ -216,8 +217,11 @@ def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "
         cases = cases_step(bundle, GradeOptions(tests="all"))
     try:
         probe = probe_step(bundle, GradeOptions(isolation=isolation))
-    except SandboxError:
-        probe = None   # each run then meets the same failure, and reports it as JE
+    except SandboxError as exc:
+        # Without a reading neither limit exists (grade would run under the least limits and
+        # an accepted file could pass): the check is a JE, with the reason.
+        failed = Judgement("JE", 1.0, None, None, None, f"the speed probe failed: {exc}")
+        return SubmissionCheck(sub, failed, replace(failed, time_factor=margin))
     runs = []
     for factor in (1.0, margin):
         # The first non-AC case decides the verdict, so the rest need not run

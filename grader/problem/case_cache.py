@@ -45,24 +45,53 @@ def cache_dir() -> Path | None:
     return Path(base) / "vit-grader" / "cases"
 
 
-def trusted(path: Path, regular: bool = False) -> bool:
-    """Owned by this user and writable by no one else (and, with `regular`, a regular file, not a
-    link). A cache entry decides what a grading compares against (a spec entry, what it allows),
-    so a folder or entry another user could write is never read: it only costs the parsing."""
+def _private(st: os.stat_result) -> bool:
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def trusted(folder: Path) -> bool:
+    """Owned by this user and writable by no one else. A cache entry decides what a grading
+    compares against (a spec entry, what it allows), so nothing another user could have written
+    is ever read: it only costs the parsing."""
     try:
-        st = os.stat(path, follow_symlinks=not regular)
+        return _private(os.stat(folder))
     except OSError:
         return False
-    return st.st_uid == os.geteuid() and not st.st_mode & 0o022 and (not regular or stat.S_ISREG(st.st_mode))
 
 
 def open_folder(folder: Path) -> bool:
-    """Create the cache folder (private) if it is missing; may it be used?"""
+    """Create the cache folder (private) if it is missing; may it be used? A folder of ours that
+    others may write (made under a umask of 002 before folders were made private) is made private:
+    its entries are still checked one by one, and whatever someone else put there is theirs."""
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = os.stat(folder)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o022:
+            os.chmod(folder, stat.S_IMODE(st.st_mode) & ~0o077)
     except OSError:
         return False
     return trusted(folder)
+
+
+def read_entry(folder: Path, name: str) -> bytes | None:
+    """The bytes of entry `name`, or None unless the folder and the entry (a regular file, not a
+    link) are this user's alone. Both are checked on the open descriptors themselves, so nothing
+    can be swapped in between the check and the read."""
+    try:
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        if not _private(os.fstat(dfd)):
+            return None
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            return f.read() if stat.S_ISREG(st.st_mode) and _private(st) else None
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
 
 
 def _key(data: bytes) -> str:
@@ -132,11 +161,8 @@ def read_case_cached(path: Path) -> TestCase:
     if folder is None or not open_folder(folder):
         return case_from_bytes(data, str(path))
     key = _key(data)
-    entry = folder / f"{key}.case"
-    try:
-        case = _decode(entry.read_bytes()) if trusted(entry, regular=True) else None
-    except OSError:
-        case = None
+    data_cached = read_entry(folder, f"{key}.case")
+    case = _decode(data_cached) if data_cached is not None else None
     if case is not None:
         return case
     case = case_from_bytes(data, str(path))

@@ -298,10 +298,9 @@ def load_spec(path: Path) -> ProblemSpec:
         raise SpecError(f"cannot read {path}: {exc}") from None
     from .spec_cache import parsed_cached
     try:
-        raw = parsed_cached(data, lambda _: _parse_yaml(text))
+        return parsed_cached(data, lambda _: _parse_yaml(text), parse_spec)
     except _YAMLError as exc:
         raise SpecError(f"{path} is not valid YAML: {exc}") from None
-    return parse_spec(raw)
 
 
 class _YAMLError(Exception):

@@ -16,11 +16,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
-from .case_cache import cache_dir, open_folder, trusted
+from .case_cache import cache_dir, open_folder, read_entry
 
 CACHE_VERSION = 1
+T = TypeVar("T")
 
 
 def _key(data: bytes) -> str:
@@ -55,19 +56,24 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def parsed_cached(data: bytes, parse: Callable[[bytes], Any]) -> Any:
-    """`parse(data)`, or what it returned for these exact bytes before. Whatever `parse` raises
-    (invalid YAML) propagates, and such a file is never cached."""
+def parsed_cached(data: bytes, parse: Callable[[bytes], Any], check: Callable[[Any], T]) -> T:
+    """`check(parse(data))`, with the parsed document taken from the cache when these exact bytes
+    were parsed before. Whatever `parse` or `check` raises propagates, and a document is cached
+    only once `check` has accepted it: never an invalid one (nor a YAML alias bomb, which `check`
+    refuses before anything would expand it)."""
     folder = cache_dir()
     if folder is None or not open_folder(folder):
-        return parse(data)
+        return check(parse(data))
     key = _key(data)
-    entry = folder / f"{key}.spec.json"
-    try:
-        if trusted(entry, regular=True):
-            return json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
+    cached = read_entry(folder, f"{key}.spec.json")
+    if cached is not None:
+        try:
+            doc = json.loads(cached.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            pass
+        else:
+            return check(doc)
     doc = parse(data)
+    result = check(doc)
     _store(folder, key, doc)
-    return doc
+    return result

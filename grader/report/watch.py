@@ -75,7 +75,7 @@ def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, ve
     tests = tests or ("practice" if bundle.practice_cases_dir.is_dir() else "sample")
     options = GradeOptions(tests=tests, isolation=isolation)
     tty = sys.stdout.isatty()
-    # The next grading's sandbox is started (and its speed probe read) while the learner edits:
+    # The next grading's sandbox is started while the learner edits:
     # a save is then graded without waiting for an interpreter to import NumPy.
     as_grade = ["grade", str(path)] + ([] if isolation == "auto" else ["--isolation", isolation])
     spare = [early_zygote(as_grade)]

@@ -22,7 +22,8 @@ def describe_layers(sb) -> SandboxInfo:
     root = linux and os.geteuid() == 0
     layers = [
         Layer("fresh_interpreter", "active",
-              f"{Path(sb.python).name} -I started by subprocess; one forked worker per case"),
+              f"{Path(sb.python).name} -I{'' if r.get('site', True) else ' -S'} started by "
+              "subprocess; one forked worker per case"),
         Layer("clean_environment", "active", "PATH, locale and single-thread BLAS variables only"),
         Layer("single_threaded_blas", "active", "OPENBLAS/OMP/MKL_NUM_THREADS=1"),
         Layer("wall_clock_limit", "active", f"{sb.limits.wall_s:g} s per case, then SIGKILL"),

@@ -1,6 +1,6 @@
 """Starting the sandbox: the environment, and the start-up strategies, strongest first.
 
-The zygote is a fresh `python -I` started through `unshare` (namespaces as
+The zygote is a fresh `python -I` (`-I -S` for the grader's own interpreter: early.py) started through `unshare` (namespaces as
 root, a user namespace otherwise) or as a plain process where neither works;
 `launcher.Sandbox` tries these in order and reports which one it got.
 """

@@ -320,11 +320,13 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
     except OSError:
         pass
     # Its failures are counted by the full preload below, which retries them.
-    if preload(early)["count"] and site_dirs is not None:
+    site_ran = site_dirs is None   # else started with -S
+    if preload(early)["count"] and not site_ran:
         # Something the harness needs is reachable only through a .pth file (a shared site-packages,
         # an editable NumPy): let `site` do everything it would have done without -S, and retry.
         import site
         site.main()
+        site_ran = True
         preload(early)
     held = []
     init, _, fds = _recv(sock)
@@ -353,7 +355,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
                  "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
                  "dumpable": get_dumpable(),
                  "landlock_abi": abi, "arch": os.uname().machine,
-                 "python": sys.version.split()[0], "numpy": np.__version__,
+                 "python": sys.version.split()[0], "numpy": np.__version__, "site": site_ran,
                  "preload_failed": failed})
     while True:
         msg, payload, fds = _recv(sock)
