@@ -65,7 +65,7 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     # The practice archive has only the visible cases, so it judges the practice set unless told otherwise.
     tests = args.tests or ("practice" if bundle.flavour == "practice" else "all")
     options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation,
-                           within=Path(args.within) if args.within else None)
+                           within=Path(args.within) if args.within else None, second_worker=not args.one_worker)
     started = time.monotonic()
     try:
         report = grade(bundle, Path(args.submission), options, zygote=args.early_zygote)
@@ -248,6 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--within", metavar="DIR",
                    help="PATH is a student's file inside the upload folder DIR (platform runners): a symlink, "
                         "special file or path leaving DIR is then a compilation error, not exit 2")
+    g.add_argument("--one-worker", action="store_true",
+                   help="run the tests strictly one after another (by default the next test runs beside this "
+                        "one on a second core where that cannot change a verdict: docs/time-limits.md)")
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
     g.add_argument("--verbose", "-v", action="store_true", help="the failing test in full, why, the statement's words")
     g.set_defaults(func=cmd_grade)

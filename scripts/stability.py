@@ -8,7 +8,7 @@ RUNS times each, as the machine is and with two busy processes (`yes >
 alternating run by run. Each grading
 is a real one (library call, fresh zygote started as `python -m grader
 grade` does it, grader/sandbox/early.py, the problem's limits; the probe
-read when a run needs it). Prints, per condition, every file whose verdicts
+read when a run needs it; a second worker where `grade` would use one). Prints, per condition, every file whose verdicts
 were not all the same, and the effective CPU limit (median, range) of the
 gradings that read the probe (the others stayed within the least limit), then
 the bars: identical verdicts everywhere; the limits of the two conditions

@@ -210,7 +210,8 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
     if opts.shard:
         mine = set(select(all_ids, *opts.shard))
         entries = [e for e in entries if e.student in mine]
-    options = GradeOptions(tests=opts.tests, secret_seed=seed, isolation=opts.isolation)
+    # One worker per submission: the batch's jobs already use the cores.
+    options = GradeOptions(tests=opts.tests, secret_seed=seed, isolation=opts.isolation, second_worker=False)
     try:
         cases = cases_step(bundle, options)
         if not opts.docker:

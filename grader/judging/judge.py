@@ -24,7 +24,6 @@ Why a wrong answer is wrong is feedback's business, one floor up
 """
 from __future__ import annotations
 
-import signal
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,11 +35,12 @@ from ..problem.cases import CaseFileError, TestCase
 from .checker import Decision, RunContext, decide, limit_problem, load_problem
 from .hidden import hidden_memory, hidden_time
 from ..sandbox import child
-from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
+from ..sandbox.launcher import Run, Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.early import EARLY_PROBE_LIMITS, Spawned
 from ..sandbox.records import RunOutcome, SandboxLimits
 from .source import StaticCheck, Submission, read_submission, static_check
 from ..problem.spec import ProblemSpec
+from .ahead import drop_ahead, ended_by_a_limit, run_step, second_worker, shared_run_step
 from .timing import (GIVEN, EffectiveLimits, case_work, covered_by_timeout, effective_limits, least_limits,
                      near_the_limit, within_least_limits)
 from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VERDICT_NAMES,
@@ -59,6 +59,7 @@ class GradeOptions:
     disable_layers: frozenset = frozenset()  # tests only: switch worker layers off; the report says so
     probe_s: float | None = None      # a speed probe measured once for many gradings (batch); None: probe here
     within: Path | None = None        # the student's upload folder: the file must be inside it (paths.py)
+    second_worker: bool = True        # run the next test beside this one where that is sound (ahead.py)
 
 
 # --- steps -------------------------------------------------------------------
@@ -158,8 +159,7 @@ def limits_step(spec: ProblemSpec, options: GradeOptions) -> EffectiveLimits:
 def settled(out: RunOutcome, limits: EffectiveLimits) -> bool:
     """Does this run decide its test under `limits`? Always, unless they are the least limits and
     the run went beyond them (then only the measured limit can say)."""
-    ended = out.killed_by == "wall" or out.signal in (signal.SIGXCPU, signal.SIGKILL)
-    return not limits.pending or within_least_limits(out.cpu_s, ended, limits)
+    return not limits.pending or within_least_limits(out.cpu_s, ended_by_a_limit(out), limits)
 
 
 class ProbeFailed(SandboxError):
@@ -201,11 +201,6 @@ def load_result(out: RunOutcome, ctx: RunContext) -> CompileResult:
     return CompileResult(d.verdict, d.message, line)
 
 
-def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
-    """Run one case in a fresh worker; the inputs sent are copies of the case's."""
-    return sb.run(list(case.args()), case.expected.shape)
-
-
 def show_full(spec: ProblemSpec, case: TestCase) -> bool:
     """May this case's report show values and captured output?"""
     return (spec.feedback.visible if is_visible(spec, case) else spec.feedback.hidden) == "full"
@@ -228,13 +223,17 @@ def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunConte
                       error=d.error, stdout=out.stdout if full else "", stderr=out.stderr if full else "")
 
 
-def judged_step(sb: Sandbox, spec: ProblemSpec, case: TestCase, ctx: RunContext) -> tuple[CaseResult, RunOutcome]:
-    """run_step then check_step; a CPU-time TLE within the noise band of the limit is run
-    once more and the second run decides, as serious judges do (the message says so)."""
-    out = run_step(sb, case)
+def judged_step(sb: Sandbox, spec: ProblemSpec, case: TestCase, ctx: RunContext,
+                out: RunOutcome | None = None) -> tuple[CaseResult, RunOutcome]:
+    """run_step (or its outcome `out`) then check_step; a CPU-time TLE within the noise band of
+    the limit is run once more, alone, and the second run decides, as serious judges do (the
+    message says so)."""
+    out = run_step(sb, case) if out is None else out
     result = check_step(spec, case, out, ctx)
     if result.verdict != "TLE" or not near_the_limit(out.cpu_s, out.killed_by == "wall", ctx.cpu_limit_s):
         return result, out
+    if sb.in_flight():   # cannot happen (only a run alone can be near the limit): never judge a shared run twice
+        raise SandboxError("a second run near the limit would have shared the machine")
     again = run_step(sb, case)
     second = check_step(spec, case, again, ctx)
     note = (f"judged twice: the first run used {max(out.cpu_s, ctx.cpu_limit_s):.2f} s of CPU time or more, "
@@ -324,33 +323,44 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                 limits, ctx = probe_now_step(sb, spec, options)
                 loaded = load_run(sb, len(spec.parameters))
             compiled = load_result(loaded, ctx)
-            for case in cases:
+            least = least_limits(spec, options.time_factor)
+            two = options.second_worker and compiled.verdict == "OK" and second_worker(sb, sb.limits.memory_bytes)
+            ahead: dict[int, Run] = {}   # test index -> its run, started beside the one before
+            shown = [show_full(spec, c) for c in cases]
+            for index, case in enumerate(cases):
                 if compiled.verdict != "OK":
                     results.append(not_run(spec, case, compiled.verdict, "compile", compiled.message))
                     continue
                 if time.monotonic() - started > spec.limits.total_time_s:
+                    drop_ahead(sb, ahead, index)
                     results.append(not_run(spec, case, "TLE", "limits",
                                            f"the total time limit of {spec.limits.total_time_s:g} s was used up"))
                     continue
                 work = case_work(case.dims)
                 smaller = covered_by_timeout(work, timed_out)
                 if smaller is not None:
+                    drop_ahead(sb, ahead, index)
                     results.append(not_run(spec, case, "TLE", "limits", f"an earlier test of this size or "
                                            f"smaller ({smaller}) exceeded the time limit"))
                     continue
                 try:
-                    if limits.pending:
-                        out = run_step(sb, case)
-                        if settled(out, limits):
-                            result = check_step(spec, case, out, ctx)
-                        else:   # judged afresh under the measured limit, as if it had been there all along
-                            limits, ctx = probe_now_step(sb, spec, options)
-                            result, out = judged_step(sb, spec, case, ctx)
-                    else:
+                    out, counted = shared_run_step(sb, cases, index, ahead, two, least, shown)
+                    # After a shared run that did not count, the rest runs alone: a submission that slow
+                    # would spend every later time-out twice, once shared and once alone.
+                    two = two and counted
+                    if limits.pending and not (counted and settled(out, limits)):
+                        # judged afresh, alone, under the measured limit, as if it had been there all along
+                        drop_ahead(sb, ahead)
+                        limits, ctx = probe_now_step(sb, spec, options)
                         result, out = judged_step(sb, spec, case, ctx)
+                    elif limits.pending:
+                        result = check_step(spec, case, out, ctx)
+                    else:
+                        result, out = judged_step(sb, spec, case, ctx, out if counted else None)
                 except ProbeFailed:
                     raise
                 except SandboxError as exc:
+                    drop_ahead(sb, ahead)
                     results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
                     continue
                 results.append(result)
@@ -360,6 +370,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                 if options.stop_after_failure and result.verdict != "AC":
                     complete = False
                     break
+            drop_ahead(sb, ahead)
             info = sb.info()
     except SandboxError as exc:
         why = str(exc) if isinstance(exc, ProbeFailed) else f"the sandbox could not be started: {exc}"

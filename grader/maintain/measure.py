@@ -141,8 +141,9 @@ def measure_submission(bundle: Bundle, sub: ExpectedSubmission, cap_s: float, re
                        isolation: str = "auto", cases: list[TestCase] | None = None) -> Timing:
     """Grade `sub` `repeats` times with the CPU limit raised to `cap_s` (no probe scaling)."""
     factor = cap_s / bundle.spec.limits.time_per_test_s
+    # Alone: these CPU times are the calibration's evidence, and a shared run's are upper bounds only.
     options = GradeOptions(tests="all", isolation=isolation, time_factor=factor, scale_time=False,
-                           stop_after_failure=True, diagnose=False)
+                           stop_after_failure=True, diagnose=False, second_worker=False)
     verdicts: list[str] = []
     times: dict[str, list[float]] = {}
     capped_by = ""

@@ -226,8 +226,9 @@ def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "
     for factor in (1.0, margin):
         # The first non-AC case decides the verdict, so the rest need not run
         # (a TLE submission would otherwise burn the limit on every case).
+        # One worker each: --jobs already runs submissions side by side.
         options = GradeOptions(tests="all", isolation=isolation, time_factor=factor,
-                               stop_after_failure=True, diagnose=False, probe_s=probe)
+                               stop_after_failure=True, diagnose=False, probe_s=probe, second_worker=False)
         try:
             runs.append(_judgement(grade(bundle, sub.path, options, cases), factor))
         except SubmissionUnreadable as exc:

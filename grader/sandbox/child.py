@@ -12,7 +12,8 @@ this order (each part may import only the parts before it):
     seccomp    the BPF filter (which system calls are refused)
     landlock   the Landlock ruleset (no file-system access at all)
     worker     lock-down, then one run of the submission
-    zygote     preloading, the control loop, supervising and sweeping workers
+    supervise  the control channel's framing; forking, supervising (two at once), reaping, sweeping
+    zygote     preloading, the start-up, the probe before the submission, then supervise's loop
 
 How it reaches the sandbox: `source()` (script.py) concatenates the parts, in `PARTS`
 order, into ONE script (their `from .part import ...` lines dropped, since the
@@ -37,10 +38,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .inside import frames, kernel, landlock, seccomp, worker, zygote
+from .inside import frames, kernel, landlock, seccomp, supervise, worker, zygote
 from .script import PART_NAMES, SIBLING_IMPORT, source  # noqa: F401 - the script is built there
 
-PARTS = (kernel, frames, seccomp, landlock, worker, zygote)   # PART_NAMES, as modules
+PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote)   # PART_NAMES, as modules
 INSIDE = Path(__file__).resolve().parent / "inside"
 
 for _part in PARTS:

@@ -10,18 +10,15 @@ outcome.py.
 from __future__ import annotations
 
 import os
-import selectors
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Sequence
 
 from . import child
+from .channel import Channel, Run
 from .layers import describe_layers, merge_layers
 from .outcome import build_outcome
 from .protocol import ResultReader
@@ -29,14 +26,13 @@ from .records import RunOutcome, SandboxInfo, SandboxLimits
 from .startup import (HARNESS_MODULES, PROBE_REPEATS, WORKER_LAYERS, SandboxError, Strategy, worker_uid,
                       clean_environment, make_parent_nondumpable, strategies)
 from .early import Spawned, spawn
-from .wire import Messages, encode_args, send, send_with_pipes
+from .wire import encode_args, send, send_with_pipes
 
 __all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable", "merge_layers",
            "strategies", "PROBE_REPEATS"]
 
 READY_TIMEOUT_S = 60.0
 FINISH_GRACE_S = 5.0
-DRAIN_S = 2.0
 
 
 class Sandbox:
@@ -64,17 +60,16 @@ class Sandbox:
         self.isolation = isolation
         self.python = python or sys.executable
         self.proc: subprocess.Popen | None = None
-        self.sock: socket.socket | None = None
-        self.messages = Messages()
-        self.backlog: list[dict] = []
+        self.chan: Channel | None = None              # the control socket and the runs in flight
         self.strategy: Strategy | None = None
         self.ready: dict = {}
         self.attempts: list[str] = []
         self.worker_layers: dict | None = None
-        self._launched: tuple | None = None          # begin(): (strategy, failure, errlog, probe fds)
+        self._launched: tuple | None = None          # begin(): (strategy, failure, errlog, probe run)
         self._early_probe: tuple[float, ...] | None = None
         self.prelaunched = prelaunched
-        self._pre_probe: tuple[tuple[int, int, int], int] | None = None   # (read ends, repeats): early.py's
+        self._pre_probe: tuple[Run, int] | None = None   # (run, repeats): the probe early.py queued
+        self._next_id = 0
 
     # --- life cycle ---------------------------------------------------------
 
@@ -96,32 +91,33 @@ class Sandbox:
             return
         strategy = strategies(self.isolation)[0]
         why, errlog = self._launch(strategy)
-        fds = None
+        run = None
         if why is None and probe_repeats and not (self._pre_probe and self._pre_probe[1] == probe_repeats):
             self.strategy = strategy   # the probe worker's uid follows the strategy
             try:
-                fds = self._submit(self._job("probe", [], probe_repeats), b"")
+                self._next_id += 1
+                run = self._submit(self._job("probe", [], probe_repeats), b"", self._next_id)
             except SandboxError as exc:
                 why = str(exc)
             self.strategy = None
-        self._launched = (strategy, why, errlog, fds)
+        self._launched = (strategy, why, errlog, run)
 
     def start(self) -> None:
         """Start a zygote with the strongest strategy that works here (or finish `begin`'s)."""
         order = strategies(self.isolation)
         if self._launched is not None:
-            strategy, why, errlog, fds = self._launched
+            strategy, why, errlog, run = self._launched
             self._launched = None
             if why is None:
                 why = self._await_ready(errlog)
             if why is None:
                 self.strategy = strategy
-                if fds is not None:
-                    out = self._finish(fds, None)
+                if run is not None:
+                    out = self.collect(run)
                     self._early_probe = out.probe_runs or None
                 return
-            if fds is not None:
-                _close(fds)
+            if run is not None:
+                self._forget(run)
             self.attempts.append(f"{strategy.mode}: {why}")
             order = order[1:]
         for strategy in order:
@@ -145,9 +141,9 @@ class Sandbox:
             if spawned is None:
                 return why, None
         proc, parent, errlog = spawned.proc, spawned.sock, spawned.errlog
-        self.proc, self.sock, self.messages, self.backlog = proc, parent, Messages(), []
-        if spawned.probe_fds is not None:
-            self._pre_probe = (spawned.probe_fds, spawned.probe_repeats)
+        self.proc, self.chan = proc, Channel(parent)
+        if spawned.probe_fds is not None:   # early.py's request carries no id
+            self._pre_probe = (self._track(None, spawned.probe_fds, None), spawned.probe_repeats)
             spawned.probe_fds = None
         try:
             send(parent, {"source": self.source, "filename": self.filename,
@@ -161,7 +157,7 @@ class Sandbox:
 
     def _drop_pre_probe(self) -> None:
         if self._pre_probe is not None:
-            _close(self._pre_probe[0])
+            self._forget(self._pre_probe[0])
             self._pre_probe = None
 
     def _await_ready(self, errlog) -> str | None:
@@ -171,15 +167,15 @@ class Sandbox:
             layers = self.worker_layers   # its worker had early.py's limits, not this sandbox's: not reported
             try:
                 # Its wait also covers the zygote's start-up, which may take as long as READY_TIMEOUT_S.
-                runs = self._finish(pre[0], None, READY_TIMEOUT_S + FINISH_GRACE_S).probe_runs
+                runs = self.collect(pre[0], READY_TIMEOUT_S + FINISH_GRACE_S).probe_runs
                 self._early_probe = runs if runs and len(runs) == pre[1] else None
             except SandboxError:
                 pass   # the zygote failed: the wait below says why
             self.worker_layers = layers
         try:
-            if self.sock is None:
+            if self.chan is None:
                 raise SandboxError("the sandbox process ended unexpectedly")
-            msg = self._next_message(time.monotonic() + READY_TIMEOUT_S)
+            msg = self.chan.next_message(time.monotonic() + READY_TIMEOUT_S)
         except (OSError, SandboxError) as exc:
             msg = {"event": "error", "message": str(exc)}
         if msg.get("event") == "ready":
@@ -207,11 +203,8 @@ class Sandbox:
         followed by polling for its (NumPy-sized) interpreter shutdown cost
         ~0.1 s per submission; SIGKILL to the group is immediate and also
         takes a namespace's remaining processes with it."""
-        if self._launched is not None:
-            if self._launched[3] is not None:
-                _close(self._launched[3])
-            self._launched = None
-        self._drop_pre_probe()
+        self._launched = None
+        self._pre_probe = None
         self._kill()
 
     def _kill(self) -> None:
@@ -222,26 +215,9 @@ class Sandbox:
                 pass
             self.proc.wait()
             self.proc = None
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-
-    def _next_message(self, deadline: float) -> dict:
-        while not self.backlog:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise SandboxError("the sandbox did not answer in time")
-            self.sock.settimeout(remaining)
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                raise SandboxError("the sandbox did not answer in time") from None
-            finally:
-                self.sock.settimeout(None)
-            if not data:
-                raise SandboxError("the sandbox process ended unexpectedly")
-            self.backlog += self.messages.feed(data)
-        return self.backlog.pop(0)
+        if self.chan is not None:
+            self.chan.close()
+            self.chan = None
 
     # --- info -----------------------------------------------------------------
 
@@ -259,6 +235,8 @@ class Sandbox:
         early, self._early_probe = self._early_probe, None
         if early is not None and len(early) == repeats:
             return early
+        if self.in_flight():
+            raise SandboxError("the speed probe must run alone (runs are still in flight)")
         out = self.run([], None, mode="probe", probe_repeats=repeats)
         if out.probe_s is None or not out.probe_runs:
             raise SandboxError(f"the speed probe failed (status {out.status}, exit {out.exit_code})")
@@ -281,10 +259,48 @@ class Sandbox:
             probe_repeats: int = 1) -> RunOutcome:
         """Run the submission on `args` in a fresh worker; `mode="load"` only imports it,
         `mode="probe"` runs the speed probe `probe_repeats` times and no submission code."""
+        return self.collect(self.submit(args, expected_shape, mode, probe_repeats))
+
+    def submit(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run",
+               probe_repeats: int = 1) -> Run:
+        """Start a run as `run` would, and return at once; `collect` waits for it. While another
+        run is in flight the two workers run at the same time (the zygote allows two only as PID 1
+        of its own namespace), and both outcomes say `alone=False`: their times are only upper bounds."""
         if self.proc is None or self._launched is not None:
             self.start()
         specs, payload = encode_args(args)
-        return self._finish(self._submit(self._job(mode, specs, probe_repeats), payload), expected_shape)
+        self._next_id += 1
+        return self._submit(self._job(mode, specs, probe_repeats), payload, self._next_id, expected_shape)
+
+    def collect(self, run: Run, wait_s: float | None = None) -> RunOutcome:
+        """Wait for `run` to end (the other runs in flight are served meanwhile) and return its outcome."""
+        lim = self.limits
+        try:
+            if self.chan is None or not self.chan.tracks(run):
+                raise SandboxError("the sandbox process ended unexpectedly")
+            self.chan.pump(run, time.monotonic() + (lim.wall_s + FINISH_GRACE_S if wait_s is None else wait_s), lim)
+        except SandboxError:
+            self._kill()
+            raise
+        finally:
+            self._forget(run)
+        return self._outcome(run)
+
+    def cancel(self, run: Run) -> None:
+        """End `run` now and drop its outcome (a sandbox that fails meanwhile is restarted by
+        the next run, as after any failure)."""
+        if self.chan is None or not self.chan.tracks(run):
+            return
+        try:
+            if run.finished is None:
+                self.chan.request({"op": "kill", "reason": "parent", "id": run.id})
+            self.collect(run)
+        except SandboxError:
+            self._kill()   # the next run starts a new zygote, as after any failure
+
+    def in_flight(self) -> int:
+        """Runs started and not collected yet."""
+        return len(self.chan.runs) if self.chan is not None else 0
 
     def _job(self, mode: str, specs: list, probe_repeats: int) -> dict:
         job = {"mode": mode, "args": specs, "drop_uid": self._uid(),
@@ -293,100 +309,30 @@ class Sandbox:
             job["probe_repeats"] = int(probe_repeats)
         return job
 
-    def _submit(self, job: dict, payload: bytes) -> tuple[int, int, int]:
-        """Send one run request with the worker's pipe ends; our read ends."""
+    def _submit(self, job: dict, payload: bytes, rid: int | None, expected_shape=None) -> Run:
+        """Send one run request with the worker's pipe ends; the run, in flight."""
+        header = {"op": "run", "job": job} if rid is None else {"op": "run", "job": job, "id": rid}
         try:
-            return send_with_pipes(self.sock, {"op": "run", "job": job}, payload)
+            fds = send_with_pipes(self.chan.sock, header, payload)
         except OSError as exc:
             self._kill()
             raise SandboxError(f"could not reach the sandbox: {exc}") from None
+        return self._track(rid, fds, expected_shape)
 
-    def _finish(self, fds: tuple[int, int, int], expected_shape, wait_s: float | None = None) -> RunOutcome:
-        try:
-            return self._collect(*fds, expected_shape, wait_s)
-        except SandboxError:
-            self._kill()
-            raise
-        finally:
-            _close(fds)
+    def _track(self, rid: int | None, fds: tuple[int, int, int], expected_shape) -> Run:
+        return self.chan.track(rid, fds, ResultReader(expected_shape=expected_shape, body_cap=self.limits.result_bytes))
 
-    def _collect(self, res_r: int, out_r: int, err_r: int, expected_shape, wait_s: float | None = None) -> RunOutcome:
-        lim = self.limits
-        reader = ResultReader(expected_shape=expected_shape, body_cap=lim.result_bytes)
-        captured = {out_r: bytearray(), err_r: bytearray()}
-        totals = {out_r: 0, err_r: 0}
-        finished: dict | None = None
-        flood_killed = False
-        sel = selectors.DefaultSelector()
-        for fd in (res_r, out_r, err_r):
-            os.set_blocking(fd, False)
-            sel.register(fd, selectors.EVENT_READ)
-        sel.register(self.sock, selectors.EVENT_READ)
-        pending, self.backlog = self.backlog, []
-        deadline = time.monotonic() + (lim.wall_s + FINISH_GRACE_S if wait_s is None else wait_s)
-        open_pipes = {res_r, out_r, err_r}
-        try:
-            while True:
-                for i, msg in enumerate(pending):
-                    if finished is not None:
-                        # e.g. the "ready" after a probe that ran before the submission arrived
-                        self.backlog += pending[i:]
-                        break
-                    if msg.get("event") == "finished":
-                        finished = msg
-                        deadline = min(deadline, time.monotonic() + DRAIN_S)
-                    elif msg.get("event") == "error":
-                        raise SandboxError(f"sandbox error: {msg.get('message')}")
-                pending = []
-                if finished is not None and not open_pipes:
-                    break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    if finished is not None:
-                        break  # a leftover process still holds a pipe: stop reading it
-                    raise SandboxError("the sandbox did not report the end of the case in time")
-                for key, _ in sel.select(timeout=remaining):
-                    if key.fileobj is self.sock:
-                        data = self.sock.recv(65536)
-                        if not data:
-                            raise SandboxError("the sandbox process ended unexpectedly")
-                        pending += self.messages.feed(data)
-                        continue
-                    fd = key.fd
-                    try:
-                        data = os.read(fd, 1 << 20)
-                    except BlockingIOError:
-                        continue
-                    if not data:
-                        sel.unregister(fd)
-                        open_pipes.discard(fd)
-                        continue
-                    if fd == res_r:
-                        reader.feed(data)
-                        continue
-                    totals[fd] += len(data)
-                    room = lim.capture_bytes - len(captured[fd])
-                    if room > 0:
-                        captured[fd] += data[:room]
-                    if not flood_killed and totals[out_r] + totals[err_r] > lim.flood_bytes:
-                        flood_killed = True
-                        send(self.sock, {"op": "kill", "reason": "output"})
-        finally:
-            sel.close()
-        reader.finish()
-        return self._outcome(finished, reader, captured, totals, out_r, err_r)
+    def _forget(self, run: Run) -> None:
+        if self.chan is not None:
+            self.chan.forget(run)
 
-    def _outcome(self, fin: dict, reader: ResultReader, captured, totals, out_r, err_r) -> RunOutcome:
-        out = build_outcome(fin, reader, (bytes(captured[out_r]), totals[out_r]),
-                            (bytes(captured[err_r]), totals[err_r]), self.source.count("\n") + 1)
+    def _outcome(self, run: Run) -> RunOutcome:
+        run.reader.finish()
+        _, out_r, err_r = run.fds
+        out = build_outcome(run.finished, run.reader, (bytes(run.captured[out_r]), run.totals[out_r]),
+                            (bytes(run.captured[err_r]), run.totals[err_r]), self.source.count("\n") + 1)
+        if not run.alone:
+            out = replace(out, alone=False)
         if out.worker_layers is not None:
             self.worker_layers = merge_layers(self.worker_layers, out.worker_layers)
         return out
-
-
-def _close(fds) -> None:
-    for fd in fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass

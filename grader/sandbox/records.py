@@ -70,3 +70,4 @@ class RunOutcome:
     worker_layers: dict | None
     probe_s: float | None = None    # CPU seconds of the speed probe (mode "probe" only)
     probe_runs: tuple[float, ...] = ()  # every run of the probe in that worker (probe_s is their minimum)
+    alone: bool = True              # no other worker ran meanwhile; else its times are upper bounds only

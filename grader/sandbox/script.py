@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 
-PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "worker", "zygote")
+PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "worker", "supervise", "zygote")
 INSIDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside")
 # A part's import of an earlier part: dropped when the parts are concatenated.
 SIBLING_IMPORT = re.compile(r"^from \.(\w+) import [\w, ]+\n", re.M)

@@ -71,7 +71,7 @@ def _drop_privileges(uid):
         raise OSError("uid drop did not take")
 
 
-def _lock_down(job, result_fd):
+def _lock_down(job, result_fd, seccomp_prepared=None):
     """Apply every layer, report them on the result pipe, then return.
 
     Writing the "layers" frame is the last thing done before submission code
@@ -98,7 +98,7 @@ def _lock_down(job, result_fd):
         ok, detail = apply_landlock()
         layers["landlock"] = ["active" if ok else "unavailable", detail]
     if job["layers"].get("seccomp"):
-        ok, detail = apply_seccomp(os.getpid())
+        ok, detail = apply_seccomp(os.getpid(), seccomp_prepared)
         layers["seccomp"] = ["active" if ok else "unavailable", detail]
     _write_all(result_fd, encode_frame({"kind": "layers", "layers": layers}))
     return layers
@@ -147,8 +147,9 @@ def probe_workload(np):
     return time.thread_time() - start, acc
 
 
-def run_worker(job, code, source_lines, payload, fds, np):
-    """Body of the forked worker. Never returns."""
+def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None):
+    """Body of the forked worker. Never returns. `seccomp_prepared`: the zygote's
+    prepared_program, so that the filter is not built again in every worker."""
     result_fd = 3
     try:
         os.dup2(fds[0], 3)
@@ -170,7 +171,7 @@ def run_worker(job, code, source_lines, payload, fds, np):
             offset += count * 8
             args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
         del payload
-        _lock_down(job, result_fd)
+        _lock_down(job, result_fd, seccomp_prepared)
     except BaseException as exc:  # harness failure before any submission code: say so
         sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
         os._exit(112)

@@ -5,14 +5,14 @@ the wall-clock limit, reaps it, reports its exit status and resource usage, and
 kills whatever the worker left behind. Part of the code that runs inside the
 sandbox (grader/sandbox/child.py).
 """
-import json
 import os
-import struct
 import sys
 
 from .kernel import _libc, get_dumpable, set_dumpable
 from .landlock import landlock_abi
-from .worker import is_allowed, run_worker
+from .seccomp import prepared_program
+from .worker import is_allowed
+from .supervise import _recv, _run_job, _send, _serve
 
 PRELOAD_MAX = 160               # modules imported before lock-down (harness + allowed + named)
 PRELOAD_NAME_MAX = 160          # characters of one module name
@@ -92,39 +92,6 @@ def numpy_lazy_submodules(np, allowed, source):
             except BaseException:
                 pass
 
-def _send(sock, msg):
-    data = json.dumps(msg, separators=(",", ":")).encode("utf-8")
-    sock.sendall(struct.pack("<I", len(data)) + data)
-
-
-def _recv_exact(sock, n):
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def _recv(sock):
-    """One message: (header dict, payload bytes, fds); (None, b"", []) at EOF."""
-    import socket as _socket
-    head, fds, _flags, _addr = _socket.recv_fds(sock, 8, 8)
-    if not head:
-        return None, b"", []
-    if len(head) < 8:
-        rest = _recv_exact(sock, 8 - len(head))
-        if rest is None:
-            return None, b"", []
-        head += rest
-    hlen, plen = struct.unpack("<II", head)
-    header = json.loads(_recv_exact(sock, hlen))
-    payload = _recv_exact(sock, plen) if plen else b""
-    return header, payload, fds
-
-
 def _net_interfaces():
     import socket as _socket
     try:
@@ -133,136 +100,7 @@ def _net_interfaces():
         return []
 
 
-def _reap_all():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 PR_SET_CHILD_SUBREAPER = 36
-SWEEP_ROUNDS = 100
-
-
-def _children():
-    """PIDs of this process's children (orphans re-parent here: we are a subreaper)."""
-    pids = []
-    try:
-        for tid in os.listdir(f"/proc/{os.getpid()}/task"):
-            with open(f"/proc/{os.getpid()}/task/{tid}/children", "rb") as f:
-                pids += [int(x) for x in f.read().split()]
-    except (OSError, ValueError):
-        pass
-    return pids
-
-
-def _kill_descendants():
-    """SIGKILL every descendant, round after round, until none is left.
-
-    Needed where neither a PID namespace nor a private uid can sweep (plain
-    mode as an ordinary user): a setsid()'d grandchild leaves our process
-    group, but as a subreaper we still inherit it when its parent dies.
-    """
-    import signal
-    for _ in range(SWEEP_ROUNDS):
-        pids = _children()
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        for pid in pids:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-
-
-def _sweep(job):
-    """Kill whatever the worker left behind, when this can be done safely."""
-    import signal
-    _kill_descendants()
-    if os.getpid() == 1:                     # PID 1 of our own namespace: kill the rest
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    elif job.get("drop_uid") is not None:    # a uid used by nothing else: kill it all
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setresuid(job["drop_uid"], job["drop_uid"], job["drop_uid"])
-                os.kill(-1, signal.SIGKILL)
-            except OSError:
-                pass
-            os._exit(0)
-        os.waitpid(pid, 0)
-    _reap_all()
-
-
-def _supervise(pid, job, sock, held=None):
-    """Wait for the worker under the wall-clock limit; return its outcome. Requests other
-    than "kill" that arrive meanwhile go to `held` if given (else they are dropped)."""
-    import select
-    import signal
-    import time
-    start = time.monotonic()
-    deadline = start + job["wall_limit_s"]
-    killed_by = None
-    pidfd = os.pidfd_open(pid)
-    poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    poller.register(sock.fileno(), select.POLLIN)
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                killed_by = "wall"
-                break
-            events = poller.poll(remaining * 1000)
-            if any(fd == pidfd for fd, _ in events):
-                break
-            if any(fd == sock.fileno() for fd, _ in events):
-                msg, payload, fds = _recv(sock)
-                if msg is not None and msg.get("op") != "kill" and held is not None:
-                    held.append((msg, payload, fds))
-                    continue
-                for fd in fds:
-                    os.close(fd)
-                if msg is None:
-                    killed_by = "parent_gone"
-                    break
-                if msg.get("op") == "kill":
-                    killed_by = msg.get("reason", "parent")
-                    break
-        if killed_by:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        _, status, ru = os.wait4(pid, 0)
-    finally:
-        os.close(pidfd)
-    wall = time.monotonic() - start
-    _sweep(job)
-    return {
-        "event": "finished",
-        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-        "cpu_s": ru.ru_utime + ru.ru_stime,
-        "wall_s": wall,
-        "maxrss_kib": ru.ru_maxrss,
-        "killed_by": killed_by,
-    }
 
 
 def _probe_before_init(msg, fds, sock, held):
@@ -277,21 +115,6 @@ def _probe_before_init(msg, fds, sock, held):
     job = dict(msg.get("job") or {}, mode="probe", args=[], zygote_pid=os.getpid(),
                allowed={"packages": [], "exclude": [], "stdlib": []})
     _run_job(job, None, [], b"", fds, sock, np, held)
-
-
-def _run_job(job, code, source_lines, payload, fds, sock, np, held=None):
-    """Fork one worker for `job`, say it started, supervise it and send its outcome."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            sock.close()
-            run_worker(job, code, source_lines, payload, fds, np)
-        finally:
-            os._exit(114)  # whatever escapes (a signal handler raising in harness code): never the zygote loop
-    for fd in fds:
-        os.close(fd)
-    _send(sock, {"event": "started"})
-    _send(sock, _supervise(pid, job, sock, held))
 
 
 def use_site_dirs(dirs):
@@ -357,15 +180,4 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
                  "landlock_abi": abi, "arch": os.uname().machine,
                  "python": sys.version.split()[0], "numpy": np.__version__, "site": site_ran,
                  "preload_failed": failed})
-    while True:
-        msg, payload, fds = _recv(sock)
-        if msg is None or msg.get("op") == "quit":
-            return
-        if msg.get("op") != "run" or len(fds) != 3:
-            for fd in fds:
-                os.close(fd)
-            _send(sock, {"event": "error", "message": "bad request"})
-            continue
-        job = dict(init["job"], **msg["job"], zygote_pid=os.getpid())
-        job["allowed"] = init["allowed"]
-        _run_job(job, code, source_lines, payload, fds, sock, np)
+    _serve(sock, init, code, source_lines, np, prepared_program(os.uname().machine))

@@ -1,0 +1,159 @@
+"""Running the next test in a second worker while this one runs (the machine's second core).
+
+Two workers at once slow each other a little (caches, memory bandwidth, the
+zygote forking for both), never speed each other up. So a run that shared the
+machine and still stayed within the least limits (timing.least_limits: no
+machine's limit is lower) is within the limit on every machine, and would
+have ended exactly so alone: it counts. Any other run that shared the machine
+(more CPU time than the least limit, or ended by a limit or a kill) is thrown
+away and run again alone, and that run is judged as every run was before.
+The speed probe and the second run near the limit are always taken alone.
+
+A second worker runs only where it cannot change what a run may do:
+- two cores or more for this process;
+- a PID namespace and seccomp in force (the zygote then sweeps one worker's
+  leftovers without touching the other's, and no worker can start a process
+  or signal another one);
+- memory for both at their full limit (Docker's `--memory 1g` has room for
+  one 512 MiB worker only: there, the tests run one after another as before).
+"""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from ..problem.cases import TestCase
+from ..sandbox.launcher import Run, Sandbox
+from ..sandbox.records import RunOutcome
+from .timing import EffectiveLimits, within_least_limits
+
+# Beside two workers at their memory limit: the grader, the zygote and what the kernel needs.
+MEMORY_SPARE = 256 << 20
+
+
+def ended_by_a_limit(out: RunOutcome) -> bool:
+    """A wall-clock kill, SIGXCPU or SIGKILL: the run did not end on its own."""
+    return out.killed_by == "wall" or out.signal in (signal.SIGXCPU, signal.SIGKILL)
+
+
+def counts(out: RunOutcome, least: EffectiveLimits) -> bool:
+    """May this run decide its test? Always if it ran alone; if it shared the machine, only
+    within the least limits."""
+    return out.alone or within_least_limits(out.cpu_s, ended_by_a_limit(out), least)
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _limit_in(folder: Path, v1: bool) -> int | None:
+    """Bytes a memory cgroup folder still allows; None if it sets no limit (or has no such file)."""
+    limit = _read_int(folder / ("memory.limit_in_bytes" if v1 else "memory.max"))   # v2 "max": None
+    if limit is None or limit >= (1 << 60):                                         # v1's "no limit"
+        return None
+    return limit - (_read_int(folder / ("memory.usage_in_bytes" if v1 else "memory.current")) or 0)
+
+
+def _cgroup_room(proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """Bytes this process's memory cgroups (v2, or v1's memory controller) still allow: the least
+    over its own group, every group above it (a pod's limit) and the mount's root (the container's
+    own group, where a container has no cgroup namespace and its path is not visible); None where
+    none sets a limit."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return None
+    rooms = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":
+            v1, base = False, root / "unified" if (root / "unified").is_dir() else root
+        elif "memory" in controllers.split(","):
+            v1, base = True, root / "memory"
+        else:
+            continue
+        parts = [p for p in path.strip().split("/") if p and p != ".."]
+        for folder in {base.joinpath(*parts[:n]) for n in range(len(parts) + 1)}:
+            room = _limit_in(folder, v1)
+            if room is not None:
+                rooms.append(room)
+    return max(0, min(rooms)) if rooms else None
+
+
+def memory_room(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """Bytes of memory available to this process now (the least of the machine's and its
+    cgroup's); None where neither can be read."""
+    rooms = []
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                rooms.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    cgroup = _cgroup_room()
+    if cgroup is not None:
+        rooms.append(cgroup)
+    return min(rooms) if rooms else None
+
+
+def second_worker(sb: Sandbox, memory_bytes: int) -> bool:
+    """May this sandbox run a second worker beside the first (see the module's docstring)?
+    Asked after the first run, whose layers are then known."""
+    if cores() < 2:
+        return False
+    layers = {layer.name: layer.status for layer in sb.info().layers}
+    if layers.get("pid_namespace") != "active" or layers.get("seccomp") != "active":
+        return False
+    room = memory_room()
+    return room is not None and room >= 2 * memory_bytes + MEMORY_SPARE
+
+
+def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
+    """Run one case in a fresh worker; the inputs sent are copies of the case's."""
+    return sb.run(list(case.args()), case.expected.shape)
+
+
+def start_step(sb: Sandbox, case: TestCase) -> Run:
+    """run_step, started and not waited for."""
+    return sb.submit(list(case.args()), case.expected.shape)
+
+
+def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> None:
+    """End the runs started ahead (or only test `index`'s) and forget what they did."""
+    for i in [index] if index is not None else list(ahead):
+        run = ahead.pop(i, None)
+        if run is not None:
+            sb.cancel(run)
+
+
+def shared_run_step(sb: Sandbox, cases: list[TestCase], index: int, ahead: dict[int, Run],
+                    two: bool, least: EffectiveLimits, shown: list[bool]) -> tuple[RunOutcome, bool]:
+    """Test `index`'s run: the one started beside the previous test's, or a new one; with `two`,
+    the next test's run starts beside it, if both tests' reports show as much (`shown`: full
+    feedback or not). Returns the outcome and whether it counts (`counts`). When it does not,
+    every run in flight has been ended: the caller runs the test again alone.
+
+    Never a hidden test beside one whose report shows its output: two workers can signal each
+    other through the time they take from each other (one pinned to the other's core, busy or
+    not), and the visible one would print what it read of the hidden inputs."""
+    run = ahead.pop(index, None) or start_step(sb, cases[index])
+    after = index + 1
+    if two and after < len(cases) and after not in ahead and shown[after] == shown[index]:
+        ahead[after] = start_step(sb, cases[after])
+    out = sb.collect(run)
+    if counts(out, least):
+        return out, True
+    drop_ahead(sb, ahead)
+    return out, False

@@ -1,0 +1,174 @@
+"""The parent's end of one zygote: its control socket and the runs in flight.
+
+Each run request carries an id, which the zygote's "started" and "finished"
+messages repeat; while the parent waits for one run it reads everything else
+that arrives (the other run's pipes, its "finished"), so that two workers at
+once never block each other on a full pipe. A request sent by early.py, before
+any Sandbox existed, has no id: its run is tracked under None.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import time
+
+from .protocol import ResultReader
+from .records import SandboxLimits
+from .startup import SandboxError
+from .wire import Messages, send
+
+DRAIN_S = 2.0   # after a worker's end, how long a leftover holding its pipe is waited for
+
+
+class Run:
+    """One run in flight: its pipes (result, stdout, stderr), what came on them, the zygote's report."""
+
+    def __init__(self, rid: int | None, fds: tuple[int, int, int], reader: ResultReader) -> None:
+        self.id = rid
+        self.fds = fds
+        self.reader = reader
+        self.open = set(fds)
+        self.captured = {fds[1]: bytearray(), fds[2]: bytearray()}
+        self.totals = {fds[1]: 0, fds[2]: 0}
+        self.finished: dict | None = None
+        self.drained_by = 0.0
+        self.flood_killed = False
+        self.alone = True   # no other run was in flight at any moment of this one
+
+
+class Channel:
+    """The control socket, the messages read from it and not yet used, and the runs in flight."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.messages = Messages()
+        self.backlog: list[dict] = []
+        self.runs: dict[int | None, Run] = {}
+
+    def close(self) -> None:
+        """Close the socket and every run's pipes."""
+        for run in list(self.runs.values()):
+            self.forget(run)
+        self.sock.close()
+
+    def track(self, rid: int | None, fds: tuple[int, int, int], reader: ResultReader) -> Run:
+        run = Run(rid, fds, reader)
+        if self.runs:
+            run.alone = False
+            for other in self.runs.values():
+                other.alone = False
+        self.runs[rid] = run
+        return run
+
+    def tracks(self, run: Run) -> bool:
+        return self.runs.get(run.id) is run
+
+    def forget(self, run: Run) -> None:
+        if self.tracks(run):   # once: a closed descriptor's number may be reused at once
+            del self.runs[run.id]
+            for fd in run.fds:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def next_message(self, deadline: float) -> dict:
+        """The next message that is about no run (e.g. "ready"), waiting until `deadline`."""
+        while not self.backlog:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SandboxError("the sandbox did not answer in time")
+            self.sock.settimeout(remaining)
+            try:
+                data = self._receive()
+            except socket.timeout:
+                raise SandboxError("the sandbox did not answer in time") from None
+            finally:
+                self.sock.settimeout(None)
+            self.backlog += self.messages.feed(data)
+        return self.backlog.pop(0)
+
+    def _receive(self) -> bytes:
+        """What the socket has; a zygote that is gone (EOF, or reset with our request unread) is a SandboxError."""
+        try:
+            data = self.sock.recv(65536)
+        except (ConnectionError, OSError) as exc:
+            if isinstance(exc, socket.timeout):
+                raise
+            raise SandboxError(f"the sandbox process ended unexpectedly ({exc.strerror or exc})") from None
+        if not data:
+            raise SandboxError("the sandbox process ended unexpectedly")
+        return data
+
+    def request(self, header: dict) -> None:
+        """Send a request that has no pipes (a kill); a zygote that is gone is a SandboxError."""
+        try:
+            send(self.sock, header)
+        except OSError as exc:
+            raise SandboxError(f"could not reach the sandbox: {exc.strerror or exc}") from None
+
+    def pump(self, target: Run, deadline: float, lim: SandboxLimits) -> None:
+        """Read the socket and every pipe of every run in flight until `target` has ended and
+        its pipes are closed (or DRAIN_S after its end: a leftover holds a pipe)."""
+        sel = selectors.DefaultSelector()
+        for run in self.runs.values():
+            for fd in run.open:
+                os.set_blocking(fd, False)
+                sel.register(fd, selectors.EVENT_READ, run)
+        sel.register(self.sock, selectors.EVENT_READ)
+        pending, self.backlog = self.backlog, []
+        try:
+            while True:
+                for msg in pending:
+                    self._route(msg)
+                pending = []
+                if target.finished is not None:
+                    if not target.open:
+                        return
+                    deadline = min(deadline, target.drained_by)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if target.finished is not None:
+                        return   # a leftover process still holds a pipe: stop reading it
+                    raise SandboxError("the sandbox did not report the end of the case in time")
+                for key, _ in sel.select(timeout=remaining):
+                    if key.fileobj is self.sock:
+                        pending += self.messages.feed(self._receive())
+                    elif not self._read_pipe(key.data, key.fd, lim):
+                        sel.unregister(key.fd)
+        finally:
+            sel.close()
+
+    def _route(self, msg: dict) -> None:
+        """A message from the zygote, to the run it is about (by id)."""
+        event = msg.get("event")
+        if event == "error":
+            raise SandboxError(f"sandbox error: {msg.get('message')}")
+        run = self.runs.get(msg.get("id"))
+        if event == "finished" and run is not None and run.finished is None:
+            run.finished = msg
+            run.drained_by = time.monotonic() + DRAIN_S
+        elif event != "started":
+            self.backlog.append(msg)   # e.g. the "ready" after a probe that ran before the submission arrived
+
+    def _read_pipe(self, run: Run, fd: int, lim: SandboxLimits) -> bool:
+        """Read what is there on one of `run`'s pipes; False once it is closed."""
+        try:
+            data = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not data:
+            run.open.discard(fd)
+            return False
+        if fd == run.fds[0]:
+            run.reader.feed(data)
+            return True
+        run.totals[fd] += len(data)
+        room = lim.capture_bytes - len(run.captured[fd])
+        if room > 0:
+            run.captured[fd] += data[:room]
+        if not run.flood_killed and sum(run.totals.values()) > lim.flood_bytes:
+            run.flood_killed = True
+            self.request({"op": "kill", "reason": "output", "id": run.id})
+        return True

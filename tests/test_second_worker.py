@@ -1,0 +1,402 @@
+"""Two workers at once (judging/ahead.py, sandbox/channel.py, inside/supervise.py).
+
+What must hold: a run that shared the machine decides its test only within the
+least limits, every other one is run again alone; the two workers' results,
+output and kills never mix; the zygote runs two only as PID 1 of its own
+namespace; and a grading gives the same verdict on every test with one worker
+or two.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.feedback.grade import grade
+from grader.judging import ahead
+from grader.judging.judge import GradeOptions, cases_step, sandbox_limits
+from grader.judging.timing import least_limits
+from grader.sandbox import child
+from grader.sandbox.launcher import Sandbox, SandboxError
+from grader.sandbox.records import RunOutcome
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def outcome(**kw) -> RunOutcome:
+    base = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=30000,
+                killed_by=None, value=None, error=None, detail="", stdout="", stderr="", output_bytes=0,
+                result_too_large=False, worker_layers=None)
+    base.update(kw)
+    return RunOutcome(**base)
+
+
+# --- which runs count ----------------------------------------------------------------------
+
+def test_a_run_alone_always_counts_a_shared_one_only_within_the_least_limits(spec):
+    least = least_limits(spec)
+    assert ahead.counts(outcome(alone=True, cpu_s=0.9, signal=signal.SIGXCPU), least)
+    assert ahead.counts(outcome(alone=False, cpu_s=least.cpu_s), least)
+    assert not ahead.counts(outcome(alone=False, cpu_s=least.cpu_s + 0.001), least)
+    assert not ahead.counts(outcome(alone=False, killed_by="wall"), least)
+    for sig in (signal.SIGXCPU, signal.SIGKILL):
+        assert not ahead.counts(outcome(alone=False, signal=sig), least)
+    # a crash is the submission's own doing, whoever ran beside it
+    assert ahead.counts(outcome(alone=False, signal=signal.SIGSEGV), least)
+
+
+# --- the gate --------------------------------------------------------------------------------
+
+def test_cgroup_room_v2_and_v1(tmp_path):
+    fs = tmp_path / "fs"
+    proc = tmp_path / "cgroup"
+    (fs / "box").mkdir(parents=True)
+    proc.write_text("0::/box\n")
+    (fs / "box" / "memory.max").write_text("1073741824\n")
+    (fs / "box" / "memory.current").write_text("73741824\n")
+    assert ahead._cgroup_room(proc, fs) == 1_000_000_000
+    (fs / "box" / "memory.max").write_text("max\n")
+    assert ahead._cgroup_room(proc, fs) is None
+    proc.write_text("12:cpu,cpuacct:/x\n4:memory:/docker/abc\n")
+    v1 = fs / "memory" / "docker" / "abc"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(str(1 << 30))
+    (v1 / "memory.usage_in_bytes").write_text(str(1 << 28))
+    assert ahead._cgroup_room(proc, fs) == (1 << 30) - (1 << 28)
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712")   # v1's "no limit"
+    assert ahead._cgroup_room(proc, fs) is None
+    assert ahead._cgroup_room(tmp_path / "missing", fs) is None
+
+
+def test_cgroup_room_sees_a_limit_above_its_own_group_and_at_the_mount_root(tmp_path):
+    """A pod's limit on a parent group (v2), and a container without a cgroup namespace (v1):
+    its path in /proc/self/cgroup is the host's, its own group is the mount's root."""
+    fs, proc = tmp_path / "fs", tmp_path / "cgroup"
+    leaf = fs / "kubepods" / "pod1" / "ctr"
+    leaf.mkdir(parents=True)
+    (leaf / "memory.max").write_text("max\n")
+    (fs / "kubepods" / "pod1" / "memory.max").write_text(str(1 << 30))
+    (fs / "kubepods" / "pod1" / "memory.current").write_text(str(1 << 20))
+    proc.write_text("0::/kubepods/pod1/ctr\n")
+    assert ahead._cgroup_room(proc, fs) == (1 << 30) - (1 << 20)
+    fs1 = tmp_path / "fs1"
+    (fs1 / "memory").mkdir(parents=True)
+    (fs1 / "memory" / "memory.limit_in_bytes").write_text(str(1 << 30))
+    (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(100 << 20))
+    proc.write_text("4:memory:/docker/0123abcd\n")
+    assert ahead._cgroup_room(proc, fs1) == (1 << 30) - (100 << 20)
+    (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(2 << 30))   # over: no room, not negative
+    assert ahead._cgroup_room(proc, fs1) == 0
+
+
+def test_docker_sized_memory_gets_one_worker(monkeypatch):
+    """--memory 1g holds one 512 MiB worker, not two: no second worker there."""
+    monkeypatch.setattr(ahead, "memory_room", lambda: 900 << 20)
+    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    sb = FakeInfo({"pid_namespace": "active", "seccomp": "active"})
+    assert not ahead.second_worker(sb, 512 << 20)
+    monkeypatch.setattr(ahead, "memory_room", lambda: 8 << 30)
+    assert ahead.second_worker(sb, 512 << 20)
+    monkeypatch.setattr(ahead, "memory_room", lambda: None)
+    assert not ahead.second_worker(sb, 512 << 20)
+
+
+@pytest.mark.parametrize("missing", ["pid_namespace", "seccomp"])
+def test_no_second_worker_without_a_pid_namespace_and_seccomp(monkeypatch, missing):
+    monkeypatch.setattr(ahead, "memory_room", lambda: 8 << 30)
+    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    layers = {"pid_namespace": "active", "seccomp": "active", missing: "unavailable"}
+    assert not ahead.second_worker(FakeInfo(layers), 512 << 20)
+
+
+def test_no_second_worker_on_one_core(monkeypatch):
+    monkeypatch.setattr(ahead, "memory_room", lambda: 8 << 30)
+    monkeypatch.setattr(ahead, "cores", lambda: 1)
+    assert not ahead.second_worker(FakeInfo({"pid_namespace": "active", "seccomp": "active"}), 512 << 20)
+
+
+class FakeInfo:
+    def __init__(self, layers: dict) -> None:
+        self.layers = layers
+
+    def info(self):
+        from grader.sandbox.records import Layer, SandboxInfo
+        return SandboxInfo("namespaces", tuple(Layer(k, v, "") for k, v in self.layers.items()))
+
+
+# --- which tests may run beside each other ---------------------------------------------------
+
+class FakeSandbox:
+    """submit/collect/cancel/in_flight with outcomes that always count."""
+
+    def __init__(self) -> None:
+        self.started, self.flying = [], set()
+
+    def submit(self, args, shape, mode="run"):
+        run = object()
+        self.started.append(run)
+        self.flying.add(run)
+        return run
+
+    def collect(self, run):
+        self.flying.discard(run)
+        return outcome(alone=False)
+
+    def cancel(self, run):
+        self.flying.discard(run)
+
+    def in_flight(self):
+        return len(self.flying)
+
+
+@pytest.mark.parametrize("shown", [[True, False, False, True, True], [False, True, True, False]])
+def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundle, shown):
+    """Two workers can signal each other through the CPU time they take from each other: a
+    visible test beside a hidden one could print the hidden inputs."""
+    cases = cases_step(bundle, GradeOptions(tests="sample"))
+    cases = (cases * 2)[:len(shown)]
+    sb, queued, pairs = FakeSandbox(), {}, []
+    for index in range(len(shown)):
+        ahead.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown)
+        if index + 1 in queued:
+            pairs.append((index, index + 1))
+    assert pairs and all(shown[a] == shown[b] for a, b in pairs)
+    assert len(pairs) == sum(shown[i] == shown[i + 1] for i in range(len(shown) - 1))
+
+
+def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch):
+    from grader.judging import judge as J
+    real, mixed, shared = J.shared_run_step, [], []
+
+    def spy(sb, cases, index, queued, two, least, shown):
+        out = real(sb, cases, index, queued, two, least, shown)
+        if index + 1 in queued:
+            shared.append(index)
+            if shown[index] != shown[index + 1]:
+                mixed.append((cases[index].name, cases[index + 1].name))
+        return out
+
+    monkeypatch.setattr(J, "shared_run_step", spy)
+    report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False))
+    assert report.verdict == "AC" and not mixed
+    visible = [t for t in report.tests if t.visible]
+    if not shared:
+        pytest.skip(f"this machine gives one worker only: {ahead.cores()} cores, "
+                    f"{(ahead.memory_room() or 0) >> 20} MiB of memory available")
+    assert 0 < len(visible) < len(report.tests)   # the reference's grading has both kinds
+
+
+# --- the seccomp program built once in the zygote ------------------------------------------------
+
+@pytest.mark.parametrize("arch", sorted(child.SYSCALLS))
+@pytest.mark.parametrize("pid", [1, 2, 4242, 65535, 4194303])
+def test_prepared_seccomp_program_is_the_one_built_for_the_pid(arch, pid):
+    assert child.program_for(child.prepared_program(arch), pid) == child.seccomp_program(arch, pid)
+
+
+def test_the_pid_placeholder_marks_only_pid_slots():
+    for arch in child.SYSCALLS:
+        _, raw, slots = child.prepared_program(arch)
+        # kill, tkill, tgkill and the five setters each compare arg0 with the pid once
+        assert len(slots) == sum(1 for n in child.SYSCALLS[arch] if n in child._SELF_ONLY | child._SELF_OR_ZERO)
+
+
+# --- the zygote with two workers at once -----------------------------------------------------
+
+def namespaces_or_skip(sb: Sandbox) -> None:
+    if not sb.ready.get("pid_namespace"):
+        pytest.skip(f"two workers at once need a PID namespace; this machine gave {sb.strategy.mode!r} "
+                    f"({'; '.join(sb.attempts) or 'no namespace'})")
+
+
+@pytest.fixture(scope="module")
+def limits(spec):
+    return replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0, capture_bytes=4096, flood_bytes=1 << 16)
+
+
+SOURCE = textwrap.dedent("""\
+    import time
+    import numpy as np
+
+    def f(x, mode):
+        if mode == 1:
+            time.sleep(0.3)
+        if mode == 2:
+            while True:
+                pass
+        if mode == 3:
+            time.sleep(60)
+        if mode == 4:
+            while True:
+                print("A" * 4096)
+        print("run", mode)
+        return x * mode
+    """)
+
+
+def two_sandbox(limits, **kw) -> Sandbox:
+    return Sandbox(SOURCE, function="f", n_args=2, limits=limits,
+                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["time"]}, preload=["time"], **kw)
+
+
+X = np.arange(6.0).reshape(1, 2, 3)
+
+
+def test_two_runs_at_once_keep_their_results_and_output_apart(limits):
+    with two_sandbox(limits) as sb:
+        namespaces_or_skip(sb)
+        slow = sb.submit([X, 1], X.shape)
+        quick = sb.submit([X, 5], X.shape)
+        first = sb.collect(quick)          # collected out of order: the slow one is read meanwhile
+        second = sb.collect(slow)
+        assert sb.in_flight() == 0
+    assert first.stdout == "run 5\n" and np.array_equal(first.value.array, X * 5)
+    assert second.stdout == "run 1\n" and np.array_equal(second.value.array, X * 1)
+    assert not first.alone and not second.alone
+    assert second.wall_s >= 0.3
+
+
+def test_a_run_alone_says_so(limits):
+    with two_sandbox(limits) as sb:
+        out = sb.run([X, 5], X.shape)
+    assert out.alone and out.stdout == "run 5\n"
+
+
+@pytest.mark.parametrize("mode, killed_by", [(3, "wall"), (4, "output")])
+def test_one_workers_kill_leaves_the_other_alone(limits, mode, killed_by):
+    with two_sandbox(replace(limits, wall_s=1.0)) as sb:
+        namespaces_or_skip(sb)
+        bad = sb.submit([X, mode], X.shape)
+        good = sb.submit([X, 1], X.shape)
+        out_good, out_bad = sb.collect(good), sb.collect(bad)
+        after = sb.run([X, 5], X.shape)   # and the zygote keeps working
+    assert out_bad.killed_by == killed_by
+    assert out_good.status == child.STATUS_OK and out_good.killed_by is None and out_good.stdout == "run 1\n"
+    assert after.status == child.STATUS_OK and after.stdout == "run 5\n"
+
+
+def test_cancel_ends_a_run_at_once(limits):
+    with two_sandbox(limits) as sb:
+        namespaces_or_skip(sb)
+        spinning = sb.submit([X, 2], X.shape)
+        sb.cancel(spinning)
+        assert sb.in_flight() == 0
+        out = sb.run([X, 5], X.shape)
+    assert out.status == child.STATUS_OK and out.alone
+
+
+def test_a_third_worker_at_once_is_refused(limits):
+    with two_sandbox(limits) as sb:
+        namespaces_or_skip(sb)
+        runs = [sb.submit([X, 1], X.shape) for _ in range(3)]
+        with pytest.raises(SandboxError, match="busy"):
+            for run in runs:
+                sb.collect(run)
+
+
+def test_plain_mode_zygote_runs_one_worker_at_a_time(limits):
+    """Without a PID namespace the zygote refuses a second worker (its sweep would not be safe)."""
+    with two_sandbox(limits, isolation="plain") as sb:
+        runs = [sb.submit([X, 1], X.shape) for _ in range(2)]
+        with pytest.raises(SandboxError, match="busy"):
+            for run in runs:
+                sb.collect(run)
+
+
+def zygote_pid(sb: Sandbox) -> int:
+    """The zygote's pid on this side of its namespace: `unshare --fork`'s only child."""
+    with open(f"/proc/{sb.proc.pid}/task/{sb.proc.pid}/children") as f:
+        kids = f.read().split()
+    return int(kids[0]) if kids else sb.proc.pid
+
+
+def test_a_zygote_gone_with_requests_unread_is_a_sandbox_error(limits):
+    """Killed with our request still in its socket, the zygote resets the connection: a
+    SandboxError (JE for that test), never a raw ConnectionResetError."""
+    with two_sandbox(limits) as sb:
+        namespaces_or_skip(sb)
+        pid = zygote_pid(sb)
+        os.kill(pid, signal.SIGSTOP)
+        runs = [sb.submit([X, 1], X.shape), sb.submit([X, 5], X.shape)]
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(SandboxError):
+            sb.collect(runs[0])
+        sb.cancel(runs[1])                     # quietly: its outcome is dropped anyway
+        assert sb.in_flight() == 0
+        again = sb.run([X, 5], X.shape)        # a new zygote, as after any failure
+    assert again.status == child.STATUS_OK
+
+
+SWEEP_SCRIPT = textwrap.dedent("""\
+    import os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from grader.sandbox import child
+    pids = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        pids.append(pid)
+    time.sleep(0.1)
+    child._kill_descendants(spare={pids[1]})
+    alive = [os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split()[2] != "Z" for p in pids]
+    print(alive)
+    os.kill(pids[1], 9)
+    """)
+
+
+def test_a_sweep_while_another_worker_runs_spares_it():
+    proc = subprocess.run([sys.executable, "-c", SWEEP_SCRIPT, str(ROOT)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[False, True]"
+
+
+# --- the same verdicts with one worker or two ---------------------------------------------------
+
+SUBMISSIONS = ["compile_error/forbidden_import.py", "accepted/vectorised_matmul.py", "accepted/slow_loops.py", "time_limit_exceeded/element_loops.py",
+               "time_limit_exceeded/infinite_loop.py", "run_time_error/segfault.py", "run_time_error/recursion.py",
+               "wrong_answer/erf_gelu.py", "wrong_answer/naive_softmax.py"]
+
+
+def per_test(report) -> list[tuple[str, str]]:
+    return [(t.name, t.verdict) for t in report.tests]
+
+
+@pytest.mark.parametrize("name", SUBMISSIONS)
+def test_one_worker_or_two_give_the_same_verdict_on_every_test(bundle, name):
+    path = ROOT / "submissions" / name
+    one = grade(bundle, path, GradeOptions(diagnose=False, second_worker=False))
+    two = grade(bundle, path, GradeOptions(diagnose=False, second_worker=True))
+    assert (two.verdict, two.score) == (one.verdict, one.score)
+    if name != "run_time_error/recursion.py":   # its realistic/01 races MLE against TLE (docs/time-limits.md)
+        assert per_test(two) == per_test(one)
+
+
+def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
+    """Guard against a second worker that never runs: the reference's tests overlap."""
+    seen = []
+    submit = Sandbox.submit
+
+    def spy(self, *a, **k):
+        run = submit(self, *a, **k)
+        seen.append(self.in_flight())
+        return run
+
+    monkeypatch.setattr(Sandbox, "submit", spy)
+    calls = []
+    gate = ahead.second_worker
+    monkeypatch.setattr("grader.judging.judge.second_worker", lambda sb, m: calls.append(gate(sb, m)) or calls[-1])
+    report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False, second_worker=True))
+    assert report.verdict == "AC"
+    if not calls[0]:
+        pytest.skip(f"this machine gives one worker only: {ahead.cores()} cores, "
+                    f"{(ahead.memory_room() or 0) >> 20} MiB of memory available")
+    assert max(seen) == 2 and seen.count(2) >= len(report.tests) - 2
