@@ -250,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "special file or path leaving DIR is then a compilation error, not exit 2")
     g.add_argument("--one-worker", action="store_true",
                    help="run the tests strictly one after another (by default the next test runs beside this "
-                        "one on a second core where that cannot change a verdict: docs/time-limits.md)")
+                        "one in a second worker where that cannot change a verdict: docs/time-limits.md); "
+                        "the platforms' runners pass it")
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
     g.add_argument("--verbose", "-v", action="store_true", help="the failing test in full, why, the statement's words")
     g.set_defaults(func=cmd_grade)

@@ -4,8 +4,8 @@
 In each repetition, alternately, as whole processes (wall clock, and CPU time
 of the process and everything it started):
 
-* `python -m grader grade reference/solution.py --json OUT` (all 34 tests), and a
-  bare process that imports NumPy, reads testcases/ and runs the reference on
+* `python -m grader grade reference/solution.py --json OUT` (all 34 tests; also with
+  `--one-worker`, the tests strictly one after another), and a bare process that imports NumPy, reads testcases/ and runs the reference on
   every case (BLAS single-threaded, as in the sandbox);
 * `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
 * the worst cases: an infinite loop and a sleeper graded on all tests, and the
@@ -111,6 +111,7 @@ def main() -> int:
     grade(ROOT / "reference" / "solution.py", "--tests", "sample")   # warm the page cache and the case cache
     for _ in range(args.repeats):
         add("grade", grade(ROOT / "reference" / "solution.py"))
+        add("one", grade(ROOT / "reference" / "solution.py", "--one-worker"))
         add("bare", timed([sys.executable, "-c", BARE]))
         add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
         add("numpy", timed([sys.executable, "-c", "import numpy"]))
@@ -134,6 +135,8 @@ def main() -> int:
     print(describe("bare process: import NumPy, read testcases/, run the reference on every case, wall",
                    rows["bare wall"]))
     print(describe("`grade reference/solution.py`, CPU", rows["grade cpu"]))
+    print(describe("`grade reference/solution.py --one-worker`, wall", rows["one wall"]))
+    print(describe("`grade reference/solution.py --one-worker`, CPU", rows["one cpu"]))
     print(describe("bare process, CPU", rows["bare cpu"]))
     print(describe("`grade reference/solution.py --tests sample`, wall", rows["sample wall"]))
     print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
@@ -143,6 +146,8 @@ def main() -> int:
     print()
     print(f"grade all / bare process: {med['grade wall'] / med['bare wall']:.2f}x wall, "
           f"{med['grade cpu'] / med['bare cpu']:.2f}x CPU")
+    print(f"the same with --one-worker: {med['one wall'] / med['bare wall']:.2f}x wall, "
+          f"{med['one cpu'] / med['bare cpu']:.2f}x CPU")
     print(f"wall / CPU of one grading: median {statistics.median(ratio['grade']):.2f} "
           f"(range {min(ratio['grade']):.2f}-{max(ratio['grade']):.2f}); of a sample grading "
           f"{statistics.median(ratio['sample']):.2f}")

@@ -46,7 +46,7 @@ if [ -n "${VIT_GRADER_TESTS:-}" ]; then tests=(--tests "$VIT_GRADER_TESTS"); fi
 
 errors="$(mktemp)"
 (cd "$bundle" && "$python" -m grader --bundle "$bundle" grade "$solution" --within "$input_dir" "${tests[@]}" \
-    --format exercism --json "$results" > /dev/null 2> "$errors")
+    --one-worker --format exercism --json "$results" > /dev/null 2> "$errors")
 status=$?
 
 if [ ! -s "$results" ]; then

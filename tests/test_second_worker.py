@@ -171,15 +171,22 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
     assert len(pairs) == sum(shown[i] == shown[i + 1] for i in range(len(shown) - 1))
 
 
-def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch):
+@pytest.mark.parametrize("feedback", [None, ("summary", "summary"), ("full", "full")])
+def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, feedback):
+    """Whatever feedback problem.yaml gives each kind: with `visible: summary` a visible report
+    still shows exact error patterns, so "the same feedback level" alone would not do."""
     from grader.judging import judge as J
+    from grader.judging.judge import is_visible
+    from grader.problem.spec import Feedback
+    if feedback is not None:
+        bundle = replace(bundle, spec=replace(bundle.spec, feedback=Feedback(*feedback)))
     real, mixed, shared = J.shared_run_step, [], []
 
-    def spy(sb, cases, index, queued, two, least, shown):
-        out = real(sb, cases, index, queued, two, least, shown)
+    def spy(sb, cases, index, queued, two, least, kinds):
+        out = real(sb, cases, index, queued, two, least, kinds)
         if index + 1 in queued:
             shared.append(index)
-            if shown[index] != shown[index + 1]:
+            if is_visible(bundle.spec, cases[index]) != is_visible(bundle.spec, cases[index + 1]):
                 mixed.append((cases[index].name, cases[index + 1].name))
         return out
 
@@ -292,22 +299,24 @@ def test_cancel_ends_a_run_at_once(limits):
     assert out.status == child.STATUS_OK and out.alone
 
 
-def test_a_third_worker_at_once_is_refused(limits):
+def test_a_third_worker_at_once_is_refused_and_only_that_run_fails(limits):
     with two_sandbox(limits) as sb:
         namespaces_or_skip(sb)
         runs = [sb.submit([X, 1], X.shape) for _ in range(3)]
+        first, second = sb.collect(runs[0]), sb.collect(runs[1])
         with pytest.raises(SandboxError, match="busy"):
-            for run in runs:
-                sb.collect(run)
+            sb.collect(runs[2])
+    assert first.status == second.status == child.STATUS_OK
 
 
 def test_plain_mode_zygote_runs_one_worker_at_a_time(limits):
     """Without a PID namespace the zygote refuses a second worker (its sweep would not be safe)."""
     with two_sandbox(limits, isolation="plain") as sb:
         runs = [sb.submit([X, 1], X.shape) for _ in range(2)]
+        assert sb.collect(runs[0]).status == child.STATUS_OK
         with pytest.raises(SandboxError, match="busy"):
-            for run in runs:
-                sb.collect(run)
+            sb.collect(runs[1])
+        assert sb.run([X, 5], X.shape).status == child.STATUS_OK   # the zygote itself is fine
 
 
 def zygote_pid(sb: Sandbox) -> int:
@@ -400,3 +409,30 @@ def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
         pytest.skip(f"this machine gives one worker only: {ahead.cores()} cores, "
                     f"{(ahead.memory_room() or 0) >> 20} MiB of memory available")
     assert max(seen) == 2 and seen.count(2) >= len(report.tests) - 2
+
+
+def test_after_a_sandbox_failure_the_grading_runs_one_test_at_a_time(bundle, monkeypatch):
+    """The zygote started after a failure may be of a weaker kind (not PID 1 of a namespace):
+    it is never asked for a second worker."""
+    collect, submit, calls, flying = Sandbox.collect, Sandbox.submit, [0], []
+
+    def failing_collect(self, run, wait_s=None):
+        calls[0] += 1
+        if calls[0] == 6:
+            self._kill()
+            raise SandboxError("the sandbox process ended unexpectedly (a test's doing)")
+        return collect(self, run, wait_s)
+
+    def spy(self, *a, **k):
+        run = submit(self, *a, **k)
+        flying.append((calls[0], self.in_flight()))
+        return run
+
+    monkeypatch.setattr(Sandbox, "collect", failing_collect)
+    monkeypatch.setattr(Sandbox, "submit", spy)
+    report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False))
+    assert sum(t.verdict == "JE" for t in report.tests) == 1
+    assert all(t.verdict == "AC" for t in report.tests if t.verdict != "JE")
+    if max(n for _, n in flying) < 2:
+        pytest.skip("this machine gives one worker only")
+    assert all(n == 1 for c, n in flying if c >= 6)

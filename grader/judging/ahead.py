@@ -1,4 +1,4 @@
-"""Running the next test in a second worker while this one runs (the machine's second core).
+"""Running a test's case, and the next one beside it in a second worker (a 2-core machine's both cores).
 
 Two workers at once slow each other a little (caches, memory bandwidth, the
 zygote forking for both), never speed each other up. So a run that shared the
@@ -139,18 +139,19 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
 
 
 def shared_run_step(sb: Sandbox, cases: list[TestCase], index: int, ahead: dict[int, Run],
-                    two: bool, least: EffectiveLimits, shown: list[bool]) -> tuple[RunOutcome, bool]:
+                    two: bool, least: EffectiveLimits, kinds: list) -> tuple[RunOutcome, bool]:
     """Test `index`'s run: the one started beside the previous test's, or a new one; with `two`,
-    the next test's run starts beside it, if both tests' reports show as much (`shown`: full
-    feedback or not). Returns the outcome and whether it counts (`counts`). When it does not,
-    every run in flight has been ended: the caller runs the test again alone.
+    the next test's run starts beside it, if both tests are of one kind (`kinds`: visible or
+    hidden, and the feedback their reports get). Returns the outcome and whether it counts
+    (`counts`). When it does not, every run in flight has been ended: the caller runs the test
+    again alone.
 
-    Never a hidden test beside one whose report shows its output: two workers can signal each
-    other through the time they take from each other (one pinned to the other's core, busy or
-    not), and the visible one would print what it read of the hidden inputs."""
+    Never a hidden test beside a visible one: two workers can signal each other through the time
+    they take from each other (one pinned to the other's core, busy or not), and a visible test's
+    report would carry what it read of the hidden inputs."""
     run = ahead.pop(index, None) or start_step(sb, cases[index])
     after = index + 1
-    if two and after < len(cases) and after not in ahead and shown[after] == shown[index]:
+    if two and after < len(cases) and after not in ahead and kinds[after] == kinds[index]:
         ahead[after] = start_step(sb, cases[after])
     out = sb.collect(run)
     if counts(out, least):

@@ -326,7 +326,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
             least = least_limits(spec, options.time_factor)
             two = options.second_worker and compiled.verdict == "OK" and second_worker(sb, sb.limits.memory_bytes)
             ahead: dict[int, Run] = {}   # test index -> its run, started beside the one before
-            shown = [show_full(spec, c) for c in cases]
+            kinds = [(is_visible(spec, c), show_full(spec, c)) for c in cases]   # who may share (ahead.py)
             for index, case in enumerate(cases):
                 if compiled.verdict != "OK":
                     results.append(not_run(spec, case, compiled.verdict, "compile", compiled.message))
@@ -344,7 +344,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                                            f"smaller ({smaller}) exceeded the time limit"))
                     continue
                 try:
-                    out, counted = shared_run_step(sb, cases, index, ahead, two, least, shown)
+                    out, counted = shared_run_step(sb, cases, index, ahead, two, least, kinds)
                     # After a shared run that did not count, the rest runs alone: a submission that slow
                     # would spend every later time-out twice, once shared and once alone.
                     two = two and counted
@@ -361,6 +361,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
                     raise
                 except SandboxError as exc:
                     drop_ahead(sb, ahead)
+                    two = False   # the next run starts a new zygote, perhaps of a weaker kind: one at a time
                     results.append(not_run(spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)"))
                     continue
                 results.append(result)

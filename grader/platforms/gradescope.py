@@ -243,7 +243,7 @@ file="$(locate)"
 errors="$(mktemp)"
 cd "$bundle" || exit 1
 PYTHONDONTWRITEBYTECODE=1 "$python" -m grader --bundle "$bundle" grade "$file" --within "$submission_dir" \
-    --format gradescope --json "$results" 2> "$errors"
+    --one-worker --format gradescope --json "$results" 2> "$errors"
 status=$?
 cat "$errors" >&2
 # 0 and 1 are verdicts; 2 means the grader could not judge and, when the

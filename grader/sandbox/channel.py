@@ -35,6 +35,7 @@ class Run:
         self.drained_by = 0.0
         self.flood_killed = False
         self.alone = True   # no other run was in flight at any moment of this one
+        self.refused: str | None = None   # the zygote's error about this very run
 
 
 class Channel:
@@ -123,6 +124,8 @@ class Channel:
                 for msg in pending:
                     self._route(msg)
                 pending = []
+                if target.refused is not None:
+                    raise SandboxError(f"sandbox error: {target.refused}")
                 if target.finished is not None:
                     if not target.open:
                         return
@@ -143,9 +146,12 @@ class Channel:
     def _route(self, msg: dict) -> None:
         """A message from the zygote, to the run it is about (by id)."""
         event = msg.get("event")
+        run = self.runs.get(msg.get("id"))
+        if event == "error" and run is not None and msg.get("id") is not None:
+            run.refused = str(msg.get("message"))   # e.g. "busy": that run only
+            return
         if event == "error":
             raise SandboxError(f"sandbox error: {msg.get('message')}")
-        run = self.runs.get(msg.get("id"))
         if event == "finished" and run is not None and run.finished is None:
             run.finished = msg
             run.drained_by = time.monotonic() + DRAIN_S

@@ -275,9 +275,9 @@ class Sandbox:
     def collect(self, run: Run, wait_s: float | None = None) -> RunOutcome:
         """Wait for `run` to end (the other runs in flight are served meanwhile) and return its outcome."""
         lim = self.limits
+        if self.chan is None or not self.chan.tracks(run):   # ended with a zygote that has gone since
+            raise SandboxError("the sandbox process ended unexpectedly")
         try:
-            if self.chan is None or not self.chan.tracks(run):
-                raise SandboxError("the sandbox process ended unexpectedly")
             self.chan.pump(run, time.monotonic() + (lim.wall_s + FINISH_GRACE_S if wait_s is None else wait_s), lim)
         except SandboxError:
             self._kill()

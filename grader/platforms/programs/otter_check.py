@@ -69,7 +69,7 @@ def grade() -> dict:
     source.write_text(program_text(json.loads(_notebook().read_text(encoding="utf-8"))), encoding="utf-8")
     out = work / "verdict.json"
     r = subprocess.run([sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(source),
-                        "--json", str(out), "--no-color"], cwd=bundle, capture_output=True, text=True,
+                        "--one-worker", "--json", str(out), "--no-color"], cwd=bundle, capture_output=True, text=True,
                        timeout=CONFIG["timeout_s"], env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     if not out.is_file():
         raise RuntimeError(f"the grader could not judge the notebook: {r.stderr.strip()[-500:]}")

@@ -264,7 +264,16 @@ def _serve(sock, init, code, source_lines, np, prepared):
                                  "deadline": start + job["wall_limit_s"], "killed_by": None}
                 _send(sock, {"event": "started", "id": msg.get("id")})
     finally:
-        for worker in active.values():   # the grader went away (or this loop failed): end them
+        # The grader went away (or this loop failed): end the workers, reap them and sweep what
+        # they left, as after every run, before this process ends.
+        for worker in active.values():
             _kill_worker(worker, "parent_gone")
+        for worker in active.values():
+            try:
+                os.waitpid(worker["pid"], 0)
+            except ChildProcessError:
+                pass
+        for worker in active.values():
+            _sweep(worker["job"])
 
 
