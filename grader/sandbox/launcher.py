@@ -309,11 +309,11 @@ class Sandbox:
             job["probe_repeats"] = int(probe_repeats)
         return job
 
-    def _submit(self, job: dict, payload: bytes, rid: int | None, expected_shape=None) -> Run:
-        """Send one run request with the worker's pipe ends; the run, in flight."""
-        header = {"op": "run", "job": job} if rid is None else {"op": "run", "job": job, "id": rid}
+    def _submit(self, job: dict, payload: bytes, rid: int, expected_shape=None) -> Run:
+        """Send one run request with the worker's pipe ends; the run, in flight. (Only early.py's
+        probe request, sent before any Sandbox existed, has no id: `_launch` tracks it.)"""
         try:
-            fds = send_with_pipes(self.chan.sock, header, payload)
+            fds = send_with_pipes(self.chan.sock, {"op": "run", "job": job, "id": rid}, payload)
         except OSError as exc:
             self._kill()
             raise SandboxError(f"could not reach the sandbox: {exc}") from None
