@@ -82,12 +82,20 @@ HONEST = {
             assert r.v[1] == 1.0
             return {CALL}
         """),
-    # numpy.ma reached by a name the zygote cannot read in the text: it must be preloaded anyway.
+    # numpy.ma and numpy.polynomial reached by names the zygote cannot read in the text (no
+    # variable called `ma` either, which the zygote would read as the name): the locked-down
+    # worker imports them from the code the zygote holds in memory (zygote.IN_MEMORY_PACKAGES).
     "np_ma_through_getattr": SOLVE + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             out = {CALL}
-            ma = getattr(np, "".join(["m", "a"]))
-            return ma.masked_invalid(out).filled(0.0)
+            masked = getattr(np, "".join(["m", "a"]))
+            return masked.masked_invalid(out).filled(0.0)
+        """),
+    "np_polynomial_through_getattr": SOLVE + textwrap.dedent(f"""
+        {SIGNATURE.rstrip()}
+            poly = getattr(np, "poly" + "nomial")
+            assert poly.Polynomial([1.0, 2.0])(3.0) == 7.0
+            return {CALL}
         """),
 }
 
