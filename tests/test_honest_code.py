@@ -83,8 +83,8 @@ HONEST = {
             return {CALL}
         """),
     # numpy.ma and numpy.polynomial reached by names the zygote cannot read in the text (no
-    # variable called `ma` either, which the zygote would read as the name): the locked-down
-    # worker imports them from the code the zygote holds in memory (zygote.IN_MEMORY_PACKAGES).
+    # variable called `ma` either, which the zygote would read as the name and import): a
+    # locked-down worker cannot import them, so the zygote preloads them (startup.HARNESS_MODULES).
     "np_ma_through_getattr": SOLVE + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             out = {CALL}

@@ -20,11 +20,13 @@ class SandboxError(RuntimeError):
 
 
 # Modules the harness itself needs after the worker has lost file access, and NumPy's
-# submodules with compiled parts that honest code reaches in ways the zygote cannot see in its
-# text (a lazy import once locked down would be a PermissionError, i.e. RE). The pure-Python
-# ones (numpy.ma, numpy.polynomial) are not imported but held in memory: zygote.IN_MEMORY_PACKAGES.
-HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "inspect", "traceback",
-                   "resource", "ctypes", "select", "signal", "time", "socket", "builtins")
+# submodules that honest code reaches in ways the zygote cannot see in its text (numpy.ma by
+# getattr: a lazy import once locked down would be a PermissionError, i.e. RE). Not run from
+# code held in memory instead (tried): NumPy's own np.median and np.unique import numpy.ma on
+# first use, which would then cost every such test 20-30 ms of its CPU time.
+HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
+                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
+                   "time", "socket", "builtins")
 
 BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                     "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")

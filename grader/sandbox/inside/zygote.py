@@ -59,78 +59,6 @@ def _preload(modules, start, failed, dead):
             failed.append(f"{mod[:80]}: {type(exc).__name__}")
 
 
-# NumPy's pure-Python subpackages that honest code may reach without naming them (numpy.ma by
-# getattr: tests/test_honest_code.py) but few submissions use: importing them in every zygote
-# cost 20-30 ms of CPU (10 % of its start-up), reading their code objects about 5 ms. The code is
-# read (not run) before lock-down and runs from memory in a worker that imports it.
-IN_MEMORY_PACKAGES = ("numpy.ma", "numpy.polynomial")
-
-
-class InMemoryModules:
-    """Import finder and loader for modules whose code objects were read before lock-down:
-    {name: (code, origin, is_package)}. Nothing is read from a file when one is imported."""
-
-    def __init__(self, entries):
-        self.entries = entries
-
-    def find_spec(self, name, path=None, target=None):
-        entry = self.entries.get(name)
-        if entry is None:
-            return None
-        from importlib.machinery import ModuleSpec
-        _, origin, is_package = entry
-        spec = ModuleSpec(name, self, origin=origin, is_package=is_package)
-        spec.has_location = True            # __file__ as the ordinary import would set it
-        if is_package:
-            spec.submodule_search_locations = [os.path.dirname(origin)]
-        return spec
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        exec(self.entries[module.__name__][0], module.__dict__)
-
-
-def read_package(name):
-    """{module: (code, origin, is_package)} for package `name` and its modules (not its
-    subpackages: tests), read through the import system's own loader (a valid .pyc, else the
-    source compiled). None when it is not plain source files on disk (then it is imported)."""
-    from importlib.machinery import SourceFileLoader
-    from importlib.util import find_spec
-    try:
-        spec = find_spec(name)
-        if spec is None or type(spec.loader) is not SourceFileLoader or not spec.submodule_search_locations:
-            return None
-        folder = spec.submodule_search_locations[0]
-        entries = {}
-        for file in sorted(os.listdir(folder)):
-            stem, ext = os.path.splitext(file)
-            if ext != ".py" or not (stem == "__init__" or stem.isidentifier()):
-                continue
-            full = name if stem == "__init__" else f"{name}.{stem}"
-            path = os.path.join(folder, file)
-            entries[full] = (SourceFileLoader(full, path).get_code(full), path, stem == "__init__")
-        return entries if name in entries else None
-    except BaseException:   # unreadable: the ordinary import (and its error, if any) decides
-        return None
-
-
-def hold_in_memory(packages):
-    """Put `packages`' code in memory for the workers (InMemoryModules, first on the import path);
-    returns those that could not be read, for the caller to preload instead."""
-    entries, unread = {}, []
-    for name in packages:
-        found = None if name in sys.modules else read_package(name)
-        if found is None:
-            unread.append(name)
-        else:
-            entries.update(found)
-    if entries:
-        sys.meta_path.insert(0, InMemoryModules(entries))
-    return unread
-
-
 def _names_in(source):
     """Every identifier and string constant of `source`; None after `from numpy import *`."""
     import ast
@@ -237,7 +165,6 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         site.main()
         site_ran = True
         preload(early)
-    unread = hold_in_memory(IN_MEMORY_PACKAGES) if "numpy" in sys.modules else None
     held = []
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
@@ -248,9 +175,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
     if init is None or "source" not in init:
         return
     import numpy as np
-    if unread is None:
-        unread = hold_in_memory(IN_MEMORY_PACKAGES)
-    failed = preload([*init["preload"], *unread])
+    failed = preload(init["preload"])
     source = init["source"]
     numpy_lazy_submodules(np, init["allowed"], source)
     import linecache
