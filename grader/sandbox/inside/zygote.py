@@ -33,30 +33,25 @@ def preload(modules):
     collecting = gc.isenabled()
     gc.disable()
     try:
-        _preload(modules, start, failed, dead)
+        for i, mod in enumerate(modules):
+            if i >= PRELOAD_MAX or time.monotonic() - start > PRELOAD_BUDGET_S:
+                failed.append(f"{len(modules) - i} more not tried")
+                break
+            if type(mod) is not str or len(mod) > PRELOAD_NAME_MAX or \
+                    not all(part.isidentifier() for part in mod.split(".")):
+                failed.append("(an invalid module name)")
+                continue
+            if any(mod.startswith(d + ".") for d in dead):
+                continue                                  # its package already failed
+            try:
+                __import__(mod)
+            except BaseException as exc:  # a missing (or exiting) module only limits what may be imported
+                dead.append(mod)
+                failed.append(f"{mod[:80]}: {type(exc).__name__}")
     finally:
         if collecting:
             gc.enable()
     return {"count": len(failed), "first": failed[:FAILED_SHOWN]}
-
-
-def _preload(modules, start, failed, dead):
-    import time
-    for i, mod in enumerate(modules):
-        if i >= PRELOAD_MAX or time.monotonic() - start > PRELOAD_BUDGET_S:
-            failed.append(f"{len(modules) - i} more not tried")
-            break
-        if type(mod) is not str or len(mod) > PRELOAD_NAME_MAX or \
-                not all(part.isidentifier() for part in mod.split(".")):
-            failed.append("(an invalid module name)")
-            continue
-        if any(mod.startswith(d + ".") for d in dead):
-            continue                                  # its package already failed
-        try:
-            __import__(mod)
-        except BaseException as exc:  # a missing (or exiting) module only limits what may be imported
-            dead.append(mod)
-            failed.append(f"{mod[:80]}: {type(exc).__name__}")
 
 
 def _names_in(source):
