@@ -45,13 +45,21 @@ def record(perf: str, events: list[str], grade: list[str], out: Path) -> list[tu
     return rows
 
 
-def roles(rows: list[tuple[int, float, str]]) -> tuple[int, int, list[int]]:
-    """The parent (first pid), the zygote (the busiest after it) and the workers (its later pids)."""
+def roles(rows: list[tuple[int, float, str]]) -> tuple[int, int, list[int]] | None:
+    """The parent (first pid), the zygote (the busiest after it) and the workers (its later
+    pids); None if the grading started no sandbox."""
     count = Counter(pid for pid, _, _ in rows)
     pids = sorted(count)
-    parent = pids[0]
+    if len(pids) < 2:
+        return None
     zygote = max(pids[1:], key=lambda p: count[p])
-    return parent, zygote, [p for p in pids if p > zygote]
+    return pids[0], zygote, [p for p in pids if p > zygote]
+
+
+def after_first_worker(rows: list[tuple[int, float, str]], zygote: int, workers: list[int]) -> int:
+    """The zygote's events from its first worker's first event on."""
+    first = min((t for pid, t, _ in rows if pid in workers), default=float("inf"))
+    return sum(1 for pid, t, _ in rows if pid == zygote and t >= first)
 
 
 def main() -> int:
@@ -68,14 +76,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cpu = record(perf, ["-F", str(HZ)], grade, Path(tmp) / "cpu.data")
         faults = record(perf, ["-e", "exceptions:page_fault_user"], grade, Path(tmp) / "faults.data")
-    if not cpu or not faults:
-        print("cpu_split: perf recorded nothing of the grading", file=sys.stderr)
+    if any(r is None or not r[2] for r in (roles(cpu), roles(faults))):
+        print(f"cpu_split: the grading ran no test in the sandbox (see `python -m grader grade {target}`)",
+              file=sys.stderr)
         return 1
 
     parent, zygote, workers = roles(cpu)
     ms = Counter(pid for pid, _, _ in cpu)
-    first = min((t for pid, t, _ in cpu if pid in workers), default=float("inf"))
-    z_before = sum(1 for pid, t, _ in cpu if pid == zygote and t < first)
+    z_before = ms[zygote] - after_first_worker(cpu, zygote, workers)
     runs = max(len(workers), 1)
     per_worker = [ms[p] * 1000 / HZ for p in workers]
     print(f"{target} {' '.join(extra)}: one grading, CPU time sampled at {HZ} Hz")
@@ -91,8 +99,7 @@ def main() -> int:
         m = FAULT.search(rest)
         if m:
             kinds[pid]["write" if int(m.group(1), 16) & 2 else "read"] += 1
-    ffirst = min((t for pid, t, _ in faults if pid in fworkers), default=float("inf"))
-    z_after = sum(1 for pid, t, _ in faults if pid == fzygote and t >= ffirst)
+    z_after = after_first_worker(faults, fzygote, fworkers)
     w = [sum(kinds[p].values()) for p in fworkers]
     ww = [kinds[p]["write"] for p in fworkers]
     print("page faults (a second grading, traced)")

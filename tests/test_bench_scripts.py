@@ -6,11 +6,10 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
 
 
 def _perf_cannot_record() -> str | None:
@@ -45,3 +44,12 @@ def test_cpu_split_says_what_it_needs_when_it_cannot_run(tmp_path):
                           text=True, env=env, timeout=60)
     assert proc.returncode == 2
     assert "perf" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cpu_split_says_so_when_the_grading_runs_no_test():
+    if _perf_cannot_record():
+        pytest.skip(f"scripts/cpu_split.py needs root and perf: {_perf_cannot_record()}")
+    proc = subprocess.run([sys.executable, "scripts/cpu_split.py", "no/such/file.py"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "ran no test in the sandbox" in proc.stderr and "Traceback" not in proc.stderr
