@@ -8,6 +8,8 @@ of the process and everything it started):
   `--one-worker`, the tests strictly one after another), and a bare process that imports NumPy, reads testcases/ and runs the reference on
   every case (BLAS single-threaded, as in the sandbox);
 * `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
+* scripts/fork_floor.py: the same fresh interpreter and fork per test with no isolation, no
+  probe, no report and a parent without NumPy (the least any fork-per-test design costs here);
 * the worst cases: an infinite loop and a sleeper graded on all tests, and the
   Exercism runner (scripts/exercism-run.sh) on the slower of the two
   (`--worst-repeats`, default 3, since each costs seconds of waiting).
@@ -109,18 +111,23 @@ def main() -> int:
     # editable checkout would otherwise recompile the grader's ~100 modules on every start (~70 ms).
     subprocess.run([sys.executable, "-m", "compileall", "-q", "grader", "reference"], cwd=ROOT, check=True)
     grade(ROOT / "reference" / "solution.py", "--tests", "sample")   # warm the page cache and the case cache
+    floor_dir = tempfile.TemporaryDirectory(prefix="bench-floor-")
+    floor_cases = Path(floor_dir.name) / "cases.bin"
+    timed([sys.executable, str(ROOT / "scripts" / "fork_floor.py"), "--prepare", str(floor_cases)])
     for _ in range(args.repeats):
         add("grade", grade(ROOT / "reference" / "solution.py"))
         add("one", grade(ROOT / "reference" / "solution.py", "--one-worker"))
         add("bare", timed([sys.executable, "-c", BARE]))
         add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
         add("numpy", timed([sys.executable, "-c", "import numpy"]))
+        add("floor", timed([sys.executable, str(ROOT / "scripts" / "fork_floor.py"), str(floor_cases)]))
     for _ in range(args.worst_repeats):
         add("loop", grade(TLE / "infinite_loop.py", ok=(1,)))
         add("sleep", grade(TLE / "sleep.py", ok=(1,)))
         add("exercism", max(exercism(TLE / "infinite_loop.py"), exercism(TLE / "sleep.py")))
     load_after = os.getloadavg()[0]
     METER.close()
+    floor_dir.cleanup()
     med = {k: statistics.median(v) for k, v in rows.items()}
     ratio = {k: [w / c for w, c in zip(rows[k + " wall"], rows[k + " cpu"])] for k in ("grade", "sample")}
 
@@ -138,6 +145,7 @@ def main() -> int:
     print(describe("`grade reference/solution.py --one-worker`, wall", rows["one wall"]))
     print(describe("`grade reference/solution.py --one-worker`, CPU", rows["one cpu"]))
     print(describe("bare process, CPU", rows["bare cpu"]))
+    print(describe("fork-per-test floor (scripts/fork_floor.py: no isolation, no report), CPU", rows["floor cpu"]))
     print(describe("`grade reference/solution.py --tests sample`, wall", rows["sample wall"]))
     print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
     print(describe("`infinite_loop.py` graded on all tests, wall", rows["loop wall"]))
@@ -148,6 +156,10 @@ def main() -> int:
           f"{med['grade cpu'] / med['bare cpu']:.2f}x CPU")
     print(f"the same with --one-worker: {med['one wall'] / med['bare wall']:.2f}x wall, "
           f"{med['one cpu'] / med['bare cpu']:.2f}x CPU")
+    room = 1.2 * med["bare cpu"] - med["floor cpu"]
+    print(f"fork-per-test floor / bare process: {med['floor cpu'] / med['bare cpu']:.2f}x CPU; grade all / floor: "
+          f"{med['grade cpu'] / med['floor cpu']:.2f}x CPU. Under a 1.2x CPU bar, the isolation, the checks and "
+          f"the report would have {room:.3f} s of CPU between them; they take {med['grade cpu'] - med['floor cpu']:.3f} s")
     print(f"wall / CPU of one grading: median {statistics.median(ratio['grade']):.2f} "
           f"(range {min(ratio['grade']):.2f}-{max(ratio['grade']):.2f}); of a sample grading "
           f"{statistics.median(ratio['sample']):.2f}")

@@ -53,3 +53,31 @@ def test_cpu_split_says_so_when_the_grading_runs_no_test():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "ran no test in the sandbox" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fork_floor_judges_the_reference_and_fails_a_wrong_answer(tmp_path):
+    """The floor bench_grade.py compares against really runs and checks every case: a wrong answer fails it."""
+    cases = tmp_path / "cases.bin"
+    script = str(ROOT / "scripts/fork_floor.py")
+    prep = subprocess.run([sys.executable, script, "--prepare", str(cases)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert prep.returncode == 0, prep.stderr
+    ok = subprocess.run([sys.executable, script, str(cases)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    every = re.search(r"(\d+) of \1 cases within tolerance", ok.stdout)
+    assert every and int(every.group(1)) > 0, ok.stdout
+    wrong = subprocess.run([sys.executable, script, str(cases), "--solution",
+                            str(ROOT / "submissions/wrong_answer/erf_gelu.py")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert wrong.returncode == 1 and "not:" in wrong.stdout, wrong.stdout + wrong.stderr
+
+
+def test_fork_floor_says_what_is_missing_without_a_traceback(tmp_path):
+    for content in (None, b"not a prepared file", b'{"cases": [{"name": "x"}]}\n'):
+        path = tmp_path / "cases.bin"
+        if content is not None:
+            path.write_bytes(content)
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts/fork_floor.py"), str(path)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, (content, proc.stdout, proc.stderr)
+        assert "--prepare" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
