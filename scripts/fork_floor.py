@@ -7,7 +7,7 @@ the sandbox and a fresh process for every test. This script is that design
 with everything else taken out: no isolation layer at all (no namespaces,
 rlimits, uid drop, Landlock, seccomp, sweeps), no speed probe, no report, and a
 parent that never imports NumPy. Its parent reads the cases from one file
-prepared beforehand (not timed), starts a fresh `python -I` that imports NumPy
+prepared beforehand (not timed), starts a fresh `python -I -S` that imports NumPy
 and compiles the solution, and that process forks one worker per case, which
 builds the arguments from bytes, runs the solution and writes the result
 bytes back. The parent compares them with the problem's tolerance in pure
@@ -24,6 +24,7 @@ the solution runs unconfined, so give it only trusted code (the reference).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import struct
@@ -34,12 +35,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The sandbox's own start-up is the model: `python -I`, single-threaded BLAS, NumPy, one
-# compile, then a fork per request. Only the locking down and the supervising are left out.
+# The sandbox's own start-up is the model: `python -I -S` with NumPy's folder on the path,
+# single-threaded BLAS, NumPy, one compile, then a fork per request. Only the locking down, the
+# harness's other modules and the supervising are left out.
 ZYGOTE = r"""
-import json, os, struct, sys
+import gc, json, os, struct, sys
+sys.path.insert(0, sys.argv[2])
 import numpy as np
 code = compile(open(sys.argv[1]).read(), sys.argv[1], "exec")
+gc.freeze()   # the collector leaves the preloaded objects alone in every worker
 
 def read_exactly(n):
     data = bytearray()
@@ -137,7 +141,9 @@ def run(prepared: Path, solution: Path) -> int:
     meta = json.loads(data[:line_end])
     offset = line_end + 1
     env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    zygote = subprocess.Popen([sys.executable, "-I", "-c", ZYGOTE, str(solution)],
+    # NumPy's folder, found without importing it (the parent never does).
+    numpy_dir = str(Path(importlib.util.find_spec("numpy").origin).parent.parent)
+    zygote = subprocess.Popen([sys.executable, "-I", "-S", "-c", ZYGOTE, str(solution), numpy_dir],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     failed = []
     for case in meta["cases"]:
