@@ -7,11 +7,14 @@ the sandbox and a fresh process for every test. This script is that design
 with everything else taken out: no isolation layer at all (no namespaces,
 rlimits, uid drop, Landlock, seccomp, sweeps), no speed probe, no report, and a
 parent that never imports NumPy. Its parent reads the cases from one file
-prepared beforehand (not timed), starts a fresh `python -I -S` that imports NumPy
-and compiles the solution, and that process forks one worker per case, which
-builds the arguments from bytes, runs the solution and writes the result
-bytes back. The parent compares them with the problem's tolerance in pure
-Python, and exits with status 1 unless every case is within it.
+prepared beforehand (not timed), starts a fresh `python -I -S` that imports
+NumPy and compiles the solution, and that process forks one worker per case,
+which builds the arguments from bytes, runs the solution and sends back the
+result's type, dtype, shape and bytes. The parent checks them as the problem
+says (a float64 ndarray of exactly the expected shape, every element within
+|got - expected| <= atol + rtol * |expected|, NaN and infinity never) in pure
+Python, and exits with status 1 unless every case passes; 2 when it cannot
+run at all (a missing or damaged file, no NumPy, a solution that does not load).
 
 Whatever it costs is what the grader's other parts must fit beside, inside
 the bar: scripts/bench_grade.py runs it in the same repetitions as `grade` and
@@ -26,7 +29,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -34,16 +39,28 @@ from array import array
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from grader.sandbox.startup import clean_environment  # noqa: E402 - imports nothing costly, no NumPy
 
-# The sandbox's own start-up is the model: `python -I -S` with NumPy's folder on the path,
-# single-threaded BLAS, NumPy, one compile, then a fork per request. Only the locking down, the
-# harness's other modules and the supervising are left out.
+MAGIC = b"VITFLOOR1\n"
+TIMEOUT_S = 120   # default for the whole run: a solution that never returns ends it, with a message
+
+# The sandbox's own start-up is the model: `python -I -S` with NumPy's folder on the path, the
+# sandbox's environment, NumPy, one compile, then a fork per request. Only the locking down, the
+# harness's other modules and the supervising are left out. A worker's print goes to standard
+# error: standard output is the channel back to the parent.
 ZYGOTE = r"""
 import gc, json, os, struct, sys
 sys.path.insert(0, sys.argv[2])
-import numpy as np
-code = compile(open(sys.argv[1]).read(), sys.argv[1], "exec")
+try:
+    import numpy as np
+    code = compile(open(sys.argv[1]).read(), sys.argv[1], "exec")
+except BaseException as exc:
+    sys.stderr.write(f"fork_floor: cannot load {sys.argv[1]}: {exc!r}\n")
+    sys.exit(3)
 gc.freeze()   # the collector leaves the preloaded objects alone in every worker
+out_fd = os.dup(1)
+os.dup2(2, 1)
 
 def read_exactly(n):
     data = bytearray()
@@ -54,6 +71,12 @@ def read_exactly(n):
         data += chunk
     return bytes(data)
 
+def reply(head, body=b""):
+    raw = json.dumps(head).encode()
+    data = memoryview(struct.pack("<II", len(raw), len(body)) + raw + body)
+    while data:
+        data = data[os.write(out_fd, data):]
+
 while True:
     head_len, payload_len = struct.unpack("<II", read_exactly(8))
     job = json.loads(read_exactly(head_len))
@@ -62,24 +85,33 @@ while True:
     pid = os.fork()
     if pid == 0:
         os.close(r)
+        os.close(out_fd)
         try:
             args, offset = [], 0
-            for shape in job["shapes"]:
+            for spec in job["args"]:
+                if spec["kind"] == "int":
+                    args.append(spec["value"])
+                    continue
                 count = 1
-                for d in shape:
+                for d in spec["shape"]:
                     count *= d
-                args.append(np.frombuffer(payload, "<f8", count=count, offset=offset).reshape(shape).astype(
-                    np.float64, copy=True))
+                args.append(np.frombuffer(payload, "<f8", count=count, offset=offset).reshape(
+                    spec["shape"]).astype(np.float64, copy=True))
                 offset += 8 * count
-            args.insert(1, job["num_heads"])
             namespace = {"__name__": "solution"}
             exec(code, namespace)
-            out = np.ascontiguousarray(namespace["vit_encoder_block"](*args), dtype="<f8").tobytes()
-            view = memoryview(out)
-            while view:
-                view = view[os.write(w, view):]
-        except BaseException as exc:   # the parent counts the case as failed: nothing came back
-            os.write(2, f"fork_floor worker: {exc!r}\n".encode())
+            value = namespace[job["function"]](*args)
+            head = {"type": type(value).__name__}
+            body = b""
+            if type(value) is np.ndarray:
+                head.update(dtype=str(value.dtype), shape=list(value.shape))
+                if value.dtype == np.float64:
+                    body = np.ascontiguousarray(value, dtype="<f8").tobytes()
+            data = memoryview(json.dumps(head).encode() + b"\n" + body)
+            while data:
+                data = data[os.write(w, data):]
+        except BaseException as exc:
+            sys.stderr.write(f"fork_floor worker: {exc!r}\n")
             os._exit(1)
         os._exit(0)
     os.close(w)
@@ -90,76 +122,166 @@ while True:
             break
         chunks.append(chunk)
     os.close(r)
-    os.waitpid(pid, 0)
-    out = b"".join(chunks)
-    os.write(1, struct.pack("<I", len(out)) + out)
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    got = b"".join(chunks)
+    if status != 0 or b"\n" not in got:
+        reply({"error": f"the worker ended with status {status} and no result (a negative status: a signal)"})
+        continue
+    line, body = got.split(b"\n", 1)
+    reply(json.loads(line), body)
 """
+
+
+class FloorError(Exception):
+    """The floor cannot run (status 2): the message says why."""
 
 
 def prepare(out: Path) -> int:
     """Read the cases of --tests all through the grader's own API (NumPy, the case cache) into `out`:
-    a JSON line of tolerances and case headers, then every case's input and expected bytes."""
-    sys.path.insert(0, str(ROOT))
+    MAGIC, a JSON line (tolerances, the function, each case's arguments and expected shape), then
+    every case's input bytes and expected bytes."""
     import numpy as np
     from grader.problem.bundle import open_bundle
     from grader.problem.case_cache import load_cases_cached
-    from grader.problem.cases import ARRAY_INPUTS
+    from grader.problem.cases import ARRAY_INPUTS, INPUT_ORDER
     bundle = open_bundle(ROOT)
     heads, blobs = [], []
     for case in load_cases_cached(bundle.testcases, bundle.group_names("all")):
-        inputs = b"".join(np.ascontiguousarray(case.inputs[k], dtype="<f8").tobytes() for k in ARRAY_INPUTS)
+        arrays = [np.ascontiguousarray(case.inputs[k], dtype="<f8") for k in INPUT_ORDER if k in ARRAY_INPUTS]
+        inputs = b"".join(a.tobytes() for a in arrays)
         expected = np.ascontiguousarray(case.expected, dtype="<f8").tobytes()
-        heads.append({"name": case.name, "num_heads": int(case.inputs["num_heads"]),
-                      "shapes": [list(case.inputs[k].shape) for k in ARRAY_INPUTS],
+        args = [{"kind": "array", "shape": list(case.inputs[k].shape)} if k in ARRAY_INPUTS
+                else {"kind": "int", "value": int(case.inputs[k])} for k in INPUT_ORDER]
+        heads.append({"name": case.name, "args": args, "expected_shape": list(case.expected.shape),
                       "inputs": len(inputs), "expected": len(expected)})
         blobs += [inputs, expected]
-    meta = {"rtol": bundle.spec.comparison.rtol, "atol": bundle.spec.comparison.atol, "cases": heads}
-    out.write_bytes(json.dumps(meta).encode() + b"\n" + b"".join(blobs))
+    meta = {"rtol": bundle.spec.comparison.rtol, "atol": bundle.spec.comparison.atol,
+            "function": bundle.spec.function, "cases": heads}
+    out.write_bytes(MAGIC + json.dumps(meta).encode() + b"\n" + b"".join(blobs))
     print(f"fork_floor: {len(heads)} cases written to {out}")
     return 0
 
 
-def _read_exactly(stream, n: int) -> bytes:
-    data = stream.read(n)
-    if len(data) != n:
-        raise SystemExit("fork_floor: the forking process ended early (see its error above)")
-    return data
+def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
+    """The tolerances and every case's (header, input bytes, expected bytes); FloorError unless the
+    file is exactly what --prepare writes."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FloorError(f"cannot read {path}: {exc.strerror} (write it with --prepare first)") from None
+    if not data.startswith(MAGIC) or b"\n" not in data[len(MAGIC):]:
+        raise FloorError(f"{path} was not written by --prepare (write it with --prepare first)")
+    line_end = data.index(b"\n", len(MAGIC))
+    try:
+        meta = json.loads(data[len(MAGIC):line_end])
+        offset, cases = line_end + 1, []
+        for case in meta["cases"]:
+            n_in, n_out = int(case["inputs"]), int(case["expected"])
+            if n_out != 8 * math.prod(case["expected_shape"]) or n_out == 0 or n_in < 0:
+                raise ValueError(f"case {case['name']!r}: sizes do not match its shape")
+            cases.append((case, data[offset:offset + n_in], data[offset + n_in:offset + n_in + n_out]))
+            offset += n_in + n_out
+        float(meta["rtol"]), float(meta["atol"]), str(meta["function"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FloorError(f"{path} is damaged: {exc}") from None
+    if not cases:
+        raise FloorError(f"{path} has no cases")
+    if offset != len(data):
+        raise FloorError(f"{path} is damaged: {len(data)} bytes where its header describes {offset}")
+    return meta, cases
 
 
-def within(got: bytes, expected: bytes, rtol: float, atol: float) -> bool:
-    """The problem's tolerance on every element; NaN and infinity never match (as the grader's checker)."""
-    g, e = array("d"), array("d")
-    g.frombytes(got)
-    e.frombytes(expected)
-    return len(g) == len(e) and all(abs(a - b) <= atol + rtol * abs(b) for a, b in zip(g, e))
+def doubles(raw: bytes) -> array:
+    values = array("d")
+    values.frombytes(raw)
+    if sys.byteorder == "big":   # the bytes are little-endian float64
+        values.byteswap()
+    return values
 
 
-def run(prepared: Path, solution: Path) -> int:
-    """Judge `solution` on the prepared cases; status 0 only if every case is within tolerance."""
-    data = prepared.read_bytes()
-    line_end = data.index(b"\n")
-    meta = json.loads(data[:line_end])
-    offset = line_end + 1
-    env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    # NumPy's folder, found without importing it (the parent never does).
-    numpy_dir = str(Path(importlib.util.find_spec("numpy").origin).parent.parent)
-    zygote = subprocess.Popen([sys.executable, "-I", "-S", "-c", ZYGOTE, str(solution), numpy_dir],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+def problem(result: dict, body: bytes, expected_shape: list[int], expected: bytes, rtol: float,
+            atol: float) -> str | None:
+    """Why the result fails the case, or None: the checker's order (type, dtype, shape, then every
+    element; NaN and infinity never match, since no comparison with them is true)."""
+    if "error" in result:
+        return result["error"]
+    if result.get("type") != "ndarray" or result.get("dtype") != "float64":
+        return f"returned {result.get('type')} of dtype {result.get('dtype')}, not a float64 ndarray"
+    if result.get("shape") != expected_shape:
+        return f"shape {result.get('shape')}, expected {expected_shape}"
+    if len(body) != len(expected):
+        return "the result's bytes do not match its shape"
+    within = all(abs(g - e) <= atol + rtol * abs(e) for g, e in zip(doubles(body), doubles(expected)))
+    return None if within else "values outside the tolerance"
+
+
+class Zygote:
+    """The forking process: one request per case, one reply each."""
+
+    def __init__(self, solution: Path) -> None:
+        spec = importlib.util.find_spec("numpy")   # NumPy's folder, without importing it
+        if spec is None or spec.origin is None:
+            raise FloorError("NumPy is not installed for this interpreter")
+        if not solution.is_file():
+            raise FloorError(f"no such solution file: {solution}")
+        try:
+            # Its own session, so that closing it ends a worker that never returned, too.
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", ZYGOTE, str(solution), str(Path(spec.origin).parent.parent)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=clean_environment(), start_new_session=True)
+        except OSError as exc:
+            raise FloorError(f"cannot start {sys.executable}: {exc.strerror}") from None
+
+    def run(self, head: dict, payload: bytes) -> tuple[dict, bytes]:
+        raw = json.dumps(head).encode()
+        try:
+            self.proc.stdin.write(struct.pack("<II", len(raw), len(payload)) + raw + payload)
+            self.proc.stdin.flush()
+            head_len, body_len = struct.unpack("<II", self._read(8))
+            return json.loads(self._read(head_len)), self._read(body_len)
+        except (OSError, ValueError, struct.error):
+            raise FloorError("the forking process ended early (see its message above)") from None
+
+    def _read(self, n: int) -> bytes:
+        data = self.proc.stdout.read(n)
+        if len(data) != n:
+            raise OSError("short read")
+        return data
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
+    """Judge `solution` on the prepared cases; status 0 only if every case passes."""
+    meta, cases = read_prepared(prepared)
+    zygote = Zygote(solution)
     failed = []
-    for case in meta["cases"]:
-        inputs = data[offset:offset + case["inputs"]]
-        expected = data[offset + case["inputs"]:offset + case["inputs"] + case["expected"]]
-        offset += case["inputs"] + case["expected"]
-        head = json.dumps({"shapes": case["shapes"], "num_heads": case["num_heads"]}).encode()
-        zygote.stdin.write(struct.pack("<II", len(head), len(inputs)) + head + inputs)
-        zygote.stdin.flush()
-        (n,) = struct.unpack("<I", _read_exactly(zygote.stdout, 4))
-        if not within(_read_exactly(zygote.stdout, n), expected, meta["rtol"], meta["atol"]):
-            failed.append(case["name"])
-    zygote.stdin.close()
-    zygote.wait()
-    print(f"fork_floor: {len(meta['cases']) - len(failed)} of {len(meta['cases'])} cases within tolerance"
-          + (f"; not: {', '.join(failed[:5])}" if failed else ""))
+
+    def too_long(signum, frame):
+        raise FloorError(f"no answer within {timeout_s} s: a solution that never returns?")
+    signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(max(1, timeout_s))
+    try:
+        for case, inputs, expected in cases:
+            result, body = zygote.run({"args": case["args"], "function": meta["function"]}, inputs)
+            why = problem(result, body, case["expected_shape"], expected, meta["rtol"], meta["atol"])
+            if why:
+                failed.append(f"{case['name']} ({why})")
+    finally:
+        signal.alarm(0)
+        zygote.close()
+    print(f"fork_floor: {len(cases) - len(failed)} of {len(cases)} cases passed"
+          + (f"; not: {'; '.join(failed[:3])}" if failed else ""))
     return 1 if failed else 0
 
 
@@ -168,13 +290,18 @@ def main() -> int:
     parser.add_argument("file", type=Path, help="the prepared cases (written by --prepare)")
     parser.add_argument("--prepare", action="store_true", help="write the cases of --tests all to FILE")
     parser.add_argument("--solution", type=Path, default=ROOT / "reference" / "solution.py")
+    parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds for the whole run")
     args = parser.parse_args()
     if args.prepare:
-        return prepare(args.file)
+        try:
+            return prepare(args.file)
+        except OSError as exc:   # a folder that does not exist, a full disk
+            print(f"fork_floor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
+            return 2
     try:
-        return run(args.file, args.solution)
-    except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
-        print(f"fork_floor: cannot run from {args.file}: {exc} (write it with --prepare first)", file=sys.stderr)
+        return run(args.file, args.solution, args.timeout)
+    except FloorError as exc:
+        print(f"fork_floor: {exc}", file=sys.stderr)
         return 2
 
 

@@ -55,29 +55,75 @@ def test_cpu_split_says_so_when_the_grading_runs_no_test():
     assert "ran no test in the sandbox" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_fork_floor_judges_the_reference_and_fails_a_wrong_answer(tmp_path):
-    """The floor bench_grade.py compares against really runs and checks every case: a wrong answer fails it."""
-    cases = tmp_path / "cases.bin"
-    script = str(ROOT / "scripts/fork_floor.py")
-    prep = subprocess.run([sys.executable, script, "--prepare", str(cases)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+def _floor(*args, timeout=300):
+    return subprocess.run([sys.executable, str(ROOT / "scripts/fork_floor.py"), *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def floor_cases(tmp_path_factory):
+    """The prepared cases, and how many there are."""
+    path = tmp_path_factory.mktemp("floor") / "cases.bin"
+    prep = _floor("--prepare", path)
     assert prep.returncode == 0, prep.stderr
-    ok = subprocess.run([sys.executable, script, str(cases)], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr
-    every = re.search(r"(\d+) of \1 cases within tolerance", ok.stdout)
-    assert every and int(every.group(1)) > 0, ok.stdout
-    wrong = subprocess.run([sys.executable, script, str(cases), "--solution",
-                            str(ROOT / "submissions/wrong_answer/erf_gelu.py")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert wrong.returncode == 1 and "not:" in wrong.stdout, wrong.stdout + wrong.stderr
+    return path, int(re.search(r"(\d+) cases written", prep.stdout).group(1))
 
 
-def test_fork_floor_says_what_is_missing_without_a_traceback(tmp_path):
-    for content in (None, b"not a prepared file", b'{"cases": [{"name": "x"}]}\n'):
-        path = tmp_path / "cases.bin"
+def _solution(tmp_path, body: str):
+    """A solution that wraps the reference (loaded by path) as `body` says."""
+    path = tmp_path / "solution.py"
+    path.write_text("import importlib.util\n"
+                    f"spec = importlib.util.spec_from_file_location('ref', {str(ROOT / 'reference/solution.py')!r})\n"
+                    "ref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
+                    f"def vit_encoder_block(*a):\n    {body}\n")
+    return path
+
+
+def test_fork_floor_passes_the_reference_on_every_case(floor_cases, tmp_path):
+    path, n = floor_cases
+    assert n > 0
+    ok = _floor(path)
+    assert ok.returncode == 0 and f"{n} of {n} cases passed" in ok.stdout, ok.stdout + ok.stderr
+    # What the solution prints goes to standard error, never into the results' channel.
+    chatty = _floor(path, "--solution", _solution(tmp_path, "print('x' * 100000, flush=True); return ref.vit_encoder_block(*a)"))
+    assert chatty.returncode == 0 and f"{n} of {n} cases passed" in chatty.stdout, chatty.stdout
+
+
+@pytest.mark.parametrize("body, why", [
+    ("return ref.vit_encoder_block(*a) * (1 + 1e-6)", "outside the tolerance"),
+    ("return ref.vit_encoder_block(*a).reshape(-1)", "shape"),
+    ("return ref.vit_encoder_block(*a).tolist()", "not a float64 ndarray"),
+    ("return ref.vit_encoder_block(*a).astype('float32')", "not a float64 ndarray"),
+    ("return ref.vit_encoder_block(*a) * float('nan')", "outside the tolerance"),
+    ("import os; os._exit(0)", "no result"),
+    ("raise ValueError('no')", "no result"),
+])
+def test_fork_floor_fails_what_the_checker_fails(floor_cases, tmp_path, body, why):
+    """The floor does the checks the grader's checker does, so it is not cheap by skipping them."""
+    path, n = floor_cases
+    bad = _floor(path, "--solution", _solution(tmp_path, body))
+    assert bad.returncode == 1 and f"0 of {n} cases passed" in bad.stdout and why in bad.stdout, \
+        bad.stdout + bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_fork_floor_says_why_it_cannot_run_without_a_traceback(floor_cases, tmp_path):
+    path, _ = floor_cases
+    whole = path.read_bytes()
+    broken = {"missing": None, "not prepared": b"not a prepared file",
+              "cut short": whole[:len(whole) // 2], "header only": whole[:whole.index(b"\n", 10) + 1],
+              "no cases": b'VITFLOOR1\n{"rtol": 1, "atol": 1, "function": "f", "cases": []}\n'}
+    for name, content in broken.items():
+        target = tmp_path / f"{name}.bin"
         if content is not None:
-            path.write_bytes(content)
-        proc = subprocess.run([sys.executable, str(ROOT / "scripts/fork_floor.py"), str(path)], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 2, (content, proc.stdout, proc.stderr)
-        assert "--prepare" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+            target.write_bytes(content)
+        proc = _floor(target)
+        assert proc.returncode == 2 and "fork_floor:" in proc.stderr, (name, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr and "passed" not in proc.stdout, (name, proc.stderr)
+    syntax = tmp_path / "syntax.py"
+    syntax.write_text("def vit_encoder_block(:\n")
+    for solution in (syntax, tmp_path / "absent.py"):
+        proc = _floor(path, "--solution", solution)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    never = _floor(path, "--solution", _solution(tmp_path, "while True: pass"), "--timeout", "2", timeout=60)
+    assert never.returncode == 2 and "no answer within 2 s" in never.stderr, never.stderr
