@@ -41,6 +41,7 @@ from cpu_meter import CpuMeter
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 TLE = ROOT / "submissions" / "time_limit_exceeded"
+FLOOR = str(ROOT / "scripts" / "fork_floor.py")
 
 BARE = """
 import sys
@@ -122,14 +123,14 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
             floor_cases = str(Path(tmp) / "cases.bin")
-            timed([sys.executable, str(ROOT / "scripts" / "fork_floor.py"), "--prepare", floor_cases])
+            timed([sys.executable, FLOOR, "--prepare", floor_cases])
             for _ in range(args.repeats):
                 add("grade", grade(ROOT / "reference" / "solution.py"))
                 add("one", grade(ROOT / "reference" / "solution.py", "--one-worker"))
                 add("bare", timed([sys.executable, "-c", BARE]))
                 add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
                 add("numpy", timed([sys.executable, "-c", "import numpy"]))
-                add("floor", timed([sys.executable, str(ROOT / "scripts" / "fork_floor.py"), floor_cases]))
+                add("floor", timed([sys.executable, FLOOR, floor_cases]))
         for _ in range(args.worst_repeats):
             add("loop", grade(TLE / "infinite_loop.py", ok=(1,)))
             add("sleep", grade(TLE / "sleep.py", ok=(1,)))

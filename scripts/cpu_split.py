@@ -76,24 +76,25 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cpu = record(perf, ["-F", str(HZ)], grade, Path(tmp) / "cpu.data")
         faults = record(perf, ["-e", "exceptions:page_fault_user"], grade, Path(tmp) / "faults.data")
-    if any(r is None or not r[2] for r in (roles(cpu), roles(faults))):
+    cpu_roles, fault_roles = roles(cpu), roles(faults)
+    if any(r is None or not r[2] for r in (cpu_roles, fault_roles)):
         print(f"cpu_split: the grading ran no test in the sandbox (see `python -m grader grade {target}`)",
               file=sys.stderr)
         return 1
 
-    parent, zygote, workers = roles(cpu)
+    parent, zygote, workers = cpu_roles
     ms = Counter(pid for pid, _, _ in cpu)
     z_before = ms[zygote] - after_first_worker(cpu, zygote, workers)
-    runs = max(len(workers), 1)
+    runs = len(workers)
     per_worker = [ms[p] * 1000 / HZ for p in workers]
     print(f"{target} {' '.join(extra)}: one grading, CPU time sampled at {HZ} Hz")
     print(f"  parent   {ms[parent] * 1000 / HZ:6.0f} ms")
     print(f"  zygote   {ms[zygote] * 1000 / HZ:6.0f} ms: {z_before * 1000 / HZ:.0f} ms before its first worker, "
           f"then {(ms[zygote] - z_before) * 1000 / HZ / runs:.1f} ms per run")
-    print(f"  workers  {sum(per_worker):6.0f} ms: {len(workers)} runs, median {statistics.median(per_worker or [0]):.1f} ms")
+    print(f"  workers  {sum(per_worker):6.0f} ms: {len(workers)} runs, median {statistics.median(per_worker):.1f} ms")
     print(f"  all      {sum(ms.values()) * 1000 / HZ:6.0f} ms")
 
-    fparent, fzygote, fworkers = roles(faults)
+    fparent, fzygote, fworkers = fault_roles
     kinds: dict[int, Counter] = defaultdict(Counter)
     for pid, _, rest in faults:
         m = FAULT.search(rest)
@@ -104,9 +105,9 @@ def main() -> int:
     ww = [kinds[p]["write"] for p in fworkers]
     print("page faults (a second grading, traced)")
     print(f"  parent   {sum(kinds[fparent].values()):6d}")
-    print(f"  zygote   {sum(kinds[fzygote].values()):6d}: {z_after / max(len(fworkers), 1):.0f} per run after its first "
+    print(f"  zygote   {sum(kinds[fzygote].values()):6d}: {z_after / len(fworkers):.0f} per run after its first "
           "worker (each fork write-protects its memory again)")
-    print(f"  workers  median {statistics.median(w or [0]):.0f} per run, of which {statistics.median(ww or [0]):.0f} "
+    print(f"  workers  median {statistics.median(w):.0f} per run, of which {statistics.median(ww):.0f} "
           "writes (copies of the zygote's pages, first touches of new memory)")
     return 0
 
