@@ -32,6 +32,7 @@ import json
 import math
 import os
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -43,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from grader.sandbox.startup import clean_environment  # noqa: E402 - imports nothing costly, no NumPy
 
 MAGIC = b"VITFLOOR1\n"
+MAX_BYTES = 1 << 30   # the prepared cases are about 5 MB
 TIMEOUT_S = 120   # default for the whole run: a solution that never returns ends it, with a message
 
 # The sandbox's own start-up is the model: `python -I -S` with NumPy's folder on the path, the
@@ -166,9 +168,23 @@ def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
     """The tolerances and every case's (header, input bytes, expected bytes); FloorError unless the
     file is exactly what --prepare writes."""
     try:
-        data = path.read_bytes()
+        # Non-blocking, and checked on the descriptor: a FIFO or a device named here would
+        # otherwise hang the read or fill the memory.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise FloorError(f"cannot read {path}: {exc.strerror} (write it with --prepare first)") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FloorError(f"{path} is not a regular file (write it with --prepare first)")
+        if st.st_size > MAX_BYTES:
+            raise FloorError(f"{path} is {st.st_size} bytes, more than --prepare ever writes ({MAX_BYTES})")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise FloorError(f"cannot read {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
     if not data.startswith(MAGIC) or b"\n" not in data[len(MAGIC):]:
         raise FloorError(f"{path} was not written by --prepare (write it with --prepare first)")
     line_end = data.index(b"\n", len(MAGIC))
@@ -189,6 +205,11 @@ def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
     if offset != len(data):
         raise FloorError(f"{path} is damaged: {len(data)} bytes where its header describes {offset}")
     return meta, cases
+
+
+def printable(text: object) -> str:
+    """`text` for the terminal: control characters (escapes in a damaged file's names) as '?'."""
+    return "".join(ch if ch.isprintable() else "?" for ch in str(text))[:200]
 
 
 def doubles(raw: bytes) -> array:
@@ -276,7 +297,7 @@ def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
             result, body = zygote.run({"args": case["args"], "function": meta["function"]}, inputs)
             why = problem(result, body, case["expected_shape"], expected, meta["rtol"], meta["atol"])
             if why:
-                failed.append(f"{case['name']} ({why})")
+                failed.append(f"{printable(case['name'])} ({printable(why)})")
     finally:
         signal.alarm(0)
         zygote.close()

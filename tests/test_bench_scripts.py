@@ -1,6 +1,7 @@
 """The measuring scripts still run and say what they measured (never how fast: no figure is asserted)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -120,10 +121,36 @@ def test_fork_floor_says_why_it_cannot_run_without_a_traceback(floor_cases, tmp_
         proc = _floor(target)
         assert proc.returncode == 2 and "fork_floor:" in proc.stderr, (name, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr and "passed" not in proc.stdout, (name, proc.stderr)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.bin"
+    with open(huge, "wb") as f:
+        f.truncate((1 << 30) + 1)                          # sparse: no disk used
+    link = tmp_path / "link-to-fifo"
+    link.symlink_to(fifo)
+    for special in (fifo, link, huge, tmp_path, "/dev/zero"):
+        proc = _floor(special, timeout=60)                 # a FIFO or a device must not hang the read
+        assert proc.returncode == 2 and "fork_floor:" in proc.stderr and "Traceback" not in proc.stderr, \
+            (special, proc.stderr)
     syntax = tmp_path / "syntax.py"
     syntax.write_text("def vit_encoder_block(:\n")
     for solution in (syntax, tmp_path / "absent.py"):
         proc = _floor(path, "--solution", solution)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    linked = tmp_path / "linked.bin"
+    linked.symlink_to(path)                                # the operator's own link to a prepared file
+    assert _floor(linked).returncode == 0
     never = _floor(path, "--solution", _solution(tmp_path, "while True: pass"), "--timeout", "2", timeout=60)
     assert never.returncode == 2 and "no answer within 2 s" in never.stderr, never.stderr
+
+
+def test_fork_floor_prints_no_control_characters_from_a_file(tmp_path):
+    """A case name with a terminal escape (a damaged or foreign file) is shown with '?' in its place."""
+    meta = {"rtol": 5e-8, "atol": 5e-8, "function": "vit_encoder_block",
+            "cases": [{"name": "\x1b[31mred\x07", "args": [], "expected_shape": [1], "inputs": 0, "expected": 8}]}
+    path = tmp_path / "escape.bin"
+    path.write_bytes(b"VITFLOOR1\n" + json.dumps(meta).encode() + b"\n" + bytes(8))
+    solution = tmp_path / "solution.py"
+    solution.write_text("def vit_encoder_block(*a):\n    return [\x271\x27]\n")
+    proc = _floor(path, "--solution", solution)
+    assert proc.returncode == 1 and "?[31mred?" in proc.stdout and "\x1b" not in proc.stdout, proc.stdout
