@@ -8,6 +8,12 @@ to the classic wrong choice; the grader's diagnosis compares a submission's
 outputs with these (grader/feedback/diagnose.py), and the tolerance evidence
 (docs/tolerance.md) shows each one is caught.
 
+`block` is written against a NumPy-like namespace: by default NumPy itself
+(float64 or float32, as a learner's program computes; math.erf elementwise),
+or one the caller passes per dtype, such as grader/problem/portable_array's
+fixed-order arithmetic, which makes the stored mistake outputs the same bytes
+on every CPU.
+
 This file is part of the judge bundle only: it is excluded from the practice
 archive and unreadable to submissions, because Variant() is a correct solution.
 """
@@ -15,8 +21,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
+from typing import Any, Callable
 
 import numpy as np
+
+
+def _numpy_erf(t: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[t.dtype])(t)
+
+
+NUMPY = SimpleNamespace(asarray=np.asarray, sqrt=np.sqrt, exp=np.exp, tanh=np.tanh, erf=_numpy_erf,
+                        maximum=np.maximum, stack=np.stack, concatenate=np.concatenate, pi=np.pi)
 
 
 @dataclass(frozen=True)
@@ -43,37 +59,36 @@ class Variant:
     temperature: float = 1.0             # scores divided by temperature * sqrt(d_h) (with scale="head")
 
 
-def _layer_norm(t: np.ndarray, v: Variant) -> np.ndarray:
+def _layer_norm(t: Any, v: Variant, xp: Any = NUMPY) -> Any:
     mu = t.mean(axis=-1, keepdims=True)
     var = t.var(axis=-1, keepdims=True, ddof=v.ddof)
     if v.eps_inside_sqrt:
-        return (t - mu) / np.sqrt(var + v.eps)
-    return (t - mu) / (np.sqrt(var) + v.eps)
+        return (t - mu) / xp.sqrt(var + v.eps)
+    return (t - mu) / (xp.sqrt(var) + v.eps)
 
 
-def _gelu(t: np.ndarray, kind: str, constant: float | None = None) -> np.ndarray:
+def _gelu(t: Any, kind: str, constant: float | None = None, xp: Any = NUMPY) -> Any:
     if kind in ("tanh", "tanh_rounded"):
         c = 0.7979 if kind == "tanh_rounded" else math.sqrt(2.0 / math.pi)
         c = c if constant is None else constant
-        return 0.5 * t * (1.0 + np.tanh(c * (t + 0.044715 * t ** 3)))
+        return 0.5 * t * (1.0 + xp.tanh(c * (t + 0.044715 * (t * t * t))))
     if kind == "erf":
-        erf = np.vectorize(math.erf, otypes=[t.dtype])
-        return 0.5 * t * (1.0 + erf(t / math.sqrt(2.0)))
+        return 0.5 * t * (1.0 + xp.erf(t / math.sqrt(2.0)))
     if kind == "sigmoid":
-        return t / (1.0 + np.exp(-1.702 * t))
+        return t / (1.0 + xp.exp(-1.702 * t))
     if kind == "relu":
-        return np.maximum(t, 0.0)
+        return xp.maximum(t, 0.0)
     if kind == "none":
         return t
     raise ValueError(f"unknown GELU kind {kind!r}")
 
 
-def _softmax(s: np.ndarray, v: Variant) -> np.ndarray:
+def _softmax(s: Any, v: Variant, xp: Any = NUMPY) -> Any:
     axis = v.softmax_axis
     if v.stable_softmax:
         s = s - s.max(axis=axis, keepdims=True)
     with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(s)
+        e = xp.exp(s)
         return e / e.sum(axis=axis, keepdims=True)
 
 
@@ -84,7 +99,7 @@ def _head_columns(D: int, H: int, h: int, split: str) -> np.ndarray:
     return np.arange(h * dh, (h + 1) * dh)
 
 
-def _attention(h_in: np.ndarray, H: int, Wq, Wk, Wv, Wo, v: Variant) -> np.ndarray:
+def _attention(h_in: Any, H: int, Wq, Wk, Wv, Wo, v: Variant, xp: Any = NUMPY) -> Any:
     B, N, D = h_in.shape
     if not v.use_heads:
         H = 1
@@ -104,11 +119,11 @@ def _attention(h_in: np.ndarray, H: int, Wq, Wk, Wv, Wo, v: Variant) -> np.ndarr
     scale = {"head": 1.0 / math.sqrt(dh), "model": 1.0 / math.sqrt(D), "none": 1.0}[v.scale] / v.temperature
     outs = []
     for qh, kh, vh in heads:
-        scores = np.einsum("bnd,bmd->bnm", qh, kh) * scale
-        outs.append(np.einsum("bnm,bmd->bnd", _softmax(scores, v), vh))
-    stacked = np.stack(outs, axis=1)                      # (B, H, N, d_h)
+        scores = (qh @ kh.swapaxes(-1, -2)) * scale
+        outs.append(_softmax(scores, v, xp) @ vh)
+    stacked = xp.stack(outs, axis=1)                      # (B, H, N, d_h)
     if v.merge_transpose:
-        merged = np.concatenate(outs, axis=-1)            # head-major columns
+        merged = xp.concatenate(outs, axis=-1)            # head-major columns
         if v.split == "interleaved":
             merged = stacked.transpose(0, 2, 3, 1).reshape(B, N, D)
     else:
@@ -116,24 +131,31 @@ def _attention(h_in: np.ndarray, H: int, Wq, Wk, Wv, Wo, v: Variant) -> np.ndarr
     return merged @ Wo
 
 
-def block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2, v: Variant = Variant()) -> np.ndarray:
-    """Evaluate the block under variant `v`; the result is float64 (B, N, D)."""
+def block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2, v: Variant = Variant(),
+          arithmetic: Callable[[type], Any] | None = None) -> np.ndarray:
+    """Evaluate the block under variant `v`; the result is float64 (B, N, D).
+
+    `arithmetic(dtype)` gives the namespace to compute in (default: NUMPY); its
+    arrays must offer `to_numpy()` when they are not NumPy arrays.
+    """
     dt = np.float32 if v.dtype == "float32" else np.float64
-    x, Wq, Wk, Wv, Wo, W1, W2 = (np.asarray(a, dtype=dt) for a in (x, Wq, Wk, Wv, Wo, W1, W2))
+    xp = NUMPY if arithmetic is None else arithmetic(dt)
+    x, Wq, Wk, Wv, Wo, W1, W2 = (xp.asarray(a, dtype=dt) for a in (x, Wq, Wk, Wv, Wo, W1, W2))
     H = int(num_heads)
     with np.errstate(over="ignore", invalid="ignore"):
         if v.pre_norm:
-            attn = _attention(_layer_norm(x, v), H, Wq, Wk, Wv, Wo, v)
+            attn = _attention(_layer_norm(x, v, xp), H, Wq, Wk, Wv, Wo, v, xp)
             y = x + attn if v.attention_residual else attn
             mlp_src = y if v.mlp_input == "y" else x
-            mlp = _gelu(_layer_norm(mlp_src, v) @ W1, v.gelu, v.gelu_constant) @ W2
+            mlp = _gelu(_layer_norm(mlp_src, v, xp) @ W1, v.gelu, v.gelu_constant, xp) @ W2
             z = y + mlp if v.mlp_residual else mlp
         else:  # post-norm: LN after each residual sum, as in the 2017 Transformer
-            attn = _attention(x, H, Wq, Wk, Wv, Wo, v)
-            y = _layer_norm(x + attn if v.attention_residual else attn, v)
-            mlp = _gelu((y if v.mlp_input == "y" else x) @ W1, v.gelu, v.gelu_constant) @ W2
-            z = _layer_norm(y + mlp if v.mlp_residual else mlp, v)
-    return np.asarray(z, dtype=np.float64)
+            attn = _attention(x, H, Wq, Wk, Wv, Wo, v, xp)
+            y = _layer_norm(x + attn if v.attention_residual else attn, v, xp)
+            mlp = _gelu((y if v.mlp_input == "y" else x) @ W1, v.gelu, v.gelu_constant, xp) @ W2
+            z = _layer_norm(y + mlp if v.mlp_residual else mlp, v, xp)
+    values = z if isinstance(z, np.ndarray) else z.to_numpy()
+    return np.asarray(values, dtype=np.float64)
 
 
 CORRECT = Variant()

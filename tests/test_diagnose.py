@@ -323,7 +323,10 @@ def test_stored_sample_outputs_agree_with_live_evaluation():
             assert s is not None, (mid, case.name)
             assert np.array_equal(np.isnan(s), np.isnan(m))
             fin = np.isfinite(m)
-            assert np.all(np.abs(s[fin] - m[fin]) <= 1e-9 * (1 + np.abs(m[fin]))), (mid, case.name)
+            # float32 arithmetic in a fixed order and through BLAS round differently (~1e-7);
+            # every float64 mistake agrees to its stored 10 digits.
+            tol = 1e-5 if CATALOGUE[mid].match == "rounding" else 1e-9
+            assert np.all(np.abs(s[fin] - m[fin]) <= tol * (1 + np.abs(m[fin]))), (mid, case.name)
 
 
 # --- the diagnosis as assembled for a report -----------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 
 from ..problem.cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
+from ..problem.portable_array import rounded
 from .mistakes import CATALOGUE
 
 SAMPLE_FILE = "mistakes-sample.json"      # under testcases/
@@ -166,7 +167,13 @@ def _decode(raw: Any) -> np.ndarray:
 
 
 def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
-    """SAMPLE_FILE's text: every mistake's output on every sample case (deterministic)."""
+    """SAMPLE_FILE's text: every mistake's output on every sample case.
+
+    Each mistake runs in its own precision (float64, or float32 for float32
+    arithmetic) in portable_array's fixed-order arithmetic, so the file is the
+    same bytes on every CPU and BLAS; it agrees with a NumPy evaluation (the
+    live outputs) to rounding, far inside the match tolerance.
+    """
     doc = {
         "format": SAMPLE_FORMAT,
         "about": "Outputs of each mistake of reference/variants.MISTAKES on the sample and practice cases, "
@@ -174,7 +181,7 @@ def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
                  "Written by `python -m grader generate`; do not edit.",
         "significant_digits": STORED_DIGITS,
         "cases": {c.name: {"inputs_sha256": inputs_digest(c),
-                           "outputs": {mid: _encode(variants.block(*c.args(), v=v))
+                           "outputs": {mid: _encode(variants.block(*c.args(), v=v, arithmetic=rounded))
                                        for mid, v in variants.MISTAKES.items()}}
                   for c in cases},
     }

@@ -1,11 +1,15 @@
 """Deterministic test generation.
 
 Every case comes from a recipe (a small function of a seeded RNG) and the
-expected output comes from reference/solution.py evaluated in extended
-precision (numpy.longdouble) and rounded once to float64. Extended precision
-avoids BLAS and SIMD code paths, whose summation order differs between CPUs,
-so regeneration is byte-identical on any x86-64 Linux machine, and the stored
-answers are closer to the exact values than any float64 evaluation.
+expected output comes from reference/solution.py evaluated in double-double
+arithmetic (portable_array.DOUBLE_DOUBLE, about 106 bits) and rounded once to
+float64. That arithmetic is built from IEEE 754 operations in a fixed order,
+with exp and tanh in software, so the expected outputs are a function of the
+inputs alone: the same bytes on every CPU, BLAS kernel and thread count
+(docs/bundle.md, "How the expected outputs are computed"). The random inputs
+come from NumPy's PCG64 generator: integer arithmetic, and a ziggurat whose
+only libm calls (exp in a rare rejection test, log1p in the tail) decide a
+comparison, not a value; rounding to three decimals is IEEE arithmetic.
 
 Input values are rounded to three decimals: short JSON numbers keep the files
 small, and the rounded values are still generic (no symmetry, no ties).
@@ -21,6 +25,7 @@ import numpy as np
 
 from .bundle import Bundle
 from .cases import PRACTICE_DIR, TestCase, case_to_text, write_case
+from .portable_array import DOUBLE_DOUBLE
 from .spec import ProblemSpec
 
 Inputs = dict[str, object]
@@ -206,9 +211,9 @@ PRACTICE_RECIPES: dict[str, tuple[Recipe, ...]] = {
 # --- assembling cases ----------------------------------------------------------------
 
 def expected_output(reference: ModuleType, inputs: Inputs) -> np.ndarray:
-    """The reference evaluated in extended precision, rounded once to float64."""
+    """The reference evaluated in double-double arithmetic, rounded once to float64."""
     args = [inputs[k] for k in ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")]
-    return np.asarray(reference.encoder_block(*args, dtype=np.longdouble), dtype=np.float64)
+    return reference.encoder_block(*args, xp=DOUBLE_DOUBLE).to_numpy()
 
 
 def _as_float_inputs(inputs: Inputs) -> Inputs:
