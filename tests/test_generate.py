@@ -40,7 +40,9 @@ def test_check_reports_edited_missing_and_stray_files_and_write_repairs_them(bun
     (tc / "mlp_only" / "02-wo-zero-b2.json").unlink()
     (tc / "random" / "99-handmade.json").write_text("{}", encoding="utf-8")
     problems = check_testcases(bundle_copy)
-    assert problems == ["testcases/batch/01-b3.json: differs from a fresh regeneration",
+    assert problems == ["testcases/batch/01-b3.json: differs from a fresh regeneration (1 line(s) differ; "
+                        "first, line 5: stored '\"description\": \"B=4 distinct sequences, N=4, D=8, 2 heads\",', "
+                        "fresh '\"description\": \"B=3 distinct sequences, N=4, D=8, 2 heads\",')",
                         "testcases/mlp_only/02-wo-zero-b2.json: missing",
                         "testcases/random/99-handmade.json: not produced by the generator"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..feedback.fingerprint import sample_file_text
 from ..problem.bundle import Bundle
-from ..problem.generate import build_cases, check_cases, write_cases
+from ..problem.generate import build_cases, check_cases, first_difference, write_cases
 
 
 def write_testcases(bundle: Bundle) -> list[Path]:
@@ -28,6 +28,9 @@ def check_testcases(bundle: Bundle) -> list[str]:
     cases = build_cases(bundle)
     problems = check_cases(bundle, cases)
     path, text = sample_file_text(bundle.root, bundle.load_reference_module("variants"), cases)
-    if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
-        problems.append(f"{path.relative_to(bundle.root)}: missing or differs from a fresh regeneration")
+    if not path.is_file():
+        problems.append(f"{path.relative_to(bundle.root)}: missing")
+    elif path.read_bytes() != text.encode("utf-8"):
+        problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration"
+                        f" ({first_difference(path.read_bytes(), text)})")
     return problems

@@ -321,7 +321,8 @@ problem.yaml). For one output the error is
 the smallest tolerance t that accepts it when rtol = atol = t: with the tolerance
 above, a case passes exactly when e <= {_g(ev.tol)}. NaN or infinity, a wrong shape or
 dtype, or an exception make e infinite. Expected outputs are the reference evaluated
-in extended precision (numpy.longdouble) and rounded once to float64.
+in double-double arithmetic (about 106 bits, the same bytes on every CPU) and rounded
+once to float64: docs/bundle.md, "How the expected outputs are computed".
 
 The bar: every honest implementation stays {MARGIN:g}x below the tolerance on every
 case, the tolerance stays {MARGIN:g}x below the largest hidden-case error of every

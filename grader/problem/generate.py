@@ -273,6 +273,18 @@ def write_cases(bundle: Bundle, cases: list[TestCase]) -> list[Path]:
     return [write_case(bundle.testcases, c) for c in cases]
 
 
+def first_difference(stored: bytes, fresh: str) -> str:
+    """Where two texts first differ, in one short line: line number, count, both versions."""
+    old = stored.decode("utf-8", errors="replace").splitlines()
+    new = fresh.splitlines()
+    differing = [i for i in range(max(len(old), len(new)))
+                 if i >= len(old) or i >= len(new) or old[i] != new[i]]
+    i = differing[0]
+    def line(lines: list[str]) -> str:
+        return repr(lines[i].strip()[:60]) if i < len(lines) else "(end of file)"
+    return f"{len(differing)} line(s) differ; first, line {i + 1}: stored {line(old)}, fresh {line(new)}"
+
+
 def check_cases(bundle: Bundle, cases: list[TestCase]) -> list[str]:
     """Differences between testcases/ and `cases` (empty when identical)."""
     problems = []
@@ -281,7 +293,8 @@ def check_cases(bundle: Bundle, cases: list[TestCase]) -> list[str]:
         if not path.is_file():
             problems.append(f"{path.relative_to(bundle.root)}: missing")
         elif path.read_bytes() != text.encode("utf-8"):
-            problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration")
+            problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration"
+                            f" ({first_difference(path.read_bytes(), text)})")
     for extra in sorted(_case_files(bundle) - set(wanted)):
         problems.append(f"{extra.relative_to(bundle.root)}: not produced by the generator")
     return problems
