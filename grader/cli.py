@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -54,6 +56,33 @@ def _write_output(dest: str, text: str) -> None:
     except OSError as exc:
         raise CannotJudge(f"cannot write {dest}: {exc.strerror or exc}") from None
 
+def invoked_as(argv0: str, executable: str, which: Callable[[str], str | None] = shutil.which,
+               cwd: str | None = None) -> str:
+    """The grader's command as the user typed it, for advice they can paste: `vit-grader` (or the
+    path they ran it by, when that is not the one on PATH), else `python -m grader` with their Python."""
+    def same(name: str, path: str) -> bool:
+        found = which(name)
+        return found is not None and os.path.abspath(found) == os.path.abspath(path)
+
+    def shown(path: str) -> str:
+        rel = os.path.relpath(os.path.abspath(path), cwd or os.getcwd())
+        return rel if not rel.startswith("..") else os.path.abspath(path)
+    if os.path.basename(argv0) == "vit-grader":      # the console script (pyproject.toml)
+        return "vit-grader" if same("vit-grader", argv0) else shown(argv0)
+    for name in ("python", "python3", os.path.basename(executable)):
+        if same(name, executable):
+            return f"{name} -m grader"
+    return f"{shown(executable)} -m grader"
+
+
+def _invocation(args: argparse.Namespace, command: str):
+    from .report.text_report import Invocation
+    program = invoked_as(sys.argv[0], sys.executable)
+    if args.bundle:
+        program += f" --bundle {shlex.quote(args.bundle)}"
+    return Invocation(program, command, args.submission)
+
+
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from .judging.judge import GradeOptions
     from .feedback.grade import grade
@@ -78,7 +107,8 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
                       else render_platform(args.format, report, bundle, time.monotonic() - started))
     if dest != "-":
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
-        sys.stdout.write(render_text(report, colour, terminal_width(os.environ), args.verbose))
+        sys.stdout.write(render_text(report, colour, terminal_width(os.environ), args.verbose,
+                                     _invocation(args, "grade")))
     if report.verdict == "JE":
         print(f"grader: judging error: {' '.join(report.summary.split())}", file=sys.stderr)
     return exit_status(report.verdict)
@@ -86,7 +116,8 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
 def cmd_watch(args: argparse.Namespace, bundle: Bundle) -> int:
     from .report.watch import WatchError, watch_file
     try:
-        return watch_file(bundle, Path(args.submission), args.tests, args.isolation, args.verbose, args.no_color, args.interval)
+        return watch_file(bundle, Path(args.submission), args.tests, args.isolation, args.verbose, args.no_color,
+                          args.interval, _invocation(args, "watch"))
     except WatchError as exc:
         raise CannotJudge(str(exc)) from None
 

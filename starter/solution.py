@@ -1,8 +1,10 @@
 """ViT Encoder Block (step 4 of 6): your solution goes here.
 
-Read statement.md for the exact conventions, then test locally with
+Copy this file first and write the function in your copy (statement.md has
+the exact conventions), then check it on the statement's three examples:
 
-    python -m grader grade starter/solution.py --tests sample
+    cp starter/solution.py my_solution.py
+    .venv/bin/vit-grader grade my_solution.py --tests sample
 """
 import numpy as np
 

@@ -312,7 +312,9 @@ def test_exit_and_recursion_get_a_hint(type_, words):
 
 def test_not_implemented_tells_the_learner_to_implement_it():
     d = run(outcome(status=child.STATUS_CALL_EXCEPTION, error=err("NotImplementedError", "", 20)))
-    assert d.verdict == "RE" and "not implemented yet" in d.message and "--tests sample" in d.message
+    assert d.verdict == "RE" and "not implemented yet" in d.message and "statement.md" in d.message
+    # No command here: the report's next step names the learner's own file and command form.
+    assert "grader" not in d.message and "solution.py" not in d.message
 
 
 def test_exception_while_importing_is_a_runtime_error_that_says_so():

@@ -29,6 +29,9 @@ def read_groups(groups: Sequence[GroupResult], tests: Sequence[CaseResult], flav
         return None
     if not failed:
         return _read_other_verdicts(other)
+    structural = _read_structure(tests)
+    if structural is not None:
+        return GroupReading((), structural + _also(other))
     others_ok = not other
     if set(ran) == {"sample"}:
         return _read_samples(tests, flavour)
@@ -81,6 +84,20 @@ def read_groups(groups: Sequence[GroupResult], tests: Sequence[CaseResult], flav
             return GroupReading(parts, text + _also(other))
     names = ", ".join(sorted(failed, key=list(ran).index))
     return GroupReading((), f"Failing groups: {names}; see what each exercises in the table." + _also(other))
+
+
+# Checks that fail before any value is compared: the groups then say nothing about the block's parts.
+_BEFORE_VALUES = {"type": "not a numpy.ndarray", "shape": "an array of the wrong shape"}
+
+
+def _read_structure(tests: Sequence[CaseResult]) -> str | None:
+    """When every wrong answer returned the wrong type or shape, say that, and nothing about paths."""
+    checks = {c.check for c in tests if c.verdict == "WA"}
+    if not checks or not checks <= set(_BEFORE_VALUES):
+        return None
+    what = " or ".join(_BEFORE_VALUES[c] for c in sorted(checks, key=list(_BEFORE_VALUES).index))
+    return (f"Not a wrong value: every failing test returned {what}, so the groups do not point at "
+            "any part of the block yet.")
 
 
 def _also(other: Mapping[str, str]) -> str:

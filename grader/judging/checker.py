@@ -25,6 +25,8 @@ HARNESS_FAILURES = {111: "the sandbox zygote disappeared during the case",
                     112: "the sandbox worker failed before running your code"}
 CE_STATUSES = (child.STATUS_MISSING_FUNCTION, child.STATUS_NOT_CALLABLE,
                child.STATUS_BAD_SIGNATURE, child.STATUS_FORBIDDEN_IMPORT)
+# The words of a run that raised NotImplementedError, as the starter does.
+NOT_IMPLEMENTED = "is not implemented yet"
 
 
 @dataclass(frozen=True)
@@ -177,9 +179,9 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
                 "RecursionError": " (infinite or too deep recursion)"}.get(err.type if err else "", "")
         if err is not None and err.type == "NotImplementedError":
             # The starter raises it: tell a learner what to do before the traceback.
-            return Decision("RE", "run", f"{ctx.function} is not implemented yet (it raised "
-                            f"NotImplementedError{where}): write its body as statement.md "
-                            "describes, then check it with `python -m grader grade solution.py --tests sample`")
+            # The report's next step names the learner's own file and command (text_report.next_step).
+            return Decision("RE", "run", f"{ctx.function} {NOT_IMPLEMENTED}: it raised "
+                            f"NotImplementedError{where}. Write its body as statement.md describes.")
         return Decision("RE", "run", f"{ctx.function} raised {text}{hint}")
     if out.status == "protocol_error":
         detail = out.detail if show_message else "details are not shown for hidden cases"

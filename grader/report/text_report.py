@@ -10,14 +10,23 @@ in full (values only for visible tests), its printed output, why the mistake
 is wrong and the statement's words.
 
 Every line is wrapped at word boundaries to `width` columns (the terminal's,
-see terminal_width); nothing is cut mid-word.
+see terminal_width); nothing is cut mid-word. The default report takes at most
+`rows` - 1 lines (SCREEN_LINES: an 80x24 terminal), leaving the last row to
+what follows it: the shell's prompt after `grade`, watch's status line.
+
+Advice names the learner's own file and command (`Invocation`): a learner who
+typed `vit-grader grade my_solution.py` is told to run `vit-grader grade
+my_solution.py --tests sample`, not another file or another command form.
 """
 from __future__ import annotations
 
+import shlex
 import shutil
 import textwrap
+from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..judging.checker import NOT_IMPLEMENTED
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
 
 _COLOURS = {"AC": "32", "WA": "31", "TLE": "33", "MLE": "33", "RE": "35", "CE": "35", "OLE": "33", "JE": "41"}
@@ -29,6 +38,21 @@ MESSAGE_LINES = 6         # lines of one message before "[... more in --json ...
 DETAILED_FAILURES = 1     # failing tests shown in full with --verbose
 # The checks that decide before any value is compared: their message is the next step.
 STRUCTURAL_CHECKS = ("type", "dtype", "shape")
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How the learner ran the grader, so that advice is a command they can run as printed."""
+    program: str = "python -m grader"   # what came before the subcommand: "vit-grader", ".venv/bin/python -m grader"
+    command: str = "grade"              # "grade", or "watch" (which grades again at every save)
+    path: str | None = None             # the file as they named it; None: the report's own file name
+
+    def file(self, r: GradeReport) -> str:
+        return self.path or (r.submission.file if r.submission else "solution.py")
+
+    def grade(self, r: GradeReport, *flags: str) -> str:
+        """The `grade` command line for this learner's file, with `flags`."""
+        return " ".join([self.program, "grade", shlex.quote(self.file(r)), *flags])
 
 
 def terminal_width(environ: Mapping[str, str] | None = None) -> int:
@@ -226,16 +250,29 @@ def _headline(r: GradeReport, colour: bool, width: int) -> list[str]:
     return [head] + _wrap(tail, "  ", width, 2)
 
 
-def render_text(r: GradeReport, colour: bool = False, width: int = DEFAULT_WIDTH, verbose: bool = False) -> str:
-    """Verdict, per-group results, the diagnosis in brief, the next step (detail with `verbose`)."""
+def render_text(r: GradeReport, colour: bool = False, width: int = DEFAULT_WIDTH, verbose: bool = False,
+                invocation: Invocation | None = None, rows: int = SCREEN_LINES) -> str:
+    """Verdict, per-group results, the diagnosis in brief, the next step (detail with `verbose`).
+
+    The default report fits `rows` - 1 lines where it can: the first failure's line goes
+    first (it is in --verbose), then the pointer to more detail."""
     width = max(MIN_WIDTH, width)
-    text = _render(r, colour, width, verbose, with_failure=True)
-    if not verbose and text.count("\n") > SCREEN_LINES:
-        text = _render(r, colour, width, verbose, with_failure=False)   # the first failure: --verbose
+    how = invocation or Invocation()
+    budget = rows - 1
+    text = _render(r, colour, width, verbose, how, budget, with_failure=True)
+    if not verbose and text.count("\n") > budget:
+        text = _render(r, colour, width, verbose, how, budget, with_failure=False)
     return text
 
 
-def _render(r: GradeReport, colour: bool, width: int, verbose: bool, with_failure: bool) -> str:
+def _more_detail(how: Invocation) -> str:
+    if how.command == "watch":   # watch has no --json; its flags are given when it starts
+        return "(more detail: start watch with --verbose)"
+    return "(more detail: --verbose; everything: --json)"
+
+
+def _render(r: GradeReport, colour: bool, width: int, verbose: bool, how: Invocation, budget: int,
+            with_failure: bool) -> str:
     out = _headline(r, colour, width)
     out.append("")
     if r.compile.verdict != "OK":
@@ -253,13 +290,23 @@ def _render(r: GradeReport, colour: bool, width: int, verbose: bool, with_failur
         out += _wrap(f"sandbox: {r.sandbox.mode}; unavailable here: {', '.join(r.sandbox.unavailable)}",
                      "  ", width, 2)
     out.append("")
-    out += _wrap(f"Next: {next_step(r)}", "", width, 4)
-    if not verbose and r.verdict != "AC" and r.compile.verdict == "OK" and len(out) < SCREEN_LINES:
-        out += _wrap("(more detail: --verbose; everything: --json)", "", width, 2)
+    out += _wrap(f"Next: {next_step(r, how)}", "", width, 4)
+    if not verbose and r.verdict != "AC" and r.compile.verdict == "OK":
+        hint = _wrap(_more_detail(how), "", width, 2)
+        if len(out) + len(hint) <= budget:
+            out += hint
     return "\n".join(out) + "\n"
 
 
-def next_step(r: GradeReport) -> str:
+def _implement_step(r: GradeReport, first: CaseResult, how: Invocation) -> str:
+    """The starter's NotImplementedError: write the function, then check it on the samples."""
+    function = first.message.split(f" {NOT_IMPLEMENTED}", 1)[0]
+    then = ("save it: watch grades it again" if how.command == "watch"
+            else f"check it with `{how.grade(r, '--tests', 'sample')}`")
+    return f"write the body of {function} in {how.file(r)} as statement.md describes, then {then}."
+
+
+def next_step(r: GradeReport, how: Invocation | None = None) -> str:
     """The one thing to do next: the first failing *check* decides before any group reading."""
     if r.verdict == "AC":
         if r.selection == "all":
@@ -270,6 +317,8 @@ def next_step(r: GradeReport) -> str:
     if r.compile.verdict != "OK":
         return "fix the problem above; the tests could not run."
     first = next(c for c in r.tests if c.verdict != "AC")
+    if first.check == "run" and NOT_IMPLEMENTED in first.message:
+        return _implement_step(r, first, how or Invocation())
     fp = (r.diagnosis or {}).get("fingerprint") or {}
     explained = fp.get("status") == "match" and (first.check not in STRUCTURAL_CHECKS or fp.get("basis") == "dtype")
     if first.check in STRUCTURAL_CHECKS and not explained:

@@ -19,7 +19,7 @@ from ..judging.judge import GradeOptions
 from ..sandbox.early import early_zygote
 from ..judging.source import SubmissionUnreadable
 from ..problem.bundle import Bundle
-from .text_report import render_text, terminal_width, use_colour
+from .text_report import Invocation, render_text, terminal_width, use_colour
 
 CLEAR = "\033[H\033[2J"          # cursor home, clear screen (VT100; every terminal emulator)
 POLL_S = 0.5
@@ -34,8 +34,17 @@ def file_state(path: Path) -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def status_line(path: Path, width: int) -> str:
+    """watch's one row under the report: the file as named, or its name alone when that is too wide."""
+    for shown in (str(path), Path(path).name):
+        line = f"watch: grading {shown} at every save; Ctrl-C to stop"
+        if len(line) <= width:
+            return line
+    return "watch: Ctrl-C to stop"
+
+
 def watch(path: Path, run: Callable[[], str], out: TextIO, clear: bool, poll_s: float = POLL_S,
-          max_runs: int | None = None, sleep: Callable[[float], None] = time.sleep) -> int:
+          max_runs: int | None = None, sleep: Callable[[float], None] = time.sleep, width: int = 80) -> int:
     """Call `run` (one grading, rendered) whenever `path` changes; print its text. Returns 0 on Ctrl-C."""
     last: tuple[int, int, int] | None | str = "never"
     runs = 0
@@ -53,7 +62,9 @@ def watch(path: Path, run: Callable[[], str], out: TextIO, clear: bool, poll_s: 
                     out.write(f"watch: {path} does not exist (yet); waiting for it to be saved\n")
                 else:
                     out.write(run())
-                out.write(f"\nwatch: grading {path} at every save; Ctrl-C to stop\n")
+                # The screen's last row (the report leaves it free): no newline after it on a
+                # terminal, or the report's first line would scroll off an 80x24 screen.
+                out.write(status_line(path, width) + ("" if clear else "\n"))
                 out.flush()
                 continue
             sleep(poll_s)
@@ -68,7 +79,7 @@ class WatchError(ValueError):
 
 
 def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, verbose: bool,
-               no_color: bool, interval: float) -> int:
+               no_color: bool, interval: float, invocation: Invocation | None = None) -> int:
     """`vit-grader watch`: the practice set by default (the samples where there is none)."""
     if path.exists() and not path.is_file():
         raise WatchError(f"{path}: not a regular file")
@@ -91,9 +102,10 @@ def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, ve
                 zygote.close()
             spare[0] = early_zygote(as_grade)
         return render_text(report, colour=use_colour(tty, no_color, os.environ),
-                           width=terminal_width(os.environ), verbose=verbose)
+                           width=terminal_width(os.environ), verbose=verbose,
+                           invocation=invocation or Invocation(command="watch", path=str(path)))
     try:
-        return watch(path, run, sys.stdout, clear=tty, poll_s=interval)
+        return watch(path, run, sys.stdout, clear=tty, poll_s=interval, width=terminal_width(os.environ))
     finally:
         if spare[0] is not None:
             spare[0].close()
