@@ -41,7 +41,12 @@ def test_master_notebook_follows_the_assign_format(exported, bundle, spec):
                                                    "# BEGIN TESTS", "# END TESTS", "# END QUESTION"]
     assert _cells(nb, "markdown")[0] == bundle.statement.read_text()
     solution = next(s for s in _cells(nb, "code") if "# BEGIN SOLUTION" in s)
-    assert solution.startswith((bundle.root / "starter/solution.py").read_text().rstrip("\n"))
+    starter = (bundle.root / "starter/solution.py").read_text()
+    assert solution.startswith(starter.split("\n", 1)[0])                  # the starter's title line
+    assert starter.split('"""\n', 2)[2].rstrip("\n") in solution    # the code, after the docstring
+    # The learner's way to check in a notebook, never a shell command that does not exist there.
+    assert 'grader.check("vit_encoder_block")' in solution.split("# BEGIN SOLUTION")[0]
+    assert "vit-grader" not in solution and "python -m grader" not in solution
     assert (bundle.root / "reference/solution.py").read_text().rstrip("\n") in solution
     tests = [c for c in nb["cells"] if c["cell_type"] == "code" and "# BEGIN SOLUTION" not in "".join(c["source"])]
     hidden = [t for t in tests if "".join(t["source"]).startswith("# HIDDEN")]

@@ -26,6 +26,7 @@ from conftest import ROOT, run_cli
 from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
 from grader.platforms import prairielearn as pl
+from grader.platforms.files import platform_starter
 from grader.platforms.formats import export_platform
 from test_docker import docker, engine, image  # noqa: F401  (fixtures: a real engine, the product image)
 
@@ -110,7 +111,9 @@ def test_question_html_has_the_editor_the_results_and_the_statement(question, sp
     assert f'<pl-file-editor file-name="{spec.entry_file}"' in page and 'source-file-name="starter.py"' in page
     assert "<pl-external-grader-results>" in page and "<pl-submission-panel>" in page
     assert "ViT Encoder Block" in page and "<module>" not in page       # statement text is escaped
-    assert (question / "starter.py").read_bytes() == (bundle.root / "starter/solution.py").read_bytes()
+    starter = (question / "starter.py").read_text()
+    assert starter == platform_starter((bundle.root / "starter/solution.py").read_text(), pl.STARTER_CHECK)
+    assert "Save & Grade" in starter and "vit-grader" not in starter and "python -m grader" not in starter
     assert (question / "statement.md").read_bytes() == bundle.statement.read_bytes()
     dockerfile = (question / "image/Dockerfile").read_text()
     assert "USER 0:0" in dockerfile and f'ENTRYPOINT ["{pl.ENTRYPOINT}"]' in dockerfile

@@ -7,8 +7,10 @@ before anything is written; files are created with O_EXCL|O_NOFOLLOW.
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Mapping
@@ -35,6 +37,22 @@ def program(name: str, config: Mapping | None = None) -> bytes:
         if n != 1:
             raise ExportError(f"programs/{name}.py has no CONFIG assignment")
     return text.encode("utf-8")
+
+
+def platform_starter(text: str, how_to_check: str) -> str:
+    """The starter as a platform shows it to a learner: its module docstring, which tells a
+    learner with this bundle to copy the file and grade it with the grader, is replaced by its
+    first line and `how_to_check` (the platform's own way), so the file never names a command
+    that does not exist there."""
+    tree = ast.parse(text)
+    first = tree.body[0] if tree.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        return text
+    title = first.value.value.strip().splitlines()[0]
+    body = textwrap.fill(how_to_check, 76)
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:first.lineno - 1]) + f'"""{title}\n\n{body}\n"""\n' + "".join(lines[first.end_lineno:])
 
 
 def _checked(rel: str) -> PurePosixPath:

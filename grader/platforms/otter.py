@@ -36,7 +36,7 @@ from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
 from ..maintain.pack import COMPRESSLEVEL, select_files
-from .files import ExportError, ExportFile, program, write_export
+from .files import ExportError, ExportFile, platform_starter, program, write_export
 from .gradescope import runtime_entries, zip_info
 
 BUNDLE_ZIP = "vit_grader_bundle.zip"
@@ -109,7 +109,9 @@ def master_notebook(bundle: Bundle) -> dict[str, Any]:
         raise ExportError("no visible test case to make a public test from")
     points = [spec.group(c.group).points / sum(1 for d in sample_cases if d.group == c.group)
               for c in sample_cases] + [g.points for g in hidden]
-    starter = (bundle.root / "starter" / spec.entry_file).read_text(encoding="utf-8")
+    starter = platform_starter((bundle.root / "starter" / spec.entry_file).read_text(encoding="utf-8"),
+                               f"Read the statement above for the exact conventions, then run "
+                               f"grader.check(\"{QUESTION}\") in the cell below this one.")
     reference = (bundle.reference_dir / "solution.py").read_text(encoding="utf-8")
     solution = starter.rstrip("\n") + "\n\n# BEGIN SOLUTION\n" + reference.rstrip("\n") + "\n# END SOLUTION\n"
     question = yaml.safe_dump({"name": QUESTION, "points": points}, sort_keys=False)

@@ -38,7 +38,7 @@ from typing import Any
 from ..problem.bundle import Bundle
 from ..problem.spec import ProblemSpec
 from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
-from .files import ExportFile, write_export
+from .files import ExportFile, platform_starter, write_export
 from .gradescope import case_lines
 
 ENTRYPOINT = "/usr/local/bin/grade-prairielearn"
@@ -172,13 +172,18 @@ ENTRYPOINT ["{ENTRYPOINT}"]
 """
 
 
+# What the starter's docstring says in PrairieLearn's editor (there is no grader command there).
+STARTER_CHECK = ("Read the statement above for the exact conventions, then press Save & Grade: "
+                 "the external grader runs the tests.")
+
+
 def prairielearn_files(bundle: Bundle) -> dict[str, ExportFile]:
     spec = bundle.spec
     starter = bundle.root / "starter" / spec.entry_file
     return {
         "info.json": ExportFile((json.dumps(info_json(spec), indent=2) + "\n").encode()),
         "question.html": ExportFile(question_html(spec, bundle.statement.read_text(encoding="utf-8")).encode()),
-        "starter.py": ExportFile(starter.read_bytes()),
+        "starter.py": ExportFile(platform_starter(starter.read_text(encoding="utf-8"), STARTER_CHECK).encode()),
         "statement.md": ExportFile(bundle.statement.read_bytes()),
         "image/Dockerfile": ExportFile(grading_dockerfile(spec).encode()),
     }
