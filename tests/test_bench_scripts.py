@@ -1,6 +1,7 @@
 """The measuring scripts still run and say what they measured (never how fast: no figure is asserted)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -13,13 +14,25 @@ import pytest
 from conftest import ROOT
 
 
+def _script(name: str):
+    """A module of scripts/, loaded by path (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"_script_{name}", ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module                   # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+cpu_split = _script("cpu_split")
+
+
 def _perf_cannot_record() -> str | None:
-    """Why perf cannot sample the whole machine here, or None."""
+    """Why perf cannot record a command here, or None."""
     if shutil.which("perf") is None:
         return "the perf tool (linux-perf) is not installed"
     if os.geteuid() != 0:
         return "not running as root"
-    proc = subprocess.run(["perf", "record", "-q", "-a", "-o", os.devnull, "--", "true"],
+    proc = subprocess.run(["perf", "record", "-q", "-o", os.devnull, "--", "true"],
                           capture_output=True, text=True, timeout=60)
     return None if proc.returncode == 0 else f"perf cannot record here: {proc.stderr.strip()[:200]}"
 
@@ -47,13 +60,73 @@ def test_cpu_split_says_what_it_needs_when_it_cannot_run(tmp_path):
     assert "perf" in proc.stderr and "Traceback" not in proc.stderr
 
 
+# A process that forks a child every few milliseconds, as another grader's zygote does.
+FORKER = ("import os, time\nwhile True:\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+          "    os.waitpid(pid, 0)\n    time.sleep(0.002)\n")
+
+
 def test_cpu_split_says_so_when_the_grading_runs_no_test():
+    """A grading that forks no worker is status 1 even while another program forks beside it."""
     if _perf_cannot_record():
         pytest.skip(f"scripts/cpu_split.py needs root and perf: {_perf_cannot_record()}")
-    proc = subprocess.run([sys.executable, "scripts/cpu_split.py", "no/such/file.py"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1
+    beside = subprocess.Popen([sys.executable, "-c", FORKER])
+    try:
+        proc = subprocess.run([sys.executable, "scripts/cpu_split.py", "no/such/file.py"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        beside.kill()
+        beside.wait()
+    assert proc.returncode == 1, proc.stdout
     assert "ran no test in the sandbox" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _task(comm: str, pid: int, what: str) -> str:
+    return f"{comm:>16} {pid:5d}  100.000000: {what}"
+
+
+def _sample(pid: int, t: float) -> str:
+    return f"          python {pid:5d}  {t:.6f}: "
+
+
+# One grading as `perf script --show-task-events` prints it: the command (10), the unshare
+# wrapper (11) that runs the zygote (12), which forks workers 13 and 14; its thread (10:15) is
+# no process. Around it, what a system-wide recording would add: another grader's zygote (20)
+# with three workers of its own and samples of each.
+PERF_TEXT = "\n".join([
+    _task("perf-exec", 0, "PERF_RECORD_COMM: perf-exec:10/10"),
+    _task("python", 10, "PERF_RECORD_COMM exec: python:10/10"),
+    _task("python", 10, "PERF_RECORD_FORK(10:15):(10:10)"),
+    _task("python", 10, "PERF_RECORD_FORK(11:11):(10:10)"),
+    _task("unshare", 11, "PERF_RECORD_COMM exec: unshare:11/11"),
+    _task("unshare", 11, "PERF_RECORD_FORK(12:12):(11:11)"),
+    _task("python", 12, "PERF_RECORD_COMM exec: python:12/12"),
+    _task("python", 12, "PERF_RECORD_FORK(13:13):(12:12)"),
+    _task("python", 12, "PERF_RECORD_FORK(14:14):(12:12)"),
+    *(_task("python", 20, f"PERF_RECORD_FORK({c}:{c}):(20:20)") for c in (21, 22, 23)),
+    _sample(10, 1.0), _sample(10, 1.1), _sample(12, 1.2), _sample(12, 1.4), _sample(13, 1.3),
+    _sample(14, 1.5), _sample(14, 1.6),
+    *(_sample(pid, 1.0 + pid / 100) for pid in (20, 20, 21, 22, 23, 23)),
+])
+
+
+def test_cpu_split_attributes_only_the_tree_of_the_command_it_recorded():
+    """Parent, zygote and workers come from the recorded command's fork tree; another program's
+    processes and samples, even a busier zygote with more workers, are never counted."""
+    found = cpu_split.roles(cpu_split.parse(PERF_TEXT))
+    assert found is not None
+    parent, zygote, workers, rows = found
+    assert (parent, zygote, workers) == (10, 12, [13, 14])
+    assert sorted(pid for pid, _, _ in rows) == [10, 10, 12, 12, 13, 14, 14]
+    assert cpu_split.after_first_worker(rows, zygote, workers) == 1     # 12's sample at 1.4, after 13's at 1.3
+
+
+def test_cpu_split_finds_no_worker_when_the_grading_forked_none():
+    """Without forked workers (the wrapper and the zygote both exec'd), there is no split to print,
+    however many forks other processes made."""
+    text = "\n".join(line for line in PERF_TEXT.splitlines() if "FORK(13" not in line and "FORK(14" not in line)
+    assert cpu_split.roles(cpu_split.parse(text)) is None
+    no_workload = "\n".join(line for line in PERF_TEXT.splitlines() if "perf-exec" not in line)
+    assert cpu_split.roles(cpu_split.parse(no_workload)) is None
 
 
 def _floor(*args, timeout=300):
