@@ -23,8 +23,8 @@ import yaml
 
 from conftest import ROOT, run_cli
 from grader.platforms.files import ExportError
-from grader.platforms.kattis import (EXCLUDED, SUBMISSION_FOLDERS, TIME_MULTIPLIER, export_kattis, kattis_files,
-                                     shortname)
+from grader.platforms.kattis import (EXCLUDED, SUBMISSION_FOLDERS, TIME_MULTIPLIER, VERIFY_PARTS, export_kattis,
+                                     kattis_files, shortname)
 from grader.problem.cases import load_cases
 
 ACCEPT, REJECT = 42, 43
@@ -107,7 +107,9 @@ def test_output_folder_must_be_new_or_empty(bundle, tmp_path):
 def test_cli_export_kattis(tmp_path):
     r = run_cli("export", "kattis", "--out", str(tmp_path / "k"))
     assert r.returncode == 0, r.stderr
-    assert "verifyproblem" in r.stdout and (tmp_path / "k/vitencoderblock/problem.yaml").is_file()
+    assert (tmp_path / "k/vitencoderblock/problem.yaml").is_file()
+    # The advice is the command test_verifyproblem_accepts_the_export_and_every_verdict runs.
+    assert f"`verifyproblem {tmp_path / 'k/vitencoderblock'} -p config validators data submissions`" in r.stdout
     again = run_cli("export", "kattis", "--out", str(tmp_path / "k"))
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "not empty" in again.stderr
 
@@ -223,7 +225,7 @@ def test_verifyproblem_accepts_the_export_and_every_verdict(package):
     tool = _verifyproblem()
     # python3 in the package's languages.yaml must be an interpreter with NumPy: this venv's.
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    r = subprocess.run([tool, str(package), "-p", "config", "validators", "data", "submissions"],
+    r = subprocess.run([tool, str(package), "-p", *VERIFY_PARTS],
                        capture_output=True, text=True, env=env, timeout=2400)
     out = r.stdout + r.stderr
     print(out)                                                   # the run's record, with -s

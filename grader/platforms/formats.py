@@ -91,8 +91,9 @@ def _export(platform: str, bundle: Bundle, out: Path, stem: str, zip_file: bool)
     if platform == "kattis":
         from . import kattis
         path = kattis.export_kattis(bundle, out)
-        return Exported(path, f"check it with `verifyproblem {path}` (PyPI problemtools; the languages.yaml "
-                              "beside it makes python3 CPython with NumPy), then upload the folder")
+        return Exported(path, f"check it with `{kattis.verify_command(path)}` (PyPI problemtools, with a "
+                              "python3 that has NumPy on PATH: the languages.yaml beside it makes python3 "
+                              "CPython), then upload the folder")
     if platform == "prairielearn":
         from . import prairielearn
         path = prairielearn.export_prairielearn(bundle, out)

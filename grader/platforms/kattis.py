@@ -69,6 +69,14 @@ python3:
 # accepted submissions' own compute (~0.25 s, what our safety_factor 2 is about) and half
 # of element_loops.py. The TLE check at time_safety_margin is our tle_margin (1.5).
 TIME_MULTIPLIER = 1.25
+# What verifyproblem checks of the export: every part but `statement`, which needs LaTeX
+# (lualatex) and checks only the verbatim copy of statement.md.
+VERIFY_PARTS = ("config", "validators", "data", "submissions")
+
+
+def verify_command(package: Path) -> str:
+    """The verifyproblem command line a platform owner runs on the exported package."""
+    return f"verifyproblem {package} -p {' '.join(VERIFY_PARTS)}"
 
 
 def shortname(spec: ProblemSpec) -> str:
