@@ -391,6 +391,28 @@ def test_exercism_test_code_runs_and_checks_the_sample(bundle, tmp_path):
         assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.parametrize("file_name", ["vit_encoder_block.py", "my-block.py"])
+def test_exercism_test_code_imports_from_the_students_own_file(bundle, tmp_path, file_name):
+    """Exercism's Python track names the file vit_encoder_block.py: test_code imports from that file."""
+    (tmp_path / file_name).write_text(SUBMISSIONS["accepted"], encoding="utf-8")
+    report = grade(bundle, tmp_path / file_name, GradeOptions(tests="sample", diagnose=False))
+    doc = exercism.exercism_results(report, bundle.spec, exercism.visible_cases(bundle))
+    for test in doc["tests"]:
+        assert "from solution import" not in test["test_code"]
+        proc = subprocess.run([sys.executable, "-c", test["test_code"]], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_exercism_carries_the_diagnosis_on_the_first_failing_test(reports, bundle):
+    r = replace(reports["partial"], diagnosis={"summary": "Your softmax overflows.", "next_step": "Subtract the max."})
+    doc = exercism.exercism_results(r, bundle.spec)
+    failing = [t for t in doc["tests"] if t["status"] != "pass"]
+    assert failing[0]["message"].endswith("Your softmax overflows.\nNext: Subtract the max.")
+    assert not any("overflows" in t["message"] for t in failing[1:])
+    assert exercism_problems(doc) == []
+
+
 def test_exercism_size_helpers():
     assert exercism.truncate_output("a" * 500) == "a" * 500
     cut = exercism.truncate_output("é" * 1000)

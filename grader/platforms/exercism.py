@@ -8,9 +8,12 @@ One entry per case, in judging order (the spec requires the tests file's
 order): name, status "pass"/"fail"/"error" (a wrong answer fails, a crash or
 a limit errors), message for a failing case, output (what the submission
 printed, visible cases only) and test_code (the call and the check, with the
-inputs, for visible cases). task_id is left out: the statement has no
-numbered tasks, and the spec links a test to a task only when it belongs to
-exactly one.
+inputs, for visible cases, importing the function from the student's own
+file). The mistake diagnosis (its summary and next step), which the other
+formats carry too, is added to the first failing test's message: the
+interface has no other place for it (the top-level message is only for
+"error"). task_id is left out: the statement has no numbered tasks, and the
+spec links a test to a task only when it belongs to exactly one.
 
 Size limits: `output` must be at most 500 characters, truncated with the
 spec's notice; messages are capped at 65535 characters, the limit the current
@@ -21,6 +24,7 @@ bytes).
 from __future__ import annotations
 
 import json
+import keyword
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -69,9 +73,20 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-def case_test_code(case: TestCase, spec: ProblemSpec) -> str:
-    """The call and the comparison a learner can paste into a Python session."""
-    lines = ["import numpy as np", f"from {Path(spec.entry_file).stem} import {spec.function}", ""]
+def import_lines(file_name: str, function: str) -> list[str]:
+    """How a Python session next to the student's file gets `function` from it."""
+    path = Path(file_name)
+    if path.suffix == ".ipynb":
+        return [f"# run in your notebook, after the cell that defines {function}"]
+    if path.suffix == ".py" and path.stem.isidentifier() and not keyword.iskeyword(path.stem):
+        return [f"from {path.stem} import {function}"]
+    return ["import runpy", f"{function} = runpy.run_path({path.name!r})[{function!r}]"]
+
+
+def case_test_code(case: TestCase, spec: ProblemSpec, file_name: str | None = None) -> str:
+    """The call and the comparison a learner can paste into a Python session beside their
+    file `file_name` (default: the problem's entry file)."""
+    lines = ["import numpy as np", *import_lines(file_name or spec.entry_file, spec.function), ""]
     lines += [f"{k} = {_literal(case.inputs[k])}" for k in INPUT_ORDER]
     lines.append(f"z = {spec.function}({', '.join(INPUT_ORDER)})")
     if case.expected is not None:
@@ -81,15 +96,26 @@ def case_test_code(case: TestCase, spec: ProblemSpec) -> str:
     return "\n".join(lines)
 
 
-def _test(c: CaseResult, spec: ProblemSpec | None, cases: Mapping[str, TestCase]) -> dict[str, Any]:
+def diagnosis_text(r: GradeReport) -> str:
+    """The mistake diagnosis as the other formats give it: its summary, then the next step."""
+    d = r.diagnosis or {}
+    parts = [str(d["summary"])] if d.get("summary") else []
+    if d.get("next_step"):
+        parts.append(f"Next: {d['next_step']}")
+    return "\n".join(parts)
+
+
+def _test(c: CaseResult, spec: ProblemSpec | None, cases: Mapping[str, TestCase], file_name: str | None,
+          diagnosis: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {"name": c.name, "status": _status(c)}
     if c.verdict != "AC":
-        out["message"] = cap_bytes(f"{c.verdict} ({VERDICT_NAMES.get(c.verdict, c.verdict)}): {c.message}")
+        message = f"{c.verdict} ({VERDICT_NAMES.get(c.verdict, c.verdict)}): {c.message}"
+        out["message"] = cap_bytes(f"{message}\n\n{diagnosis}" if diagnosis else message)
     printed = (c.stdout + c.stderr) if c.visible else ""
     if printed:
         out["output"] = truncate_output(printed)
     if c.visible and spec is not None and c.name in cases:
-        code = case_test_code(cases[c.name], spec)
+        code = case_test_code(cases[c.name], spec, file_name)
         if len(code.encode("utf-8")) <= TEST_CODE_LIMIT_BYTES:
             out["test_code"] = code
     return out
@@ -105,8 +131,12 @@ def exercism_results(r: GradeReport, spec: ProblemSpec | None = None,
         return {"version": VERSION, "status": "error", "message": cap_bytes(f"Judging error: {r.summary}"),
                 "tests": []}
     status = "pass" if r.tests and all(c.verdict == "AC" for c in r.tests) else "fail"
+    file_name = r.submission.file if r.submission else None
+    first_failing = next((c.name for c in r.tests if c.verdict != "AC"), None)
+    diagnosis = diagnosis_text(r)
     return {"version": VERSION, "status": status, "message": None,
-            "tests": [_test(c, spec, cases or {}) for c in r.tests]}
+            "tests": [_test(c, spec, cases or {}, file_name, diagnosis if c.name == first_failing else "")
+                      for c in r.tests]}
 
 
 def exercism_error(reason: str, solution_dir: Path | None = None) -> dict[str, Any]:
