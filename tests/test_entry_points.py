@@ -95,7 +95,26 @@ def test_gradescope_does_not_follow_a_symlinked_folder(autograder):
     """find does not descend into it, and nothing else in the upload is a solution."""
     (autograder / "submission" / "homework").symlink_to(REFERENCE.parent)
     doc, _ = run_autograder(autograder)
-    assert doc["score"] == 0 and "solution.py: no such file" in doc["output"]
+    assert doc["score"] == 0 and "no solution.py and no other Python file or notebook, only homework" in doc["output"]
+
+
+def test_gradescope_with_two_files_says_what_it_found_and_what_it_expects(autograder):
+    for name in ("a.py", "b.py"):
+        shutil.copy(REFERENCE, autograder / "submission" / name)
+    doc, _ = run_autograder(autograder)
+    assert doc["score"] == 0 and "grader fault" not in doc["output"]
+    assert "2 Python files or notebooks (a.py, b.py) and none named solution.py" in doc["output"]
+    assert "Upload one file named solution.py" in doc["output"]
+
+
+def test_gradescope_names_an_empty_upload_and_duplicates(autograder):
+    doc, _ = run_autograder(autograder)
+    assert "the upload is empty" in doc["output"]
+    for folder in ("one", "two"):
+        (autograder / "submission" / folder).mkdir()
+        shutil.copy(REFERENCE, autograder / "submission" / folder / "solution.py")
+    doc, _ = run_autograder(autograder)
+    assert "2 files named solution.py (one/solution.py, two/solution.py); keep only one" in doc["output"]
 
 
 def test_gradescope_refuses_a_dangling_link_and_a_fifo_without_hanging(autograder):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 from ..problem.bundle import Bundle
 from ..problem.spec import ProblemSpec
 from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
+from ..judging.paths import shown
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
 
 VISIBLE, HIDDEN = "visible", "after_published"
@@ -149,6 +151,45 @@ def gradescope_error(spec: ProblemSpec, reason: str) -> dict[str, Any]:
             "extra_data": {"verdict": None, "max_score": spec.max_score, "bundle": f"{spec.id} {spec.version}"}}
 
 
+def _listed(names: list[str], limit: int = 5) -> str:
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(shown(n, 80) for n in names[:limit]) + more
+
+
+def upload_files(upload: Path) -> list[str]:
+    """Every file of an upload, relative and sorted, as run_autograder's find sees them:
+    a link (to a folder too) is listed, never followed; hidden files and folders are left out."""
+    found = []
+    for folder, dirs, files in os.walk(upload):
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in links)
+        rel = Path(folder).relative_to(upload)
+        found += [(rel / name).as_posix() for name in files + links if not name.startswith(".")]
+    return sorted(found)
+
+
+def unlocated_reason(entry: str, files: list[str]) -> str:
+    """Why run_autograder found no one file to grade in an upload holding `files`."""
+    named = [f for f in files if Path(f).name == entry]
+    code = [f for f in files if f.endswith(".py") or f.lower().endswith(".ipynb")]
+    if len(named) > 1:
+        return f"the upload has {len(named)} files named {entry} ({_listed(named)}); keep only one"
+    if code:
+        return (f"the upload has {len(code)} Python files or notebooks ({_listed(code)}) and none named {entry}, "
+                "so which one to grade is unclear")
+    if files:
+        return f"the upload has no {entry} and no other Python file or notebook, only {_listed(files)}"
+    return "the upload is empty"
+
+
+def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
+    """run_autograder's results.json when the upload has no one file to grade."""
+    from ..problem.bundle import open_bundle
+    spec = open_bundle(Path(bundle_dir)).spec
+    reason = unlocated_reason(spec.entry_file, upload_files(Path(upload)))
+    Path(results).write_text(render_error(spec, reason), encoding="utf-8")
+
+
 def render(r: GradeReport, elapsed_s: float | None = None) -> str:
     return json.dumps(gradescope_results(r, elapsed_s), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
@@ -220,12 +261,12 @@ results="$results_dir/results.json"
 rm -f "$results"
 
 # The file may sit in a folder (a zip or GitHub upload): take the one file named
-# $entry, else the one Python file or notebook; otherwise let the grader say
-# that $entry is missing. Uploads can carry symlinks and other special files,
-# so this script only picks a name (`[ -f ]` would follow a link) and passes it
-# on with --within: the grader opens it without following links or leaving the
-# upload, and refuses anything else with a CE that says why. find does not
-# descend into symlinked folders.
+# $entry, else the one Python file or notebook; otherwise results.json says
+# what the upload holds and what is expected. Uploads can carry symlinks and
+# other special files, so this script only picks a name (`[ -f ]` would follow
+# a link) and passes it on with --within: the grader opens it without following
+# links or leaving the upload, and refuses anything else with a CE that says
+# why. find does not descend into symlinked folders.
 locate() {
     local hits
     local top="$submission_dir/$entry"
@@ -235,13 +276,18 @@ locate() {
     if [ "${#hits[@]}" -eq 1 ]; then echo "${hits[0]}"; return; fi
     mapfile -t hits < <(find -H "$submission_dir" \( -name '*.py' -o -iname '*.ipynb' \) ! -type d \
                         -not -path '*/.*' 2>/dev/null | sort)
-    if [ "${#hits[@]}" -eq 1 ]; then echo "${hits[0]}"; return; fi
-    echo "$submission_dir/$entry"
+    if [ "${#hits[@]}" -eq 1 ]; then echo "${hits[0]}"; fi
 }
 file="$(locate)"
 
-errors="$(mktemp)"
 cd "$bundle" || exit 1
+if [ -z "$file" ]; then
+    PYTHONDONTWRITEBYTECODE=1 "$python" -c \
+        'import sys; from grader.platforms.gradescope import write_unlocated; write_unlocated(*sys.argv[1:])' \
+        "$bundle" "$submission_dir" "$results" && exit 0
+    file="$submission_dir/$entry"   # no results.json: let the grader say what is missing
+fi
+errors="$(mktemp)"
 PYTHONDONTWRITEBYTECODE=1 "$python" -m grader --bundle "$bundle" grade "$file" --within "$submission_dir" \
     --one-worker --format gradescope --json "$results" 2> "$errors"
 status=$?
