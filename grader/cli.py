@@ -316,7 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pk = sub.add_parser("pack", help="write a reproducible, versioned archive of the bundle with a manifest")
     pk.add_argument("--flavour", choices=("judge", "practice"), default="judge",
-                    help="judge: everything (default); practice: statement, starter, samples and the grader")
+                    help="judge: everything (default); practice: statement, starter, samples, the practice "
+                         "set and the grader (no reference, no hidden case)")
     pk.add_argument("--out", metavar="DIR", help="output folder (default: dist/ in the bundle)")
     pk.set_defaults(func=cmd_pack)
 
