@@ -453,7 +453,7 @@ def test_run_autograder_grades_like_gradescope(autograder_zip, frozen, tmp_path)
     assert groups_failed == ["stability"]
     (root / "submission" / "solution.py").unlink()
     doc = _run_autograder(root, **py)
-    assert doc["score"] == 0 and "no such file" in doc["output"] and "solution.py" in doc["output"]
+    assert doc["score"] == 0 and "the upload is empty" in doc["output"] and "solution.py" in doc["output"]
     (root / "submission" / "homework").mkdir()   # an upload with a folder in it
     (root / "submission" / "homework" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
     assert _run_autograder(root, **py)["score"] == 100
