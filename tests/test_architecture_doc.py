@@ -1,0 +1,327 @@
+"""docs/architecture.md is a true map of grader/: every module named, nothing named that is not there.
+
+The checks read the code with `ast` (nothing is imported) and the page as text:
+
+- every module under grader/ has a row in one of the page's module tables (first
+  cell: its path relative to grader/; a subpackage's __init__.py is covered by
+  the package's own name appearing on the page), and every row names a module
+  that exists;
+- every grader path the page mentions elsewhere (`sandbox/early.py`,
+  grader/problem/spec.py, `feedback.grade.grade`) exists;
+- every name in a row's "key API" cell is defined in that module, and the
+  parameters it shows are the function's own, in order;
+- every grading step the "One grading run" diagram shows (a function of
+  judging/judge.py or judging/ahead.py) is called by `judge` itself.
+
+Each check is a function of (grader folder, page text) returning the problems,
+so that the tests below can also run it on a planted tree and page.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+GRADER = Path(__file__).resolve().parents[1] / "grader"
+DOC = GRADER.parent / "docs" / "architecture.md"
+
+ROW_PATH = re.compile(r"^\|\s*`([\w/]+\.py)`\s*\|")
+# A grader path in prose: grader/x/y.py, or x/y.py where x is one of grader's packages.
+PROSE_PATH = re.compile(r"(?<![\w./-])(?:grader/)?((?:[A-Za-z_]\w*/)+\w+\.py)\b")
+DOTTED = re.compile(r"`((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)`")
+API_NAME = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\((.*)\))?(?:\s*->.*)?$")
+FLOW_HEADING = "## One grading run"
+STEP_MODULES = ("judging/judge.py", "judging/ahead.py")
+
+
+def modules(grader: Path) -> set[str]:
+    """Every module that must have a row: all .py files but the __init__.py of a subpackage."""
+    out = set()
+    for p in grader.rglob("*.py"):
+        rel = p.relative_to(grader).as_posix()
+        if p.name == "__init__.py" and p.parent != grader:
+            continue
+        out.add(rel)
+    return out
+
+
+def packages(grader: Path) -> set[str]:
+    return {p.parent.relative_to(grader).as_posix() + "/" for p in grader.rglob("__init__.py") if p.parent != grader}
+
+
+def rows(doc: str) -> dict[str, str]:
+    """Module path -> its row's key-API cell."""
+    out = {}
+    for line in doc.splitlines():
+        m = ROW_PATH.match(line)
+        if m:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            out[m.group(1)] = cells[-1] if len(cells) >= 3 else ""
+    return out
+
+
+def missing_and_unknown(grader: Path, doc: str) -> list[str]:
+    named = set(rows(doc))
+    problems = [f"{m}: a module of grader/ with no row in docs/architecture.md" for m in sorted(modules(grader) - named)]
+    problems += [f"{m}: docs/architecture.md has a row for a module that does not exist"
+                 for m in sorted(named) if not (grader / m).is_file()]
+    problems += [f"{p}: a package of grader/ that docs/architecture.md never names"
+                 for p in sorted(packages(grader)) if p not in doc]
+    return problems
+
+
+def prose_references(grader: Path, doc: str) -> list[str]:
+    tops = {p.name for p in grader.iterdir() if (p / "__init__.py").is_file()}
+    problems = []
+    for m in PROSE_PATH.finditer(doc):
+        rel = m.group(1)
+        if rel.split("/")[0] in tops and not (grader / rel).is_file():
+            problems.append(f"{rel}: named in docs/architecture.md, no such module")
+    for m in DOTTED.finditer(doc):
+        parts = m.group(1).split(".")
+        if parts[-1] == "py":
+            continue   # a file name (`cli.py`): the rows check those
+        if parts[0] == "grader":
+            parts = parts[1:]
+        if not parts or not (parts[0] in tops or parts[0] in ("cli", "__main__")):
+            continue
+        if _resolve_dotted(grader, parts) is None:
+            problems.append(f"{m.group(1)}: named in docs/architecture.md, not defined there")
+    return problems
+
+
+def _resolve_dotted(grader: Path, parts: list[str]):
+    """The (module path, attribute) a dotted name means, or None when there is no such thing."""
+    for cut in range(len(parts), 0, -1):
+        base = grader.joinpath(*parts[:cut])
+        path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
+        if not path.is_file():
+            continue
+        rest = parts[cut:]
+        if not rest:
+            return path, None
+        if len(rest) <= 2 and _definition(_tree(path), rest[0], rest[1] if len(rest) == 2 else None) is not None:
+            return path, rest
+        return None
+    return None
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _definition(tree: ast.Module, name: str, member: str | None = None):
+    """The node defining `name` (or `name.member`) at the module's top level; None if absent."""
+    for node in tree.body:
+        found = None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            found = node
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            found = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            found = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == name for a in node.names):
+            found = node
+        if found is None:
+            continue
+        if member is None:
+            return found
+        if isinstance(found, ast.ClassDef):
+            for sub in found.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == member:
+                    return sub
+                if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.target.id == member:
+                    return sub
+        return None
+    return None
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], set[str]]:
+    """The parameters (self and cls left out), and those without a default."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaulted = {x.arg for x in positional[len(positional) - len(a.defaults):]} if a.defaults else set()
+    defaulted |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+    names = [x.arg for x in (*positional, *a.kwonlyargs) if x.arg not in ("self", "cls")]
+    return names, {n for n in names if n not in defaulted}
+
+
+def _class_parameters(cls: ast.ClassDef) -> tuple[list[str], set[str]]:
+    """A class's __init__ parameters, or a dataclass's fields."""
+    for sub in cls.body:
+        if isinstance(sub, ast.FunctionDef) and sub.name == "__init__":
+            return _parameters(sub)
+    fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    return [f.target.id for f in fields], {f.target.id for f in fields if f.value is None}
+
+
+def api_problems(grader: Path, doc: str) -> list[str]:
+    problems = []
+    for rel, cell in rows(doc).items():
+        path = grader / rel
+        if not path.is_file():
+            continue   # reported by missing_and_unknown
+        tree = _tree(path)
+        for token in re.findall(r"`([^`]+)`", cell):
+            m = API_NAME.match(token.strip())
+            if not m:
+                problems.append(f"{rel}: cannot read the key API entry `{token}`")
+                continue
+            name, _, member = m.group(1).partition(".")
+            node = _definition(tree, name, member or None)
+            if node is None:
+                problems.append(f"{rel}: `{m.group(1)}` is not defined there")
+                continue
+            if m.group(2) is None:
+                continue
+            shown = [re.split(r"[=:]", x)[0].strip().lstrip("*") for x in m.group(2).split(",") if x.strip()]
+            if isinstance(node, ast.ClassDef):
+                actual, required = _class_parameters(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                actual, required = _parameters(node)
+            else:
+                problems.append(f"{rel}: `{m.group(1)}` is shown with parameters but is not a function")
+                continue
+            # The page may leave out parameters that have a default, never one without.
+            it = iter(actual)
+            in_order = all(any(s == a for a in it) for s in shown)
+            if not in_order or not required <= set(shown):
+                problems.append(f"{rel}: `{token}` does not match the signature ({', '.join(actual)})")
+    return problems
+
+
+def flow_block(doc: str) -> str:
+    after = doc.split(FLOW_HEADING, 1)[1] if FLOW_HEADING in doc else ""
+    m = re.search(r"```\n(.*?)```", after, re.S)
+    return m.group(1) if m else ""
+
+
+def flow_problems(grader: Path, doc: str) -> list[str]:
+    block = flow_block(doc)
+    if not block:
+        return [f"docs/architecture.md has no diagram under {FLOW_HEADING!r}"]
+    judge_py = grader / "judging" / "judge.py"
+    judge_fn = _definition(_tree(judge_py), "judge")
+    if not isinstance(judge_fn, ast.FunctionDef):
+        return ["judging/judge.py defines no judge()"]
+    called = {n.func.id for n in ast.walk(judge_fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    steps = set()
+    for rel in STEP_MODULES:
+        if not (grader / rel).is_file():
+            continue   # reported by missing_and_unknown
+        tree = _tree(grader / rel)
+        steps |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    shown = set(re.findall(r"\b([a-z_]\w*)\b", block)) & steps
+    return [f"the diagram shows {name}, which judge() never calls" for name in sorted(shown - called)]
+
+
+def all_problems(grader: Path, doc: str) -> list[str]:
+    return (missing_and_unknown(grader, doc) + prose_references(grader, doc)
+            + api_problems(grader, doc) + flow_problems(grader, doc))
+
+
+# --- the real page ------------------------------------------------------------------------
+
+def _doc() -> str:
+    return DOC.read_text(encoding="utf-8")
+
+
+def test_every_module_has_a_row_and_every_row_a_module():
+    problems = missing_and_unknown(GRADER, _doc())
+    assert not problems, "\n".join(problems)
+
+
+def test_every_grader_path_the_page_mentions_exists():
+    problems = prose_references(GRADER, _doc())
+    assert not problems, "\n".join(problems)
+
+
+def test_every_key_api_entry_is_defined_with_those_parameters():
+    problems = api_problems(GRADER, _doc())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_grading_diagram_shows_only_steps_judge_calls():
+    problems = flow_problems(GRADER, _doc())
+    assert not problems, "\n".join(problems)
+
+
+# --- the checker on planted cases (a test that cannot fail proves nothing) -----------------
+
+def _planted(tmp_path: Path) -> Path:
+    g = tmp_path / "grader"
+    (g / "problem").mkdir(parents=True)
+    (g / "judging").mkdir()
+    (g / "__init__.py").write_text('__version__ = "0"\n')
+    (g / "problem" / "__init__.py").write_text('"""x."""\n')
+    (g / "problem" / "spec.py").write_text("def load_spec(path):\n    pass\n\nclass Spec:\n    def get(self, key):\n        pass\n")
+    (g / "judging" / "__init__.py").write_text('"""x."""\n')
+    (g / "judging" / "ahead.py").write_text("def run_step(sb, case):\n    pass\n")
+    (g / "judging" / "judge.py").write_text(
+        "def load_step(sb):\n    pass\n\ndef check_step(out):\n    pass\n\n"
+        "def judge(bundle):\n    check_step(run_step(None, None))\n")
+    return g
+
+
+GOOD_PAGE = """# Map
+problem/ and judging/ and grader/problem/spec.py, `problem.spec.load_spec`.
+
+| module | what | key API |
+|---|---|---|
+| `__init__.py` | version | `__version__` |
+| `problem/spec.py` | spec | `load_spec(path)`, `Spec.get(key)` |
+| `judging/ahead.py` | runs | `run_step(sb, case)` |
+| `judging/judge.py` | steps | `judge(bundle)`, `check_step(out)` |
+
+## One grading run
+
+```
+run_step -> check_step -> report
+```
+"""
+
+
+def test_the_checker_passes_a_true_page(tmp_path):
+    assert all_problems(_planted(tmp_path), GOOD_PAGE) == []
+
+
+def test_the_checker_sees_a_module_missing_from_the_page(tmp_path):
+    g = _planted(tmp_path)
+    (g / "judging" / "hidden.py").write_text("def hidden_time(s):\n    pass\n")
+    assert missing_and_unknown(g, GOOD_PAGE) == [
+        "judging/hidden.py: a module of grader/ with no row in docs/architecture.md"]
+
+
+def test_the_checker_sees_a_row_for_a_module_that_is_gone(tmp_path):
+    g = _planted(tmp_path)
+    (g / "judging" / "ahead.py").unlink()
+    problems = all_problems(g, GOOD_PAGE)
+    assert "judging/ahead.py: docs/architecture.md has a row for a module that does not exist" in problems
+
+
+def test_the_checker_sees_an_unnamed_package_and_a_stale_path_in_prose(tmp_path):
+    g = _planted(tmp_path)
+    (g / "report").mkdir()
+    (g / "report" / "__init__.py").write_text('"""x."""\n')
+    page = GOOD_PAGE + "\nSee grader/problem/old.py and `judging.judge.load_run`.\n"
+    assert "report/: a package of grader/ that docs/architecture.md never names" in missing_and_unknown(g, page)
+    assert prose_references(g, page) == ["problem/old.py: named in docs/architecture.md, no such module",
+                                         "judging.judge.load_run: named in docs/architecture.md, not defined there"]
+
+
+def test_the_checker_sees_a_drifted_signature_and_an_unknown_name(tmp_path):
+    g = _planted(tmp_path)
+    page = GOOD_PAGE.replace("`load_spec(path)`", "`load_spec(path, strict)`").replace(
+        "`run_step(sb, case)`", "`run_case(sb, case)`")
+    problems = api_problems(g, page)
+    assert "problem/spec.py: `load_spec(path, strict)` does not match the signature (path)" in problems
+    assert "judging/ahead.py: `run_case` is not defined there" in problems
+    # a parameter without a default left out
+    assert api_problems(g, GOOD_PAGE.replace("`run_step(sb, case)`", "`run_step(sb)`")) == [
+        "judging/ahead.py: `run_step(sb)` does not match the signature (sb, case)"]
+
+
+def test_the_checker_sees_a_step_judge_never_calls(tmp_path):
+    g = _planted(tmp_path)
+    page = GOOD_PAGE.replace("run_step -> check_step", "load_step -> run_step -> check_step")
+    assert flow_problems(g, page) == ["the diagram shows load_step, which judge() never calls"]
