@@ -1,3 +1,3 @@
-"""Renderings of a verdict for people and machines: the readable text report and the native
-verdict JSON. May import feedback/ and everything below it.
+"""Renderings of a verdict for people and machines: the readable text report, the native
+verdict JSON, and `watch` (grade again at every save). May import feedback/ and everything below it.
 """
