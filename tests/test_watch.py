@@ -5,6 +5,7 @@ like an editor would and send a real SIGINT.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import select
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from test_early_zygote import zygote_pids
+from own_processes import descendants, left_behind, reaped, zygotes_below
 from grader.report.watch import CLEAR, file_state, watch
 
 ACCEPTED = ROOT / "submissions" / "accepted" / "vectorised_matmul.py"
@@ -32,19 +33,26 @@ def _default_sigint() -> None:
 
 
 @pytest.fixture
-def started():
-    """Start `watch` subprocesses; whatever a test does, none outlives it."""
+def started(tmp_path):
+    """Start `watch` subprocesses, each under own_processes' subreaper, which writes what the
+    watch left alive 5 s after it ended to `proc.left` (a JSON file); none outlives the test."""
     procs: list[subprocess.Popen] = []
 
     def start(path: Path, *extra: str) -> subprocess.Popen:
-        proc = subprocess.Popen([sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", *extra],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**os.environ, "COLUMNS": "80"}, preexec_fn=_default_sigint)
+        left = tmp_path / f"left-{len(procs)}.json"
+        command = [sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", *extra]
+        proc = subprocess.Popen(reaped(left, command, grace_s=5), cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "80"},
+                                preexec_fn=_default_sigint)
+        proc.left = left
         procs.append(proc)
         return proc
     yield start
     for proc in procs:
         if proc.poll() is None:
+            for pid in descendants(proc.pid):          # the wrapper's tree first: killed, it orphans them
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
             proc.kill()
         proc.communicate()
 
@@ -81,11 +89,10 @@ def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
 def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path, started):
     path = tmp_path / "my_block.py"
     path.write_text(STARTER.read_text(encoding="utf-8"), encoding="utf-8")
-    before = zygote_pids()
     proc = started(path)
     seen: list[str] = []
     first = _read_until(proc, "Ctrl-C to stop", seen)
-    assert zygote_pids() - before, "no sandbox started ahead for the next save"
+    assert zygotes_below(proc.pid), "no sandbox started ahead for the next save"
     assert "RE  Run-Time Error" in first and "practice tests" in first
     _save(path, ACCEPTED.read_text(encoding="utf-8"))
     second = _read_until(proc, "Ctrl-C to stop", seen)[len(first):]
@@ -95,8 +102,7 @@ def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path, started):
     assert code == 0, err
     assert "watch: stopped" in out
     assert "Traceback" not in err + out and "KeyboardInterrupt" not in err
-    left = zygote_pids() - before
-    assert not left, f"the sandbox started ahead outlived the watch: {left}"   # killed, not left to time out
+    assert left_behind(proc.left) == {}, "the sandbox started ahead outlived the watch"
 
 
 def test_watch_waits_for_a_missing_file_then_grades_it(tmp_path, started):
