@@ -11,6 +11,7 @@ import json
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,10 +22,27 @@ from batch_class import normalised
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def _containers(prefix: str = "vit-batch-") -> list[str]:
-    r = subprocess.run(["docker", "ps", "-a", "--filter", f"name={prefix}", "--format", "{{.Names}}"],
+def _own_tmp(tmp_path: Path, monkeypatch) -> Path:
+    """A TMPDIR for the batches this test starts: each copies a submission into a folder there
+    and bind-mounts it, which is how the test tells its containers from another batch's."""
+    tmp = (tmp_path / "tmp").resolve()
+    tmp.mkdir(mode=0o755)
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    return tmp
+
+
+def _containers(tmp: Path) -> list[str]:
+    """The batch containers (named vit-batch-...) that mount a file from `tmp`."""
+    r = subprocess.run(["docker", "ps", "-a", "--filter", "name=vit-batch-", "--format", "{{.Names}}"],
                        capture_output=True, text=True, timeout=60)
-    return [n for n in r.stdout.split() if n.startswith(prefix)]
+    names = [n for n in r.stdout.split() if n.startswith("vit-batch-")]
+    if not names:
+        return []
+    # One line per container that still exists: /NAME SOURCE...; one removed meanwhile is left out.
+    r = subprocess.run(["docker", "inspect", "--format", "{{.Name}}{{range .Mounts}} {{.Source}}{{end}}", *names],
+                       capture_output=True, text=True, timeout=60)
+    mounts = (line.split(" ", 1) for line in r.stdout.splitlines() if line.startswith("/"))
+    return sorted(name[1:] for name, *sources in mounts if sources and sources[0].startswith(f"{tmp}/"))
 
 
 def _comparable(report: dict) -> dict:
@@ -33,7 +51,8 @@ def _comparable(report: dict) -> dict:
     return r
 
 
-def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, image):
+def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, image, monkeypatch):
+    tmp = _own_tmp(tmp_path, monkeypatch)
     s = {st.key: st for st in bc.small_class()}
     students = [s["correct"], s["erf"], s["syntax"], s["notebook"], s["binary"]]
     bc.write_canvas(tmp_path / "canvas", students[:2])
@@ -45,7 +64,7 @@ def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, ima
 
     def watch() -> None:
         while not stop.is_set():
-            seen.update(_containers())
+            seen.update(_containers(tmp))
             time.sleep(0.2)
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -61,7 +80,7 @@ def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, ima
     rows = list(csv.DictReader((tmp_path / "docker" / "grades.csv").read_text().splitlines()))
     assert len(rows) == 6
     assert len(seen) >= 2, f"expected one container per submission, saw {sorted(seen)}"
-    assert _containers() == [], "every container is removed"
+    assert _containers(tmp) == [], "every container is removed"
     for p in sorted((tmp_path / "local").glob("*.json")):
         mine = json.loads((tmp_path / "docker" / p.name).read_text())
         assert _comparable(mine) == _comparable(json.loads(p.read_text())), p.name
@@ -72,21 +91,22 @@ def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, ima
     assert "graded in Docker" in (tmp_path / "docker" / "summary.md").read_text()
 
 
-def test_a_killed_docker_batch_removes_its_containers(tmp_path, image):
+def test_a_killed_docker_batch_removes_its_containers(tmp_path, image, monkeypatch):
     import signal
     import sys
     from conftest import ROOT
     loop = bc.sub("time_limit_exceeded", "infinite_loop")
     bc.write_files(tmp_path / "cls", [bc.Student(f"loop{i}", loop) for i in range(3)])
+    tmp = _own_tmp(tmp_path, monkeypatch)
     proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", str(tmp_path / "cls"), "--out",
                              str(tmp_path / "out"), "--docker", "--image", image, "--jobs", "2"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(_containers()) < 2:
+    while time.monotonic() < deadline and len(_containers(tmp)) < 2:
         time.sleep(0.3)
-    assert len(_containers()) >= 2, "two containers should be running"
+    assert len(_containers(tmp)) >= 2, "two containers should be running"
     time.sleep(2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert _containers() == [], "a killed batch leaves no container behind"
+    assert _containers(tmp) == [], "a killed batch leaves no container behind"
