@@ -3,8 +3,9 @@ the text says when typed literally in a fresh clone.
 
 Sources: README.md, statement.md and docs/*.md (docs/readme-practice.md is the practice
 archive's README), their ``sh`` code blocks, the command lines of their other code
-blocks, and their inline `...` commands; and the backquoted commands in the grader's own
-messages (grader/**/*.py), which reports and exports print as advice.
+blocks, and their inline `...` commands; the starter's docstring; and the backquoted
+commands in the grader's own messages (grader/**/*.py), which reports and exports print
+as advice (the advice built at run time is run by tests/test_advice.py).
 
 Each `vit-grader` / `python -m grader` / `.venv/bin/...` command is parsed by the CLI's
 own parser (grader.cli.build_parser): its subcommand, every flag and every choice must
@@ -20,6 +21,7 @@ tracked files (a fresh clone) in which the learner's files the pages name
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import io
@@ -163,9 +165,19 @@ def advice_commands() -> list[Command]:
     return found
 
 
+def starter_commands() -> list[Command]:
+    """The command lines of the starter's docstring (indented, as in a code block)."""
+    path = ROOT / "starter" / "solution.py"
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return [Command(f"starter/solution.py:{i + 2}", line.strip(), tuple(shlex.split(line, comments=True)), block=True)
+            for i, line in enumerate(doc.splitlines()) if line.startswith("    ") and _words(line.strip())
+            and (_is_command(_words(line)) or line.strip().startswith("cp "))]
+
+
 @functools.lru_cache(maxsize=None)
 def all_commands() -> tuple[Command, ...]:
-    return tuple(c for page in PAGES for c in page_commands(page)) + tuple(advice_commands())
+    return (tuple(c for page in PAGES for c in page_commands(page)) + tuple(starter_commands())
+            + tuple(advice_commands()))
 
 
 def _segments(words: tuple[str, ...]) -> list[list[str]]:
@@ -356,7 +368,7 @@ def script_problems(cmd: Command) -> list[str]:
 def test_the_pages_and_the_advice_have_commands_to_check():
     commands = all_commands()
     pages = {c.where.split(":")[0] for c in commands}
-    assert {"README.md", "statement.md", "docs/readme-practice.md", "docs/platforms.md"} <= pages, pages
+    assert {"README.md", "statement.md", "docs/readme-practice.md", "docs/platforms.md", "starter/solution.py"} <= pages, pages
     assert sum(bool(grader_invocations(c)) for c in commands) > 50
     assert any(c.where.startswith("grader/") for c in commands), "no advice found in the grader's messages"
 
