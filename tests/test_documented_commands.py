@@ -77,6 +77,7 @@ class Command:
 
 # --- extraction ------------------------------------------------------------------------------
 
+PRACTICE_CD = re.compile(r"\bcd \S*-practice/?(\s|$)")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
 INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 
@@ -136,6 +137,7 @@ def commands_in(text: str, rel: str, practice: bool = False) -> list[Command]:
     for m in FENCE.finditer(text):
         lang, block = m.group(1), m.group(2)
         first = text.count("\n", 0, m.start(2)) + 1
+        in_practice = practice
         for number, line in _logical_lines(block, first):
             line = re.sub(r"^\s*\$ ", "", line)
             words = _words(line)
@@ -143,7 +145,8 @@ def commands_in(text: str, rel: str, practice: bool = False) -> list[Command]:
                 assert not line.lstrip().startswith(INLINE_STARTS), f"{rel}:{number}: cannot split {line!r}"
                 continue
             if words and (lang in SHELL_LANGS or _is_command(words)):
-                found.append(Command(f"{rel}:{number}", line.strip(), tuple(words), practice, block=True))
+                found.append(Command(f"{rel}:{number}", line.strip(), tuple(words), in_practice, block=True))
+            in_practice = in_practice or bool(PRACTICE_CD.search(line))   # the block's next lines run there
     prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for m in INLINE.finditer(prose):
         span = m.group(1).strip()
@@ -244,8 +247,9 @@ def _placeholder(word: str) -> bool:
             or bool(re.search(r"(^|/)[A-Z][A-Z_]+(/|\.|$)", word)))
 
 
-def _top_level() -> set[str]:
-    return {p.split("/")[0] for p in tracked()}
+@functools.lru_cache(maxsize=None)
+def _top_level() -> frozenset[str]:
+    return frozenset(p.split("/")[0] for p in tracked())
 
 
 def path_problems(cmd: Command) -> list[str]:
@@ -368,7 +372,8 @@ def script_problems(cmd: Command) -> list[str]:
 def test_the_pages_and_the_advice_have_commands_to_check():
     commands = all_commands()
     pages = {c.where.split(":")[0] for c in commands}
-    assert {"README.md", "statement.md", "docs/readme-practice.md", "docs/platforms.md", "starter/solution.py"} <= pages, pages
+    wanted = {"README.md", "statement.md", "docs/readme-practice.md", "docs/platforms.md", "starter/solution.py"}
+    assert wanted <= pages, pages
     assert sum(bool(grader_invocations(c)) for c in commands) > 50
     assert any(c.where.startswith("grader/") for c in commands), "no advice found in the grader's messages"
 
@@ -415,7 +420,8 @@ def test_entry_pages_activate_the_environment_before_bare_commands():
 
 
 def test_a_page_documenting_a_flag_that_does_not_exist_is_caught():
-    page = "Grade it:\n\n```sh\nvit-grader grade my_solution.py --fast\n```\n\nor `vit-grader grade x.py --tests hidden`.\n"
+    page = ("Grade it:\n\n```sh\nvit-grader grade my_solution.py --fast\n```\n\n"
+            "or `vit-grader grade x.py --tests hidden`.\n")
     problems = [parse_problem(args) for c in commands_in(page, "new.md") for _p, args in grader_invocations(c)]
     assert len(problems) == 2 and all(problems), problems
 
@@ -454,7 +460,7 @@ def _runnable(cmd: Command) -> bool:
         return False
     for _prog, args in invocations:
         sub = next((a for a in args if not a.startswith("-")), None)
-        if sub not in CHEAP or len(args) < 2 and sub != "validate" or any(_placeholder(a) for a in args):
+        if sub not in CHEAP or (len(args) < 2 and sub != "validate") or any(_placeholder(a) for a in args):
             return False
         if sub == "statement" and "--check" not in args:
             return False                                  # it would rewrite statement.md
@@ -535,6 +541,20 @@ def test_cheap_commands_do_what_the_text_says_when_run_literally(cmd, request):
     proc = subprocess.run(["bash", "-c", cmd.text], cwd=folder, env=env, capture_output=True, text=True,
                           timeout=PATIENCE_S, stdin=subprocess.DEVNULL)
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert proc.returncode in _expected_status(cmd), f"{cmd}\nexit {proc.returncode}\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}"
+    assert proc.returncode in _expected_status(cmd), \
+        f"{cmd}\nexit {proc.returncode}\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}"
+    selection = _selection(cmd)
     if "--json -" in cmd.text:
-        json.loads(proc.stdout)                           # "the verdict JSON on stdout, nothing else"
+        report = json.loads(proc.stdout)                  # "the verdict JSON on stdout, nothing else"
+        assert selection is None or report["selection"] == selection
+    elif selection is not None:
+        assert f"({selection} tests," in proc.stdout.splitlines()[0], proc.stdout[:500]
+
+
+def _selection(cmd: Command) -> str | None:
+    """The tests a `grade` line judges: its --tests, else the default of the folder it is typed in."""
+    for _prog, args in grader_invocations(cmd):
+        if args[0] == "grade":
+            given = args[args.index("--tests") + 1] if "--tests" in args else None
+            return given or ("practice" if cmd.practice else "all")
+    return None
