@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the sandboxed grader costs, measured side by side: every row of issue 10's table.
+"""What the sandboxed grader costs, measured side by side with bare processes and the worst cases.
 
 In each repetition, alternately, as whole processes (wall clock, and CPU time
 of the process and everything it started):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where one `grade` spends its time, phase by phase (for issue 10's remaining gap).
+"""Where one `grade` spends its wall time, phase by phase.
 
     python3 scripts/grade_phases.py [FILE] [--tests all|sample] [--repeats 5]
 

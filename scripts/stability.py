@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Do verdicts and the effective time limit stay put, idle and under load? (issue 10)
+"""Do verdicts and the effective time limit stay put, idle and under load?
 
 Grades every file under submissions/ (on all tests) and the sandbox's memory,
 fork and time bombs from tests/test_sandbox_adversarial.py (on the samples)

@@ -6,7 +6,7 @@ machine and still stayed within the least limits (timing.least_limits: no
 machine's limit is lower) is within the limit on every machine, and would
 have ended exactly so alone: it counts. Any other run that shared the machine
 (more CPU time than the least limit, or ended by a limit or a kill) is thrown
-away and run again alone, and that run is judged as every run was before.
+away and run again alone, and that run is judged as a run with one worker is.
 The speed probe and the second run near the limit are always taken alone.
 
 A second worker runs only where it cannot change what a run may do:
@@ -15,7 +15,7 @@ A second worker runs only where it cannot change what a run may do:
   leftovers without touching the other's, and no worker can start a process
   or signal another one);
 - memory for both at their full limit (Docker's `--memory 1g` has room for
-  one 512 MiB worker only: there, the tests run one after another as before).
+  one 512 MiB worker only: there, the tests run one after another).
 """
 from __future__ import annotations
 

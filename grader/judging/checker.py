@@ -124,8 +124,8 @@ def _killed_for_memory(out: RunOutcome, ctx: RunContext) -> bool:
     the soft limit (the CPU limit in whole seconds). A run it killed reads as
     the hard limit's CPU time or a hair under it, so the line is drawn
     HARD_KILL_SLACK_S below: drawn at the hard limit itself (limit + 1 s), the
-    same run was TLE or MLE by rounding (1 of 10 gradings of a busy-wait inside
-    a SIGXCPU handler came out MLE in scripts/stability.py)."""
+    same run would be TLE or MLE by rounding (a busy-wait inside a SIGXCPU
+    handler is such a run)."""
     _soft, hard = child.cpu_rlimit(ctx.cpu_limit_s)
     return (out.signal == signal.SIGKILL and out.killed_by is None
             and out.cpu_s < hard - HARD_KILL_SLACK_S)

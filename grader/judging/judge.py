@@ -6,8 +6,10 @@ Like CMS's grading steps, each step is one function with an explicit outcome:
     static_step    -> CE for syntax, forbidden imports, a wrong signature
     cases_step     -> the test cases to run (published, or a fresh secret set)
     limits_step    -> the time limits to start with: the least ones, until a run needs the probe
-    load_step      -> CE/RE/TLE when the module cannot be imported in the sandbox
-    run_step       -> RunOutcome of one case in a fresh worker
+    load_run       -> the submission imported once in a worker, without calling it
+    load_result    -> CE/RE/TLE when that import failed (load_step does both at once)
+    run_step       -> RunOutcome of one case in a fresh worker (ahead.py; shared_run_step
+                      runs the next case beside it where that is sound)
     probe_now_step -> the measured limits, when a run has gone beyond the least ones
     check_step     -> CaseResult (the ordered checks of checker.decide)
     judged_step    -> run + check, twice for a CPU-time TLE within the noise band of the limit

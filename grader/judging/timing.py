@@ -38,8 +38,8 @@ PROBE_BAND = 1.15
 # On the slow side the band also covers the host's slow phases: this VM type runs a whole
 # process 1.33-1.6x slower for seconds at a time, idle or loaded, more often idle
 # (docs/time-limits.md, "The host's own speed"), so a reading up to 1.6x the calibrated one
-# is this machine on a slow day, not a slower machine. Giving such a reading more time made
-# the limit wander by 30 % from grading to grading. What the stated limit then costs a
+# is this machine on a slow day, not a slower machine. Giving such a reading more time would
+# make the limit wander by about 30 % from grading to grading. What the stated limit costs a
 # genuinely slower machine is bounded: up to 1.6x, an accepted submission keeps a 3.9x margin
 # (6.2x / 1.6), and beyond the edge the limit follows the machine again.
 PROBE_BAND_SLOW = 1.6

@@ -211,7 +211,7 @@ def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "
 
     Both runs use one reading of the speed probe, so the second limit is exactly
     tle_margin times the first: with a probe each, a reading in one of the host's
-    slow phases (docs/time-limits.md) made it 2.0x instead of 1.5x."""
+    slow phases (docs/time-limits.md) could make it 2.0x instead of 1.5x."""
     margin = bundle.spec.time_calibration.tle_margin
     if cases is None:
         cases = cases_step(bundle, GradeOptions(tests="all"))

@@ -24,7 +24,7 @@ bundle (the worker has no file access at all, and the zygote must not depend
 on where the grader is installed or on an import path the submission could
 influence); a single `-c` string needs no import machinery, no temporary files
 and no `sys.path`; and every harness function lives in one `__main__`
-namespace, exactly as before the split (tests/test_sandbox_adversarial.py's
+namespace, as if the parts were one module (tests/test_sandbox_adversarial.py's
 harness-monkeypatching attack relies on that). tests/test_child_parts.py checks
 the order, that the concatenation compiles and that every global name each part
 uses is defined in it.

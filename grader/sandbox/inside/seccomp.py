@@ -63,7 +63,7 @@ SYSCALLS = {
         "syslog": 103, "uselib": 134, "modify_ldt": 154, "listmount": 458, "statmount": 457,
         "open_tree_attr": 467,
         "timer_create": 222,          # unbounded kernel objects, outside RLIMIT_AS
-        # Global, non-namespaced kernel resources (issue 9): system-wide AIO contexts
+        # Global kernel resources no namespace separates: system-wide AIO contexts
         # (fs.aio-max-nr), the rest of SysV IPC and POSIX queues, host-wide counters
         # and a global IPI. NumPy uses none of them.
         "io_setup": 206, "io_destroy": 207, "io_getevents": 208, "io_submit": 209, "io_cancel": 210,
