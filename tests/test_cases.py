@@ -9,6 +9,7 @@ import pytest
 
 from grader.problem.cases import (FORMAT, INPUT_ORDER, CaseFileError, TestCase, case_from_json, case_to_text,
                           load_cases, read_case, write_case)
+from same_data import assert_same_data
 
 
 def _case(rng: np.random.Generator, values: np.ndarray | None = None) -> TestCase:
@@ -37,11 +38,11 @@ def test_every_float64_survives_the_json_text_bit_for_bit(tmp_path):
     case = _case(rng, x)
     path = write_case(tmp_path, case)
     back = read_case(path)
-    assert back.inputs["x"].tobytes() == x.tobytes()  # bytes, so -0.0 and 0.0 differ
+    assert_same_data(back.inputs["x"].tobytes(), x.tobytes(), "x read back")  # bytes, so -0.0 and 0.0 differ
     for key in INPUT_ORDER:
         if key != "num_heads":
-            assert back.inputs[key].tobytes() == np.asarray(case.inputs[key]).tobytes(), key
-    assert back.expected.tobytes() == case.expected.tobytes()
+            assert_same_data(back.inputs[key].tobytes(), np.asarray(case.inputs[key]).tobytes(), f"{key} read back")
+    assert_same_data(back.expected.tobytes(), case.expected.tobytes(), "expected read back")
     assert back.extra == {"note": "kept"}
     assert back.inputs["num_heads"] == 2
 

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
+from same_data import assert_same_data
 from grader.problem.bundle import open_bundle
 from grader.problem.cases import TestCase, load_cases
 from grader.feedback.diagnose import diagnose, locate, ranges, read_groups
@@ -311,7 +312,7 @@ def test_stale_stored_outputs_are_not_used():
 def test_stored_sample_outputs_are_byte_identical_to_a_regeneration():
     path, text = sample_file_text(ROOT, _variants(), _cases("practice"))
     assert path == ROOT / "testcases" / SAMPLE_FILE
-    assert path.read_bytes() == text.encode("utf-8"), "run `python -m grader generate`"
+    assert_same_data(path.read_bytes(), text, f"{path.name} against a regeneration (run `python -m grader generate`)")
 
 
 def test_stored_sample_outputs_agree_with_live_evaluation():

@@ -27,6 +27,7 @@ from grader.feedback.fingerprint import SAMPLE_FILE
 from grader.maintain.archive_check import Caps, check_archive, safe_unpack
 from grader.maintain.manifest import MANIFEST_NAME, build_manifest, file_records
 from grader.maintain.pack import FIXED_MTIME, flavour_entries, pack, select_files, write_tar_gz
+from same_data import assert_same_data
 from test_formats import SUBMISSIONS, gradescope_problems
 
 NOT_PACKED = {".gitignore"}   # tracked files the judge archive deliberately leaves out
@@ -84,16 +85,17 @@ def rejected(archive: Path, caps: Caps = Caps()) -> str:
 
 def test_pack_is_reproducible_and_round_trips(frozen, archives, tmp_path):
     again = pack(open_bundle(frozen), "judge", tmp_path / "again").path
-    assert again.read_bytes() == archives["judge"].read_bytes()
+    assert_same_data(again.read_bytes(), archives["judge"].read_bytes(), "the judge archive packed again")
     # An unpacked judge archive is a judge bundle that packs to the very same bytes.
     root = safe_unpack(archives["judge"], tmp_path / "unpacked")
     (root / MANIFEST_NAME).unlink()
     repacked = pack(open_bundle(root), "judge", tmp_path / "repacked").path
-    assert repacked.read_bytes() == archives["judge"].read_bytes()
+    assert_same_data(repacked.read_bytes(), archives["judge"].read_bytes(), "the judge archive repacked unpacked")
     assert repacked.name == "vit-encoder-block-1.0.0-judge.tar.gz"
     practice = safe_unpack(archives["practice"], tmp_path / "practice")
     (practice / MANIFEST_NAME).unlink()
-    assert pack(open_bundle(practice), "practice", tmp_path / "p").path.read_bytes() == archives["practice"].read_bytes()
+    assert_same_data(pack(open_bundle(practice), "practice", tmp_path / "p").path.read_bytes(),
+                     archives["practice"].read_bytes(), "the practice archive repacked unpacked")
     assert not list((tmp_path / "again").glob("*.partial"))
 
 
@@ -403,7 +405,7 @@ def autograder_zip(frozen, tmp_path_factory) -> Path:
 
 def test_gradescope_zip_is_reproducible_and_has_the_layout(frozen, autograder_zip, tmp_path):
     again = export_gradescope(open_bundle(frozen), tmp_path / "again.zip")
-    assert again.read_bytes() == autograder_zip.read_bytes()
+    assert_same_data(again.read_bytes(), autograder_zip.read_bytes(), "the Gradescope zip exported again")
     with zipfile.ZipFile(autograder_zip) as zf:
         infos = {i.filename: i for i in zf.infolist()}
     for script in ("setup.sh", "run_autograder"):

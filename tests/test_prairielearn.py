@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
+from same_data import assert_same_data
 from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
 from grader.platforms import prairielearn as pl
@@ -114,7 +115,7 @@ def test_question_html_has_the_editor_the_results_and_the_statement(question, sp
     starter = (question / "starter.py").read_text()
     assert starter == platform_starter((bundle.root / "starter/solution.py").read_text(), pl.STARTER_CHECK)
     assert "Save & Grade" in starter and "vit-grader" not in starter and "python -m grader" not in starter
-    assert (question / "statement.md").read_bytes() == bundle.statement.read_bytes()
+    assert_same_data((question / "statement.md").read_bytes(), bundle.statement.read_bytes(), "statement.md exported")
     dockerfile = (question / "image/Dockerfile").read_text()
     assert "USER 0:0" in dockerfile and f'ENTRYPOINT ["{pl.ENTRYPOINT}"]' in dockerfile
 
