@@ -4,7 +4,7 @@ Vectorised: every step is a batched matrix product or an elementwise/axis
 operation over the whole (B, N, D) tensor; there is no Python loop over tokens
 or heads. The block is written once against a NumPy-like namespace `xp`: with
 NumPy it is an ordinary float64 solution; the test generator passes its
-machine-independent double-double arithmetic (grader/problem/portable_array.py)
+machine-independent double-double arithmetic (grader/problem/portable_arithmetic.py)
 to compute the expected outputs (see `encoder_block`).
 """
 import numpy as np

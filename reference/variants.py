@@ -10,7 +10,7 @@ outputs with these (grader/feedback/diagnose.py), and the tolerance evidence
 
 `block` is written against a NumPy-like namespace: by default NumPy itself
 (float64 or float32, as a learner's program computes; math.erf elementwise),
-or one the caller passes per dtype, such as grader/problem/portable_array's
+or one the caller passes per dtype, such as grader/problem/portable_arithmetic's
 fixed-order arithmetic, which makes the stored mistake outputs the same bytes
 on every CPU.
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from grader.problem.cases import load_cases
-from grader.problem.portable_array import DOUBLE_DOUBLE, DoubleDoubleArray, RoundedArray, rounded
+from grader.problem.portable_arithmetic import DOUBLE_DOUBLE, rounded
+from grader.problem.portable_array import DoubleDoubleArray, RoundedArray
 
 RNG = np.random.default_rng(7)
 

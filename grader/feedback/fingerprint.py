@@ -34,7 +34,7 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 
 from ..problem.cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
-from ..problem.portable_array import rounded
+from ..problem.portable_arithmetic import rounded
 from .mistakes import CATALOGUE
 
 SAMPLE_FILE = "mistakes-sample.json"      # under testcases/
@@ -170,7 +170,7 @@ def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
     """SAMPLE_FILE's text: every mistake's output on every sample case.
 
     Each mistake runs in its own precision (float64, or float32 for float32
-    arithmetic) in portable_array's fixed-order arithmetic, so the file is the
+    arithmetic) in portable_arithmetic's fixed-order arithmetic, so the file is the
     same bytes on every CPU and BLAS; it agrees with a NumPy evaluation (the
     live outputs) to rounding, far inside the match tolerance.
     """

@@ -2,7 +2,7 @@
 
 Every case comes from a recipe (a small function of a seeded RNG) and the
 expected output comes from reference/solution.py evaluated in double-double
-arithmetic (portable_array.DOUBLE_DOUBLE, about 106 bits) and rounded once to
+arithmetic (portable_arithmetic.DOUBLE_DOUBLE, about 106 bits) and rounded once to
 float64. That arithmetic is built from IEEE 754 operations in a fixed order,
 with exp and tanh in software, so the expected outputs are a function of the
 inputs alone: the same bytes on every CPU, BLAS kernel and thread count
@@ -25,7 +25,7 @@ import numpy as np
 
 from .bundle import Bundle
 from .cases import PRACTICE_DIR, TestCase, case_to_text, write_case
-from .portable_array import DOUBLE_DOUBLE
+from .portable_arithmetic import DOUBLE_DOUBLE
 from .spec import ProblemSpec
 
 Inputs = dict[str, object]

@@ -12,23 +12,19 @@ results differ between Intel and AMD. The arrays here avoid all three:
 - exp, expm1, tanh and erf are evaluated in double-double software
   (double_double.py) and rounded to the array's precision.
 
-Two arithmetics share that structure: `DOUBLE_DOUBLE`, about 106 bits, for
-expected outputs (rounded once to float64 at the end), and `rounded(dtype)`,
-plain float64 or float32 arithmetic in a fixed order, for outputs that must
-behave like a float64 or float32 program (the stored mistake outputs).
-
-Code written against a small NumPy-like namespace runs on either, and on
-NumPy itself: `xp.asarray`, `xp.sqrt`, `xp.exp`, `xp.tanh`, `xp.erf`,
-`xp.maximum`, `xp.stack`, `xp.concatenate`, `xp.pi`; the arrays' operators
-(+ - * / ** @, indexing) and methods (sum, mean, var, max, reshape,
-transpose, swapaxes, T). Anything else (a NumPy function called on one of
+Two array types share that structure: `DoubleDoubleArray`, about 106 bits,
+for expected outputs (rounded once to float64 at the end), and
+`RoundedArray`, plain float64 or float32 arithmetic in a fixed order, for
+outputs that must behave like a float64 or float32 program (the stored
+mistake outputs). The arrays offer NumPy's operators (+ - * / ** @,
+indexing) and methods (sum, mean, var, max, reshape, transpose, swapaxes, T);
+the functions (sqrt, exp, ...) come with the namespaces of
+portable_arithmetic.py. Anything else (a NumPy function called on one of
 these arrays, np.asarray of one) raises TypeError rather than silently
 leaving the fixed arithmetic.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -214,7 +210,7 @@ class DoubleDoubleArray(PortableArray):
         return self.hi, self._lo()
 
     def coerce(self, other: Any) -> DoubleDoubleArray:
-        return DOUBLE_DOUBLE.asarray(other)
+        return as_double_double(other)
 
     def add(self, other: PortableArray) -> PortableArray:
         with np.errstate(all="ignore"):
@@ -326,7 +322,7 @@ class RoundedArray(PortableArray):
         return RoundedArray(parts[0], self.dtype.type)
 
     def coerce(self, other: Any) -> RoundedArray:
-        return rounded(self.dtype.type).asarray(other)
+        return as_rounded(other, self.dtype.type)
 
     def _same(self, other: PortableArray) -> RoundedArray:
         if not isinstance(other, RoundedArray) or other.dtype != self.dtype:
@@ -358,40 +354,13 @@ class RoundedArray(PortableArray):
         return self.value.copy()
 
 
-@dataclass(frozen=True)
-class Arithmetic:
-    """The namespace a computation is written against (see the module docstring)."""
-    name: str
-    asarray: Callable[..., Any]
-    sqrt: Callable[[Any], Any]
-    exp: Callable[[Any], Any]
-    tanh: Callable[[Any], Any]
-    erf: Callable[[Any], Any]
-    pi: Any
+# --- converting into each arithmetic ----------------------------------------------------------
 
-    def maximum(self, a: Any, b: Any) -> Any:
-        a, b = self.asarray(a), self.asarray(b)
-        diff = a - b
-        take_a = np.isnan(a.parts[0]) | ~(diff.parts[0] < 0)
-        shape = np.broadcast_shapes(a.shape, b.shape)
-        return a._new([np.where(take_a, np.broadcast_to(pa, shape), np.broadcast_to(pb, shape))
-                       for pa, pb in zip(a.parts, b.parts)])
+def as_double_double(value: Any, dtype: Any = None) -> DoubleDoubleArray:
+    """A double-double array of a float64-exact value (Python ints and floats, float arrays).
 
-    def stack(self, arrays: Sequence[Any], axis: int = 0) -> Any:
-        items = [self.asarray(a) for a in arrays]
-        return items[0]._new([np.stack([it.parts[i] for it in items], axis=axis)
-                              for i in range(len(items[0].parts))])
-
-    def concatenate(self, arrays: Sequence[Any], axis: int = 0) -> Any:
-        items = [self.asarray(a) for a in arrays]
-        return items[0]._new([np.concatenate([it.parts[i] for it in items], axis=axis)
-                              for i in range(len(items[0].parts))])
-
-
-# --- double-double ------------------------------------------------------------------------
-
-def _dd_asarray(value: Any, dtype: Any = None) -> DoubleDoubleArray:
-    """A double-double array of a float64-exact value (Python ints and floats, float arrays)."""
+    `dtype` is accepted for NumPy's signature and ignored: the value is exact.
+    """
     if isinstance(value, DoubleDoubleArray):
         return value
     if isinstance(value, PortableArray):
@@ -401,49 +370,10 @@ def _dd_asarray(value: Any, dtype: Any = None) -> DoubleDoubleArray:
     return DoubleDoubleArray(np.asarray(value, dtype=np.float64))
 
 
-def _dd_unary(fn: Callable[[dd.Pair], dd.Pair]) -> Callable[[Any], DoubleDoubleArray]:
-    def apply(value: Any) -> DoubleDoubleArray:
-        with np.errstate(all="ignore"):
-            return DoubleDoubleArray(*fn(_dd_asarray(value).pair()))
-    return apply
-
-
-DOUBLE_DOUBLE = Arithmetic(
-    name="double-double", asarray=_dd_asarray, sqrt=_dd_unary(dd.sqrt), exp=_dd_unary(dd.exp),
-    tanh=_dd_unary(dd.tanh), erf=_dd_unary(dd.erf), pi=DoubleDoubleArray(np.float64(dd.PI[0]), np.float64(dd.PI[1])))
-
-
-# --- float64 / float32 in a fixed order ------------------------------------------------------
-
-def _rounded_unary(dtype: type, fn: Callable[[dd.Pair], dd.Pair]) -> Callable[[Any], RoundedArray]:
-    """fn evaluated in double-double on the exact value, then rounded to `dtype`."""
-    def apply(value: Any) -> RoundedArray:
-        a = rounded(dtype).asarray(value).value.astype(np.float64)
-        with np.errstate(all="ignore"):
-            hi, _ = fn((a, np.zeros_like(a)))
-            return RoundedArray(hi.astype(dtype), dtype)
-    return apply
-
-
-def _rounded_arithmetic(own: type) -> Arithmetic:
-    def asarray(value: Any, dtype: Any = None) -> RoundedArray:   # dtype: the caller's, for NumPy parity
-        if isinstance(value, RoundedArray) and value.dtype == np.dtype(own):
-            return value
-        if isinstance(value, PortableArray):
-            raise TypeError(f"cannot mix {type(value).__name__} into {np.dtype(own)} arithmetic")
-        return RoundedArray(np.asarray(value, dtype=np.float64).astype(own), own)
-
-    def sqrt(value: Any) -> RoundedArray:
-        return RoundedArray(np.sqrt(asarray(value).value), own)
-
-    return Arithmetic(name=np.dtype(own).name, asarray=asarray, sqrt=sqrt,
-                      exp=_rounded_unary(own, dd.exp), tanh=_rounded_unary(own, dd.tanh),
-                      erf=_rounded_unary(own, dd.erf), pi=RoundedArray(np.float64(math.pi), own))
-
-
-ROUNDED = {np.dtype(t): _rounded_arithmetic(t) for t in (np.float64, np.float32)}
-
-
-def rounded(dtype: Any) -> Arithmetic:
-    """Plain `dtype` (float64 or float32) arithmetic in a fixed order."""
-    return ROUNDED[np.dtype(dtype)]
+def as_rounded(value: Any, own: Any) -> RoundedArray:
+    """A `own`-precision (float64 or float32) array of a value, rounded once if need be."""
+    if isinstance(value, RoundedArray) and value.dtype == np.dtype(own):
+        return value
+    if isinstance(value, PortableArray):
+        raise TypeError(f"cannot mix {type(value).__name__} into {np.dtype(own)} arithmetic")
+    return RoundedArray(np.asarray(value, dtype=np.float64).astype(own), np.dtype(own).type)
