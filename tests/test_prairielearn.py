@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,38 @@ def test_cli_unreadable_submission_is_not_gradable(tmp_path):
     doc = json.loads(out.read_text())
     check_results(doc)
     assert doc["gradable"] is False and "solution.py" in doc["message"]
+
+
+def _run_entry(tmp_path: Path, files: dict[str, str]) -> dict:
+    """The entry program outside a container (PL_GRADE_ROOT, PL_BUNDLE), on a student folder."""
+    student = tmp_path / "grade" / "student"
+    student.mkdir(parents=True)
+    for name, text in files.items():
+        (student / name).write_text(text)
+    entry = ROOT / "grader/platforms/programs/prairielearn_entry.py"
+    r = subprocess.run([sys.executable, str(entry)],
+                       env={**os.environ, "PL_GRADE_ROOT": str(tmp_path / "grade"), "PL_BUNDLE": str(ROOT)},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "grade/results/results.json").read_text())
+    check_results(doc)
+    return doc
+
+
+@pytest.mark.parametrize("files, says", [
+    ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, ["2 Python files or notebooks", "a.py, b.py", "solution.py"]),
+    ({"notes.txt": "hi\n"}, ["no solution.py", "notes.txt"]),
+    ({}, ["the upload is empty"]),
+])
+def test_entry_program_says_what_the_folder_holds_when_no_file_can_be_graded(tmp_path, files, says):
+    doc = _run_entry(tmp_path, files)
+    assert doc["gradable"] is False
+    assert all(s in doc["message"] for s in says), doc["message"]
+
+
+def test_entry_program_grades_the_one_python_file_whatever_its_name(tmp_path):
+    doc = _run_entry(tmp_path, {"mine.py": (ROOT / "reference/solution.py").read_text()})
+    assert doc["gradable"] is True and doc["score"] == 1.0
 
 
 # --- the container, as PrairieLearn's grader host runs it ------------------------------

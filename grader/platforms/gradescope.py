@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -41,8 +40,8 @@ from typing import Any
 from ..problem.bundle import Bundle
 from ..problem.spec import ProblemSpec
 from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
-from ..judging.paths import shown
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
+from .uploads import unlocated_reason, upload_files
 
 VISIBLE, HIDDEN = "visible", "after_published"
 STDOUT_CHARS = 2000          # captured output shown per visible failing case
@@ -149,37 +148,6 @@ def gradescope_error(spec: ProblemSpec, reason: str) -> dict[str, Any]:
             "tests": [{"name": "submission found", "status": "failed", "score": 0, "max_score": 0,
                        "output": reason, "output_format": "text", "visibility": VISIBLE}],
             "extra_data": {"verdict": None, "max_score": spec.max_score, "bundle": f"{spec.id} {spec.version}"}}
-
-
-def _listed(names: list[str], limit: int = 5) -> str:
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(shown(n, 80) for n in names[:limit]) + more
-
-
-def upload_files(upload: Path) -> list[str]:
-    """Every file of an upload, relative and sorted, as run_autograder's find sees them:
-    a link (to a folder too) is listed, never followed; hidden files and folders are left out."""
-    found = []
-    for folder, dirs, files in os.walk(upload):
-        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in links)
-        rel = Path(folder).relative_to(upload)
-        found += [(rel / name).as_posix() for name in files + links if not name.startswith(".")]
-    return sorted(found)
-
-
-def unlocated_reason(entry: str, files: list[str]) -> str:
-    """Why run_autograder found no one file to grade in an upload holding `files`."""
-    named = [f for f in files if Path(f).name == entry]
-    code = [f for f in files if f.endswith(".py") or f.lower().endswith(".ipynb")]
-    if len(named) > 1:
-        return f"the upload has {len(named)} files named {entry} ({_listed(named)}); keep only one"
-    if code:
-        return (f"the upload has {len(code)} Python files or notebooks ({_listed(code)}) and none named {entry}, "
-                "so which one to grade is unclear")
-    if files:
-        return f"the upload has no {entry} and no other Python file or notebook, only {_listed(files)}"
-    return "the upload is empty"
 
 
 def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:

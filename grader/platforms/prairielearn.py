@@ -40,6 +40,7 @@ from ..problem.spec import ProblemSpec
 from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
 from .files import ExportFile, platform_starter, write_export
 from .gradescope import case_lines
+from .uploads import unlocated_reason, upload_files
 
 ENTRYPOINT = "/usr/local/bin/grade-prairielearn"
 RESULTS_LIMIT = 1024 * 1024          # the grader host's cap on results.json
@@ -116,6 +117,14 @@ def render_error(spec: ProblemSpec, reason: str) -> str:
 
 
 # --- the question folder --------------------------------------------------------------
+
+def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
+    """The entry program's results.json when the upload has no one file to grade."""
+    from ..problem.bundle import open_bundle     # the entry program calls this alone, in the image
+    spec = open_bundle(Path(bundle_dir)).spec
+    reason = unlocated_reason(spec.entry_file, upload_files(Path(upload)))
+    Path(results).write_text(render_error(spec, reason), encoding="utf-8")
+
 
 def info_json(spec: ProblemSpec) -> dict[str, Any]:
     """info.json: only properties infoQuestion.json defines (it allows no others)."""

@@ -8,7 +8,8 @@ results.json, and always exits 0:
 
 - the student's file is /grade/student/<entry file>, else the one Python file
   or notebook there; it is opened by the grader with --within /grade/student,
-  so a symlink or special file is refused, never followed;
+  so a symlink or special file is refused, never followed; with neither, the
+  grader's results.json says what the folder holds and what is expected;
 - the grader writes PrairieLearn's results.json itself (`--format prairielearn`),
   including `gradable: false` when the file cannot be read or compiled;
 - if the grader could not write one (a fault), this program writes
@@ -25,8 +26,9 @@ from pathlib import Path
 CONFIG: dict = {"entry_file": "solution.py"}
 
 
-def locate(student: Path) -> Path:
-    """A name to grade; the grader itself checks what it is (no link is followed here)."""
+def locate(student: Path) -> Path | None:
+    """A name to grade (the grader itself checks what it is: no link is followed here),
+    or None when the folder has no entry file and not exactly one other candidate."""
     wanted = student / CONFIG["entry_file"]
     if os.path.lexists(wanted):
         return wanted
@@ -35,7 +37,20 @@ def locate(student: Path) -> Path:
     except OSError:
         return wanted
     candidates = [n for n in names if n.lower().endswith((".py", ".ipynb"))]
-    return student / candidates[0] if len(candidates) == 1 else wanted
+    return student / candidates[0] if len(candidates) == 1 else None
+
+
+def explain_unlocated(bundle: Path, student: Path, results: Path) -> bool:
+    """Have the grader write why no file can be graded; False if it could not."""
+    code = ("import sys; from grader.platforms.prairielearn import write_unlocated; "
+            "write_unlocated(*sys.argv[1:])")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(bundle), str(student), str(results)],
+                              cwd=bundle, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    except OSError:
+        return False
+    return done.returncode == 0 and results.is_file() and results.stat().st_size > 0
 
 
 def fallback(results: Path, reason: str) -> None:
@@ -56,7 +71,12 @@ def main() -> int:
     except FileNotFoundError:
         pass
     student = root / "student"
-    cmd = [sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(locate(student)),
+    target = locate(student)
+    if target is None and explain_unlocated(bundle, student, results):
+        results.chmod(0o644)
+        return 0
+    target = target or student / CONFIG["entry_file"]     # let the grader say what is missing
+    cmd = [sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(target),
            "--within", str(student), "--one-worker", "--format", "prairielearn", "--json", str(results)]
     try:
         r = subprocess.run(cmd, cwd=bundle, capture_output=True, text=True, timeout=None,
