@@ -68,7 +68,8 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
     """The allowlist of one flavour (the practice one depends on which groups are visible)."""
     if flavour == "judge":
         return _TOP_LEVEL + _GRADER + (
-            _calibration(spec), Entry("requirements*.txt"), Entry("Dockerfile"), Entry(".dockerignore"),
+            _calibration(spec), Entry("CHANGELOG.md"), Entry("requirements*.txt"), Entry("Dockerfile"),
+            Entry(".dockerignore"),
             Entry("reference/*.py", required=True), Entry("starter/*.py", required=True),
             Entry("starter/*.ipynb"), Entry("testcases/*/*.json", required=True), _PRACTICE_CASES,
             Entry("submissions/*/*.py"), Entry("submissions/*/*.ipynb"),
