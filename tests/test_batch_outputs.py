@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from golden import check_golden
 from grader.batch.finish import write_outputs
 from grader.batch.outputs import cell
 from grader.batch.shards import ShardError, parse_shard, select
@@ -20,17 +20,11 @@ from grader.batch.similarity import fingerprint, identical_groups, normalise, si
 from grader.batch.state import RunKey, StudentRecord, load_record, reusable, save_record
 
 GOLDEN = ROOT / "tests" / "golden" / "batch"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
 
 
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"{path} is missing: run UPDATE_GOLDEN=1 python3 -m pytest {__file__}"
-    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+def check_batch_golden(name: str, text: str) -> None:
+    check_golden(GOLDEN / name, text)
 
 
 def _report(verdict: str, score: int, mistakes=(), summary: str = "") -> dict:
@@ -71,8 +65,8 @@ RUN = {"bundle_id": "vit-encoder-block", "bundle_version": "1.0.0", "tests": "sa
 def test_grades_csv_and_summary_golden(tmp_path):
     records = _class(tmp_path)
     outputs = write_outputs(tmp_path, RUN, records)
-    check_golden("grades.csv", (tmp_path / "grades.csv").read_text())
-    check_golden("summary.md", (tmp_path / "summary.md").read_text())
+    check_batch_golden("grades.csv", (tmp_path / "grades.csv").read_text())
+    check_batch_golden("summary.md", (tmp_path / "summary.md").read_text())
     assert outputs.summary == (tmp_path / "summary.md").read_text()
 
 

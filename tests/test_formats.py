@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
+from golden import check_golden
 from grader.platforms.formats import render_platform, render_platform_error
 from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
@@ -33,7 +34,6 @@ from grader.platforms import exercism, gradescope, junit
 from grader.judging.verdict import CaseResult, CompileResult, GradeReport, GroupResult
 
 GOLDEN = ROOT / "tests" / "golden" / "formats"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 FIXED_TIME = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 ELAPSED_S = 2.0
 
@@ -279,14 +279,8 @@ def rendered(fmt: str, report: GradeReport, bundle) -> str:
 SUFFIX = {"gradescope": "gradescope.json", "exercism": "exercism.json", "junit": "junit.xml"}
 
 
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"{path} is missing: run UPDATE_GOLDEN=1 python3 -m pytest tests/test_formats.py"
-    assert text == path.read_text(encoding="utf-8"), \
-        f"{name} differs from its golden file (if the change is intended: UPDATE_GOLDEN=1 pytest {__file__})"
+def check_format_golden(name: str, text: str) -> None:
+    check_golden(GOLDEN / name, text)
 
 
 PROBLEMS = {"gradescope": lambda t: gradescope_problems(json.loads(t)),
@@ -308,7 +302,7 @@ def test_the_runs_have_the_verdicts_the_goldens_are_about(reports):
 @pytest.mark.parametrize("fmt", sorted(SUFFIX))
 @pytest.mark.parametrize("name", sorted(SUBMISSIONS))
 def test_golden(reports, bundle, name, fmt):
-    check_golden(f"{name}.{SUFFIX[fmt]}", rendered(fmt, reports[name], bundle))
+    check_format_golden(f"{name}.{SUFFIX[fmt]}", rendered(fmt, reports[name], bundle))
 
 
 @pytest.mark.parametrize("fmt", sorted(SUFFIX))
@@ -324,7 +318,7 @@ def test_unjudgeable_submission_document(bundle, fmt, tmp_path):
     assert PROBLEMS[fmt](text) == []
     # What varies: the temporary folder, and JUnit's timestamp.
     text = re.sub(r'timestamp="[^"]*"', 'timestamp="2026-01-01T12:00:00"', text.replace(str(tmp_path), "TMP"))
-    check_golden(f"unjudgeable.{SUFFIX[fmt]}", text)
+    check_format_golden(f"unjudgeable.{SUFFIX[fmt]}", text)
 
 
 @pytest.mark.parametrize("fmt", sorted(SUFFIX))

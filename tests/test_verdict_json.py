@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 
 import pytest
@@ -25,11 +24,11 @@ from grader.report.json_report import SCHEMA_VERSION
 from grader.judging.verdict import CHECKS, VERDICT_NAMES, VERDICTS
 
 from conftest import ROOT
+from golden import check_golden
 
 GOLDEN = ROOT / "tests" / "golden" / "verdict"
 SUBMISSIONS = GOLDEN / "submissions"
 SCHEMA_PATH = ROOT / "schemas" / "verdict.schema.json"
-UPDATE = bool(os.environ.get("UPDATE_GOLDEN"))
 VARIES = "<varies>"
 
 # scenario -> (submission file, extra CLI arguments, expected exit status)
@@ -118,15 +117,7 @@ def _no_constants(token: str):
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_golden(outputs, scenario):
     got = normalise(outputs[scenario])
-    path = GOLDEN / f"{scenario}.json"
-    if UPDATE:
-        path.write_text(json.dumps(got, indent=2, sort_keys=False) + "\n")
-    if not path.exists():
-        pytest.fail(f"{path} is missing: run UPDATE_GOLDEN=1 python3 -m pytest tests/test_verdict_json.py")
-    want = json.loads(path.read_text())
-    assert got == want, (f"verdict JSON of {scenario!r} differs from {path.name}; if the change is intended, "
-                         "regenerate with UPDATE_GOLDEN=1 python3 -m pytest tests/test_verdict_json.py "
-                         "and review the diff")
+    check_golden(GOLDEN / f"{scenario}.json", json.dumps(got, indent=2, sort_keys=False) + "\n")
 
 
 def test_every_golden_file_has_a_scenario():
