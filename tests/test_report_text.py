@@ -38,7 +38,7 @@ from grader.problem.bundle import open_bundle
 from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
 from grader.report.json_report import report_dict
-from grader.report.text_report import MARKS, render_text, use_colour
+from grader.report.text_report import MARKS, ROUNDING_RESIDUAL, render_text, use_colour
 from grader.sandbox.records import Layer, SandboxInfo
 
 GOLDEN = ROOT / "tests" / "golden" / "report"
@@ -107,12 +107,35 @@ def normalised_text(report, width: int = 80, verbose: bool = False) -> str:
     return re.sub(r"\b\d+\.\d+s\]", "<t>s]", text)
 
 
-def diagnosis_part(report) -> dict:
+# Scenarios whose submission computes in float32: its values sit near the tolerance, and which
+# of them exceed it (the error pattern: how many are off, where) depends on the BLAS kernel's
+# float32 rounding, so those fields are not compared. The verdict and the diagnosis are.
+ROUNDING_SCENARIOS = {"float32_sample", "combined_eps_1e5_float32_all"}
+PATTERN_BY_ROUNDING = ("off", "scope", "sentence", "confined_to", "batches", "tokens", "channels", "heads")
+VARIES = "<varies>"
+
+
+def _masked(obj, rounding: bool):
+    """`obj` with what depends on the machine's rounding replaced by VARIES: a fit's residual
+    below the text report's ROUNDING_RESIDUAL, and (if `rounding`) error patterns."""
+    if isinstance(obj, list):
+        return [_masked(v, rounding) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {k: _masked(v, rounding) for k, v in obj.items()}
+    if isinstance(out.get("largest_residual"), float) and out["largest_residual"] < ROUNDING_RESIDUAL:
+        out["largest_residual"] = VARIES
+    if rounding and {"scope", "sentence", "off"} <= out.keys():
+        out.update({k: VARIES for k in PATTERN_BY_ROUNDING if k in out})
+    return out
+
+
+def diagnosis_part(report, name: str = "") -> dict:
     d = report_dict(report)
-    return {"verdict": d["verdict"], "diagnosis": d["diagnosis"],
-            "tests": [{"name": t["name"], "verdict": t["verdict"], "check": t["check"],
-                       "pattern": (t["error"] or {}).get("pattern"), "diagnosis": t["diagnosis"]}
-                      for t in d["tests"]]}
+    return _masked({"verdict": d["verdict"], "diagnosis": d["diagnosis"],
+                    "tests": [{"name": t["name"], "verdict": t["verdict"], "check": t["check"],
+                               "pattern": (t["error"] or {}).get("pattern"), "diagnosis": t["diagnosis"]}
+                              for t in d["tests"]]}, name in ROUNDING_SCENARIOS)
 
 
 # --- golden files ----------------------------------------------------------------------------------------
@@ -130,7 +153,7 @@ def test_verbose_report_matches_golden(name, tmp_root):
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_diagnosis_json_matches_golden(name, tmp_root):
-    text = json.dumps(diagnosis_part(graded(name, tmp_root)), indent=1, sort_keys=True, allow_nan=False) + "\n"
+    text = json.dumps(diagnosis_part(graded(name, tmp_root), name), indent=1, sort_keys=True, allow_nan=False) + "\n"
     check_golden(GOLDEN / f"{name}.diagnosis.json", text)
 
 

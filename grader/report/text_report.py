@@ -212,11 +212,23 @@ def _diagnosis_lines(d: dict[str, Any], colour: bool, width: int) -> list[str]:
         if fit:
             out += _wrap(f"Fitted {fit['title']}: {fit['value']:.6g} (the statement's: {fit['expected']:.10g}); it "
                          f"explains all {fit['cases_explained']} tests compared, the largest difference "
-                         f"{fit['largest_residual']:.2g} of the tolerance. Statement: section "
+                         f"{_residual_text(fit['largest_residual'])}. Statement: section "
                          f"\"{fit['statement']['section']}\" ({fit['statement']['anchor']}).", "  ", width)
     if out:
         out[0] = _paint(out[0], "1", colour)
     return out
+
+
+# A fit whose largest difference is below this share of the tolerance matches the submission
+# to rounding: its digits depend on the CPU and BLAS kernel that ran the submission, so they
+# are not printed (the verdict JSON keeps the figure).
+ROUNDING_RESIDUAL = 1e-3
+
+
+def _residual_text(resid: float) -> str:
+    if resid < ROUNDING_RESIDUAL:
+        return f"under {ROUNDING_RESIDUAL:g} of the tolerance (rounding)"
+    return f"{resid:.2g} of the tolerance"
 
 
 def _verbose_lines(r: GradeReport, colour: bool, width: int) -> list[str]:
