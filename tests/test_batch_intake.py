@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from grader.batch.intake import IntakeError, IntakeLimits, unpack_zip, walk_folder
+from grader.batch.zipdir import read_directory
+from pathlib import PurePosixPath as P
 
 
 def _zip(path: Path, members: list[tuple[str, bytes] | zipfile.ZipInfo | tuple[zipfile.ZipInfo, bytes]]) -> Path:
@@ -108,10 +110,75 @@ def test_a_zip_bomb_entry_is_refused_by_ratio(tmp_path):
     assert [str(f) for f in out.files] == ["ok.py"]
 
 
-def test_too_many_entries_refuse_the_archive_naming_the_entry(tmp_path):
+def test_too_many_entries_refuse_the_archive_from_its_end_record(tmp_path):
     z = _zip(tmp_path / "c.zip", [(f"s{i}.py", b"x") for i in range(12)])
-    with pytest.raises(IntakeError, match=r"12 entries.*'s10.py'"):
-        unpack_zip(z, tmp_path / "u", IntakeLimits(max_entries=10))
+    with pytest.raises(IntakeError, match=r"lists 12 entries, more than the class-wide bound of 10"):
+        unpack_zip(z, tmp_path / "u", IntakeLimits(max_class_entries=10))
+
+
+def test_a_zip64_count_is_read_before_zipfile_parses_the_directory(tmp_path, monkeypatch):
+    z = _zip(tmp_path / "c.zip", [(f"s{i}", b"") for i in range(0x10000 + 5)])   # past 65535: zip64 records
+    assert read_directory(z) is not None and read_directory(z).entries == 0x10000 + 5
+
+    def never(*args, **kwargs):
+        raise AssertionError("zipfile parsed a directory the end record already refuses")
+    monkeypatch.setattr(zipfile, "ZipFile", never)
+    with pytest.raises(IntakeError, match=r"lists 65541 entries"):
+        unpack_zip(z, tmp_path / "u", IntakeLimits(max_class_entries=0x10000))
+
+
+def test_an_end_record_understating_the_count_is_still_caught(tmp_path):
+    z = _zip(tmp_path / "c.zip", [(f"s{i}.py", b"x") for i in range(12)])
+    data = bytearray(z.read_bytes())
+    pos = data.rfind(b"PK\x05\x06")
+    data[pos + 8:pos + 12] = (3).to_bytes(2, "little") * 2     # "3 entries"
+    z.write_bytes(bytes(data))
+    with pytest.raises(IntakeError, match=r"12 entries.*'s10.py' is the first one over"):
+        unpack_zip(z, tmp_path / "u", IntakeLimits(max_class_entries=10))
+
+
+def test_a_huge_directory_is_refused_before_parsing(tmp_path):
+    z = _zip(tmp_path / "c.zip", [("a" * 200 + f"{i}.py", b"x") for i in range(40)])
+    with pytest.raises(IntakeError, match=r"its directory takes \d+ bytes, more than the 0 MiB bound"):
+        unpack_zip(z, tmp_path / "u", IntakeLimits(max_directory_bytes=4096))
+
+
+def test_skipped_folders_are_not_counted_nor_unpacked(tmp_path):
+    members = [(f"__MACOSX/._s{i}.py", b"junk") for i in range(30)]
+    members += [(f"hw1-alice/.git/objects/{i}", b"git") for i in range(30)]
+    members += [("hw1-alice/solution.py", b"x = 1\n"), ("bob/__pycache__/a.pyc", b"\0"),
+                ("bob/.ipynb_checkpoints/s-checkpoint.ipynb", b"{}"), ("bob/solution.py", b"y = 2\n")]
+    z = _zip(tmp_path / "c.zip", members)
+    out = unpack_zip(z, tmp_path / "u", IntakeLimits(max_student_entries=5, max_class_entries=100))
+    assert sorted(map(str, out.files)) == ["bob/solution.py", "hw1-alice/solution.py"]
+    assert not out.oversized and out.refused == []
+    assert P("hw1-alice/.git") in out.skipped_dirs and not (tmp_path / "u" / "hw1-alice" / ".git").exists()
+
+
+def test_one_oversized_student_is_named_and_the_others_unpacked(tmp_path):
+    members = [(f"carol/data/{i}.txt", b"d") for i in range(20)] + [("alice/solution.py", b"x = 1\n")]
+    z = _zip(tmp_path / "c.zip", members)
+    out = unpack_zip(z, tmp_path / "u", IntakeLimits(max_student_entries=10))
+    assert set(out.oversized) == {P("carol")}
+    assert P("alice/solution.py") in out.files
+    assert len([f for f in out.files if f.parts[0] == "carol"]) == 10
+    root = tmp_path / "cls"
+    for i in range(20):
+        (root / "carol" / "data").mkdir(parents=True, exist_ok=True)
+        (root / "carol" / "data" / f"{i}.txt").write_text("d")
+    (root / "alice").mkdir()
+    (root / "alice" / "solution.py").write_text("x = 1\n")
+    walked = walk_folder(root, IntakeLimits(max_student_entries=10))
+    assert set(walked.oversized) == {P("carol")} and P("alice/solution.py") in walked.files
+
+
+def test_a_folder_past_the_class_wide_bound_is_refused(tmp_path):
+    root = tmp_path / "cls"
+    root.mkdir()
+    for i in range(12):
+        (root / f"s{i:02}.py").write_text("x")
+    with pytest.raises(IntakeError, match=r"refused at 's10.py': more than the class-wide bound of 10"):
+        walk_folder(root, IntakeLimits(max_class_entries=10))
 
 
 def test_too_much_in_total_refuses_the_archive_naming_the_entry(tmp_path):
