@@ -149,3 +149,121 @@ def test_hidden_top_level_folders_are_nobodys(tmp_path):
     (root / "__pycache__" / "alice.cpython-311.pyc").write_bytes(b"junk")
     (root / ".hidden.py").write_bytes(CODE)
     assert set(_entries(root)) == {"alice"}
+
+
+def _zip_of(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    import zipfile
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return path
+
+
+def test_a_classroom_of_git_clones_is_graded_not_refused(tmp_path):
+    # gh classroom clone: 180 clones of 57 entries each, mostly .git: 10 260 entries in all
+    members = []
+    for i in range(180):
+        repo = f"hw1-submissions/hw1-student{i:03}"
+        members += [(f"{repo}/.git/objects/{k:02}", b"git") for k in range(54)]
+        members += [(f"{repo}/.git/logs/HEAD", b"log"), (f"{repo}/README.md", b"hi"), (f"{repo}/solution.py", CODE)]
+    entries, refused, _, problems = find_entries((_zip_of(tmp_path / "c.zip", members),), tmp_path / "w")
+    assert problems == [] and refused == []
+    assert len(entries) == 180 and all(e.path is not None and e.layout == "github-classroom" for e in entries)
+    assert entries[173].student == "student173"
+
+
+def test_one_student_with_too_many_files_is_that_students_ce_not_the_class(tmp_path):
+    root = tmp_path / "cls"
+    for s in ("alice", "bob"):
+        (root / s).mkdir(parents=True)
+        (root / s / "solution.py").write_bytes(CODE)
+    (root / "carol" / "data").mkdir(parents=True)
+    (root / "carol" / "solution.py").write_bytes(CODE)
+    for i in range(10_001):
+        (root / "carol" / "data" / f"{i}.csv").write_text("1")
+    entries, _, _, problems = find_entries((root,), tmp_path / "w")
+    by_id = {e.student: e for e in entries}
+    assert problems == [] and set(by_id) == {"alice", "bob", "carol"}
+    assert by_id["alice"].path and by_id["bob"].path and by_id["carol"].path is None
+    assert "more than 10000 files and folders, the limit for one student" in by_id["carol"].problem
+
+
+def test_macosx_junk_does_not_count(tmp_path):
+    members = [(f"__MACOSX/._{i}.py", b"junk") for i in range(10_001)] + [("alice.py", CODE)]
+    entries, refused, _, problems = find_entries((_zip_of(tmp_path / "c.zip", members),), tmp_path / "w")
+    assert problems == [] and [e.student for e in entries] == ["alice"] and entries[0].path
+
+
+def test_a_duplicate_zip_entry_refuses_that_student_only(tmp_path):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # zipfile warns of the duplicate name it writes
+        z = _zip_of(tmp_path / "c.zip", [("bob.py", CODE), ("bob.py", b"raise SystemExit\n"), ("alice.py", CODE),
+                                         ("carol/solution.py", CODE), ("carol/solution.py", CODE)])
+    entries, refused, _, _ = find_entries((z,), tmp_path / "w")
+    by_id = {e.student: e for e in entries}
+    assert set(by_id) == {"alice", "bob", "carol"}            # no phantom bob, no bob-2
+    assert by_id["bob"].path is None and "holds 'bob.py' more than once" in by_id["bob"].problem
+    assert by_id["carol"].path is None and "'carol/solution.py' more than once" in by_id["carol"].problem
+    assert by_id["alice"].path is not None
+    assert any("bob.py" in line and "same name" in line for line in refused)
+
+
+def test_two_submissions_with_one_id_in_a_folder_are_refused_together(tmp_path):
+    root = tmp_path / "cls"
+    (root / "bob").mkdir(parents=True)
+    (root / "bob" / "solution.py").write_bytes(CODE)
+    (root / "bob.py").write_bytes(CODE)
+    (root / "dave.py").write_bytes(CODE)
+    (root / "dave.ipynb").write_text(bc.notebook("x = 1\n"))
+    (root / "alice.py").write_bytes(CODE)
+    found = _entries(root)
+    assert set(found) == {"alice", "bob", "dave"}
+    assert found["alice"].path is not None
+    for s in ("bob", "dave"):
+        assert found[s].path is None and f"2 submissions in cls give the student id '{s}'" in found[s].problem
+
+
+def test_one_students_zip_is_not_read_as_a_wrapper(tmp_path):
+    z = _zip_of(tmp_path / "alice.zip", [("alice/solution.py", CODE), ("alice/notes.py", b"# notes\n")])
+    entries, *_ = find_entries((z,), tmp_path / "w")
+    assert [(e.student, e.path.name if e.path else None) for e in entries] == [("alice", "solution.py")]
+    z = _zip_of(tmp_path / "hw.zip", [("hw1/alice/solution.py", CODE), ("hw1/bob/solution.py", CODE)])
+    entries, *_ = find_entries((z,), tmp_path / "w2")
+    assert sorted(e.student for e in entries) == ["alice", "bob"]
+
+
+def test_lms_prefixes_are_removed_before_choosing_solution_py(tmp_path):
+    root = tmp_path / "canvas"
+    root.mkdir()
+    (root / "smithjane_1234_5678_solution.py").write_bytes(CODE)
+    (root / "smithjane_1234_5679_helpers.py").write_bytes(b"def f(): pass\n")
+    (root / "doejohn_late_1240_5680_solution-1.py").write_bytes(CODE)
+    (root / "doejohn_late_1240_5681_utils.py").write_bytes(b"x = 1\n")
+    (root / "Ada Lovelace_1001_assignsubmission_file_solution.py").write_bytes(CODE)
+    (root / "Ada Lovelace_1001_assignsubmission_file_helper.py").write_bytes(b"x = 1\n")
+    found = _entries(root)
+    assert found["smithjane_1234"].path.name == "smithjane_1234_5678_solution.py"
+    assert found["doejohn_1240"].path.name == "doejohn_late_1240_5680_solution-1.py"
+    assert found["ada_lovelace_1001"].path.name.endswith("_solution.py")
+    assert all(not e.problem for e in found.values())
+
+
+def test_the_instructor_chooses_the_file_with_a_pattern(tmp_path):
+    from grader.batch.layouts import Choice
+    root = tmp_path / "cls"
+    (root / "alice" / "src").mkdir(parents=True)
+    (root / "alice" / "main.py").write_bytes(CODE)
+    (root / "alice" / "src" / "vit.py").write_bytes(CODE)
+    (root / "smithjane_1234_5678_main.py").write_bytes(CODE)
+    (root / "smithjane_1234_5679_helpers.py").write_bytes(CODE)
+    got = {e.student: e for e in discover("cls", walk_folder(root), choice=Choice("main.py")).entries}
+    assert got["alice"].path.name == "main.py" and got["smithjane_1234"].path.name.endswith("_main.py")
+    got = {e.student: e for e in discover("cls", walk_folder(root), choice=Choice("src/*.py")).entries}
+    assert got["alice"].path.name == "vit.py"
+    got = {e.student: e for e in discover("cls", walk_folder(root), choice=Choice("*.py")).entries}
+    assert got["alice"].path is None and "exactly one must match --file '*.py'" in got["alice"].problem
+    assert got["smithjane_1234"].path is None
+    # the default still says how to fix it
+    got = {e.student: e for e in discover("cls", walk_folder(root)).entries}
+    assert "name the one to grade solution.py" in got["alice"].problem

@@ -30,7 +30,7 @@ from . import docker as docker_mode
 from .finish import Outputs, write_outputs
 from .ids import unique_ids
 from .intake import IntakeError, unpack_zip, walk_folder
-from .layouts import Entry, discover, single_file
+from .layouts import Choice, Entry, discover, single_file, wrapper_prefix
 from .local import Task, file_sha256, grade_task, unjudged_report
 from .runner import Interrupted, interruptible, run_parallel
 from .seal import file_digest, load_key, sealed, verified
@@ -72,6 +72,7 @@ class BatchOptions:
     image: str = docker_mode.DEFAULT_IMAGE
     shard: tuple[int, int] | None = None
     isolation: str = "auto"
+    file: str | None = None               # --file: a glob naming the file to grade among a student's several
     progress: Callable[[Progress], None] | None = None
 
 
@@ -116,18 +117,21 @@ def _check_paths(opts: BatchOptions) -> None:
             raise BatchError(f"--out {opts.out} is inside the input {p}: its outputs would be read as submissions")
         if out in rp.parents:
             raise BatchError(f"the input {p} is inside --out {opts.out}")
+    if opts.file is not None and (not opts.file.strip() or "\0" in opts.file):
+        raise BatchError(f"--file {opts.file!r}: give a file name or a glob pattern such as solution.py or *.ipynb")
     if opts.out.exists() and not opts.out.is_dir():
         raise BatchError(f"--out {opts.out}: exists and is not a folder")
 
 
-def find_entries(inputs: tuple[Path, ...], work: Path) -> tuple[list[Entry], list[str], list[str], list[str]]:
+def find_entries(inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
+                 ) -> tuple[list[Entry], list[str], list[str], list[str]]:
     """(entries, refused entry lines, ignored files, refused inputs) of all inputs."""
     entries, refused, ignored, problems = [], [], [], []
     for n, p in enumerate(inputs, 1):
         label = p.name if p.is_file() else (p.name or str(p))
         try:
             if p.is_dir():
-                found = discover(label, walk_folder(p))
+                found = discover(label, walk_folder(p), choice=choice)
             elif p.suffix.lower() == ".zip":
                 dest = work / f"{n}"
                 if dest.is_symlink():      # planted in a DIR someone else prepared: never unpack through it
@@ -138,7 +142,7 @@ def find_entries(inputs: tuple[Path, ...], work: Path) -> tuple[list[Entry], lis
                 except OSError as exc:
                     raise IntakeError(f"{dest}: cannot be made empty to unpack {p.name} into "
                                       f"({exc.strerror or exc})") from None
-                found = discover(label, unpack_zip(p, dest), unwrap=True)
+                found = discover(label, unpack_zip(p, dest, wrapper=wrapper_prefix), unwrap=True, choice=choice)
             else:
                 entries.append(single_file(p, label))
                 continue
@@ -205,7 +209,7 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
             docker_mode.check_engine(opts.image)
         except docker_mode.DockerUnavailable as exc:
             raise BatchError(str(exc)) from None
-    entries, refused, ignored, problems = find_entries(opts.inputs, unpacked)
+    entries, refused, ignored, problems = find_entries(opts.inputs, unpacked, Choice(opts.file))
     all_ids = [e.student for e in entries]
     if opts.shard:
         mine = set(select(all_ids, *opts.shard))

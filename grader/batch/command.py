@@ -37,6 +37,9 @@ def add_parsers(sub, batch: Callable, merge: Callable) -> None:
     bt.add_argument("--docker", action="store_true", help="grade each submission in its own container")
     bt.add_argument("--image", default=os.environ.get("VIT_GRADER_IMAGE", DEFAULT_IMAGE),
                     help=f"the grading image for --docker (default: $VIT_GRADER_IMAGE or {DEFAULT_IMAGE})")
+    bt.add_argument("--file", metavar="PATTERN", help="the file to grade when a student handed in several: a "
+                    "name or glob (solution.py, *.ipynb; with a '/', the path in the student's folder), matched "
+                    "against the student's own name for it (default: solution.py or solution.ipynb)")
     bt.add_argument("--shard", metavar="K/N", help="grade only shard K of N (merge with batch-merge)")
     bt.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     bt.set_defaults(func=batch)
@@ -72,7 +75,8 @@ def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], 
     tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
     opts = api.BatchOptions(inputs=tuple(Path(p) for p in args.inputs), out=Path(args.out), jobs=args.jobs or 0,
                             tests=tests, secret_seed=seed, random_seed=random_seed, docker=args.docker,
-                            image=args.image, shard=shard, isolation=args.isolation, progress=line)
+                            image=args.image, shard=shard, isolation=args.isolation, file=args.file,
+                            progress=line)
     try:
         result = api.run_batch(bundle, opts, zygote=getattr(args, "early_zygote", None))
     except api.BatchError as exc:

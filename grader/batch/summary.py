@@ -89,6 +89,8 @@ def render_summary(rows: list[Row], pairs: list[Pair], run: dict) -> str:
             out.append(f"- {_md(r.student)} ({_md(r.record.source)}): {_md(r.reason)}")
     elif expected is not None and expected != len(rows):
         out.append("none so far")
+    elif run.get("input_problems"):
+        out.append("every student found was judged, but not every input could be read:")
     else:
         out.append("every submission was judged")
     for problem in run.get("input_problems", []):
