@@ -36,8 +36,9 @@ from .runner import Interrupted, interruptible, run_parallel
 from .seal import file_digest, load_key, sealed, verified
 from .shards import select
 from .similarity import fingerprint, windows
-from .state import (RunKey, StateDirError, StudentRecord, atomic_write, load_run, make_state_dirs, reusable,
-                    save_record, save_run)
+from .state import (RunKey, StateDirError, StudentRecord, load_run, make_state_dirs, reusable, run_level_problems,
+                    save_record, save_run, student_output_problem)
+from .writes import OutputError, atomic_write
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -90,7 +91,8 @@ class BatchResult:
         if self.interrupted:
             return EXIT_INTERRUPTED
         rows = self.outputs.rows
-        return EXIT_SOME_FAILED if self.input_problems or any(not r.judged for r in rows) else EXIT_OK
+        failed = self.input_problems or self.outputs.problems or any(not r.judged for r in rows)
+        return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
 def default_jobs() -> int:
@@ -199,6 +201,9 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
         unpacked = make_state_dirs(out, "unpacked")
     except StateDirError as exc:
         raise BatchError(str(exc)) from None
+    damaged = run_level_problems(out)
+    if damaged:
+        raise BatchError(damaged[0])
     seed = opts.secret_seed
     if opts.random_seed:
         previous = load_run(out) or {}
@@ -234,7 +239,10 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
            "students": sorted(all_ids), "shard_students": sorted(e.student for e in entries),
            "students_in_shard": len(entries), "groups": bundle.group_names(opts.tests),
            "refused": refused, "ignored": ignored, "input_problems": problems}
-    save_run(out, run)
+    try:
+        save_run(out, run)
+    except OutputError as exc:
+        raise BatchError(str(exc)) from None
     starter_path = bundle.root / "starter" / "solution.py"
     starter = windows(starter_path.read_text(encoding="utf-8")) if starter_path.is_file() else set()
 
@@ -242,12 +250,19 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
     seal_key = load_key()
     source_limit = bundle.spec.limits.source_kib * 1024
     todo: list[tuple[Entry, str]] = []
+    reused = 0
     for e in entries:
         sha = file_sha256(e.path)
+        damaged = student_output_problem(out, e.student)
+        if damaged:   # that student's "could not be judged"; nothing of it is written
+            records[e.student] = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0,
+                                               False, damaged, "CE")
+            continue
         kept = reusable(out, e.student, sha, key)
         if kept is not None and kept.source == e.source and \
                 verified(kept, file_digest(out / f"{e.student}.json", out), seal_key):
             records[e.student] = kept
+            reused += 1
         else:
             todo.append((e, sha))
     token = os.urandom(4).hex()
@@ -272,12 +287,18 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
             prints = print_of(e.path)
         if "error" in result:   # the grading process itself failed: the student is not judged
             reason = f"grading failed: {result['error']}"
-            atomic_write(tasks[index].out_json, render_json(unjudged_report(bundle, options, cases, reason)))
             result = {"verdict": "CE", "judged": False, "reason": reason, "seconds": 0.0}
+            try:
+                atomic_write(tasks[index].out_json, render_json(unjudged_report(bundle, options, cases, reason)))
+            except OutputError as exc:
+                result["reason"] = f"{reason}; {exc}"
         rec = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, float(result["seconds"]),
                             bool(result["judged"]), str(result["reason"]), str(result["verdict"]), prints)
         rec = sealed(rec, file_digest(tasks[index].out_json, out), seal_key)
-        save_record(out, rec)
+        try:
+            save_record(out, rec)
+        except OutputError as exc:   # kept in memory: the gradebook still lists the student, as not judged
+            rec = replace(rec, judged=False, reason=str(exc))
         records[e.student] = rec
         counts["done"] += 1
         counts["not_judged"] += not rec.judged
@@ -308,4 +329,4 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
         if opts.docker:
             docker_mode.remove_containers([t.container for t in tasks])
     outputs = write_outputs(out, run, [records[s] for s in sorted(records)])
-    return BatchResult(out, outputs, counts["done"], len(entries) - len(todo), interrupted, tuple(problems))
+    return BatchResult(out, outputs, counts["done"], reused, interrupted, tuple(problems))

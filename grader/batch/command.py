@@ -89,6 +89,8 @@ def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], 
     sys.stdout.write(result.outputs.summary)
     print(f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv and summary.md to {result.out} "
           f"({result.graded} graded now, {result.reused} kept from an earlier run)")
+    for problem in result.outputs.problems:
+        print(f"grader: batch: not written: {problem}", file=sys.stderr)
     if result.interrupted:
         print(f"grader: batch: interrupted ({result.interrupted}); every sandbox was stopped; "
               "run the same command again to resume", file=sys.stderr)
@@ -108,5 +110,8 @@ def merge_command(args: argparse.Namespace) -> int:
         raise BatchError(str(exc)) from None
     sys.stdout.write(outputs.summary)
     print(f"\nmerged {len(dirs)} folder(s): {len(outputs.rows)} students into {args.out}")
+    for problem in outputs.problems:
+        print(f"grader: batch-merge: not written: {problem}", file=sys.stderr)
     complete = len(outputs.rows) == run.get("students_in_shard")
-    return 0 if complete and all(r.judged for r in outputs.rows) and not run.get("input_problems") else 1
+    ok = complete and all(r.judged for r in outputs.rows) and not run.get("input_problems") and not outputs.problems
+    return 0 if ok else 1

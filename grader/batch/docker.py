@@ -28,7 +28,7 @@ from ..problem.cases import TestCase
 from ..report.json_report import render_json
 from .ids import clean_text
 from .local import Task, unjudged_report
-from .state import atomic_write
+from .writes import atomic_write
 
 DEFAULT_IMAGE = "vit-encoder-block-grader:local"
 RUN_FLAGS = ("--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,noexec,nosuid,size=64m",

@@ -1,4 +1,9 @@
-"""Writing grades.csv and summary.md from what is in DIR (used by a run and by a merge)."""
+"""Writing grades.csv and summary.md from what is in DIR (used by a run and by a merge).
+
+Each is written on its own: one that cannot be (a folder or a link put where
+it belongs, writes.py) is named in Outputs.problems and the other is still
+written; the command then exits 1 and says which.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,7 +11,8 @@ from pathlib import Path
 
 from .outputs import Row, csv_text, load_rows
 from .similarity import Pair, similar_pairs
-from .state import StudentRecord, atomic_write
+from .state import StudentRecord
+from .writes import OutputError, atomic_write
 from .summary import render_summary
 
 
@@ -15,6 +21,7 @@ class Outputs:
     rows: list[Row]
     pairs: list[Pair]
     summary: str
+    problems: tuple[str, ...] = ()     # run-level files that could not be written
 
 
 def write_outputs(out: Path, run: dict, records: list[StudentRecord]) -> Outputs:
@@ -22,6 +29,10 @@ def write_outputs(out: Path, run: dict, records: list[StudentRecord]) -> Outputs
     rows = load_rows(out, records)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
-    atomic_write(out / "grades.csv", csv_text(rows, list(run.get("groups", [])), pairs))
-    atomic_write(out / "summary.md", summary)
-    return Outputs(rows, pairs, summary)
+    problems = []
+    for name, text in (("grades.csv", csv_text(rows, list(run.get("groups", [])), pairs)), ("summary.md", summary)):
+        try:
+            atomic_write(out / name, text)
+        except OutputError as exc:
+            problems.append(str(exc))
+    return Outputs(rows, pairs, summary, tuple(problems))

@@ -23,7 +23,7 @@ from ..problem.cases import TestCase
 from ..report.json_report import render_json
 from ..judging.paths import read_regular
 from .ids import clean_text
-from .state import atomic_write
+from .writes import atomic_write
 
 MAX_READ = 16 << 20   # a submission over 64 KiB is a CE anyway; a notebook may be bigger
 

@@ -55,6 +55,8 @@ class Row:
 
     @property
     def reason(self) -> str:
+        if not self.record.judged and self.record.reason:
+            return self.record.reason
         if self.report is None:
             return "the verdict JSON is missing or damaged"
         return self.record.reason

@@ -12,12 +12,15 @@ would (apart from timings).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from .finish import Outputs, write_outputs
 from .outputs import report_shape_ok
-from .state import (RUN_FILE, StateDirError, atomic_write, load_records, load_run, make_state_dirs, parse_json,
-                    read_state, save_record, save_run, state_dir)
+from .state import (RUN_FILE, StateDirError, load_records, load_run, make_state_dirs, parse_json, read_state,
+                    StudentRecord, run_level_problems, save_record, save_run, state_dir,
+                    student_output_problem)
+from .writes import OutputError, atomic_write
 
 # What must agree between shards (everything in _run.json except the shard's own part).
 AGREE = ("bundle_id", "bundle_version", "grader_version", "tests", "secret_seed", "mode", "students",
@@ -41,6 +44,24 @@ def parse_shard(text: str) -> tuple[int, int]:
 def select(ids: list[str], k: int, n: int) -> list[str]:
     """The ids of shard k of n: every n-th id in sorted order, from the k-th."""
     return [s for i, s in enumerate(sorted(ids)) if i % n == k - 1]
+
+
+def _copy_student(shard: Path, out: Path, rec: StudentRecord) -> StudentRecord:
+    """Copy one student's verdict JSON and record from a shard folder; the record as merged (not
+    judged, saying why, when `out` has a folder or link where its files belong)."""
+    damaged = student_output_problem(out, rec.student)
+    if damaged:
+        return replace(rec, judged=False, reason=damaged)
+    # Through the same checked reader as a resume: a symlink, FIFO or malformed verdict
+    # JSON in a shard folder is not copied (its student counts as not judged).
+    data = read_state(shard / f"{rec.student}.json", shard)
+    try:
+        if report_shape_ok(parse_json(data)):
+            atomic_write(out / f"{rec.student}.json", data.decode("utf-8"))
+        save_record(out, rec)
+    except OutputError as exc:
+        return replace(rec, judged=False, reason=str(exc))
+    return rec
 
 
 def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
@@ -81,6 +102,9 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
         make_state_dirs(out)
     except StateDirError as exc:
         raise ShardError(str(exc)) from None
+    damaged = run_level_problems(out)
+    if damaged:
+        raise ShardError(damaged[0])
     merged = {}
     for d, run in runs:
         for rec in load_records(d):
@@ -90,14 +114,12 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
                 raise ShardError(f"student {rec.student} is in two shards")
             merged[rec.student] = rec
             if d.resolve() != out.resolve():
-                # Through the same checked reader as a resume: a symlink, FIFO or malformed verdict
-                # JSON in a shard folder is not copied (its student counts as not judged).
-                data = read_state(d / f"{rec.student}.json", d)
-                if report_shape_ok(parse_json(data)):
-                    atomic_write(out / f"{rec.student}.json", data.decode("utf-8"))
-                save_record(out, rec)
+                merged[rec.student] = _copy_student(d, out, rec)
     run = {k: first.get(k) for k in AGREE}
     run.update(shard=None, merged_from=len(runs), students_in_shard=len(first.get("students", [])),
                shard_students=sorted(first.get("students", [])))
-    save_run(out, run)
+    try:
+        save_run(out, run)
+    except OutputError as exc:
+        raise ShardError(str(exc)) from None
     return write_outputs(out, run, [merged[s] for s in sorted(merged)]), run

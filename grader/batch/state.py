@@ -28,6 +28,7 @@ from pathlib import Path
 from ..judging.paths import read_regular
 from ..judging.verdict import VERDICTS
 from .ids import valid_id
+from .writes import atomic_write, output_problem
 
 STATE_DIR = ".batch"
 RUN_FILE = "_run.json"   # "_": no student id starts with one (ids.valid_id), so no student "run" overwrites it
@@ -63,21 +64,6 @@ class StudentRecord:
     seal: str = ""            # HMAC of this record with the user's key (seal.py); "" when unsealed
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a reader (or a kill) never sees half a file. The temporary
-    file has an unguessable name and is created with O_EXCL|O_NOFOLLOW: a link planted in DIR
-    under the name it will use cannot make the batch write through it."""
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def state_dir(out: Path) -> Path:
     return out / STATE_DIR
 
@@ -102,6 +88,17 @@ def make_state_dirs(out: Path, *below: str) -> Path:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             raise StateDirError(f"{folder} is not a folder (a symbolic link?): refused, use a fresh --out")
     return folder
+
+
+def run_level_problems(out: Path) -> list[str]:
+    """Why the run's own files of DIR cannot be written (a batch checks them before grading, a merge before copying)."""
+    paths = (out / "grades.csv", out / "summary.md", state_dir(out) / RUN_FILE)
+    return [p for p in (output_problem(path) for path in paths) if p]
+
+
+def student_output_problem(out: Path, student: str) -> str | None:
+    """Why a student's verdict JSON or record cannot be written, or None."""
+    return output_problem(out / f"{student}.json") or output_problem(state_dir(out) / f"{student}.json")
 
 
 def read_state(path: Path, within: Path) -> bytes | None:
