@@ -250,7 +250,7 @@ def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
 def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
     from .batch.command import BatchError, merge_command
     try:
-        return merge_command(args)
+        return merge_command(args, bundle)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
 

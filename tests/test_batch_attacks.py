@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from grader.problem.bundle import open_bundle
 from grader.batch.finish import write_outputs
 from grader.batch.intake import IntakeError, unpack_zip, walk_folder
 from grader.batch.layouts import MAX_METADATA, discover
@@ -133,7 +134,7 @@ def test_a_symlinked_or_fifo_state_file_is_not_followed(tmp_path):
 def test_merge_refuses_a_run_json_of_the_wrong_shape(tmp_path, change):
     d = _folder(tmp_path / "shard", run={**RUN, **change})
     with pytest.raises(ShardError, match="not a batch output folder"):
-        merge_dirs([d], tmp_path / "merged")
+        merge_dirs([d], tmp_path / "merged", open_bundle(ROOT))
 
 
 def test_merge_refuses_a_shard_claiming_another_shards_students(tmp_path):
@@ -142,7 +143,7 @@ def test_merge_refuses_a_shard_claiming_another_shards_students(tmp_path):
     d1 = _folder(tmp_path / "s1", run={**run, "shard": "1/2"})
     d2 = _folder(tmp_path / "s2", run=run)
     with pytest.raises(ShardError, match="not those of shard 2/2"):
-        merge_dirs([d1, d2], tmp_path / "merged")
+        merge_dirs([d1, d2], tmp_path / "merged", open_bundle(ROOT))
 
 
 def test_merge_does_not_copy_a_symlinked_verdict_json(tmp_path):
@@ -150,7 +151,7 @@ def test_merge_does_not_copy_a_symlinked_verdict_json(tmp_path):
     secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
     d = _folder(tmp_path / "shard", report=None)
     os.symlink(secret, d / "alice.json")
-    outputs, _ = merge_dirs([d], tmp_path / "merged")
+    outputs, _ = merge_dirs([d], tmp_path / "merged", open_bundle(ROOT))
     assert not (tmp_path / "merged" / "alice.json").exists()
     assert not outputs.rows[0].judged
 
@@ -294,5 +295,51 @@ def test_a_student_named_run_does_not_overwrite_the_runs_description(tmp_path):
     assert load_run(out) == RUN and load_record(out, "run") == _record("run")
     d2 = _folder(tmp_path / "s2")
     save_record(d2, _record("run"))
-    merged, _ = merge_dirs([d2], tmp_path / "merged")   # a merge still reads the run's description
+    merged, _ = merge_dirs([d2], tmp_path / "merged", open_bundle(ROOT))   # a merge still reads the run's description
     assert [r.student for r in merged.rows] == ["alice"]
+
+
+# --- batch-merge: a shard that does not fit the bundle ----------------------------------------
+
+@pytest.mark.parametrize("report, message", [
+    ({**GOOD, "score": 10**9, "max_score": 10**9, "groups": [{"name": "sample", "score": 10**9}]},
+     r"claims 1000000000 of 1000000000 points: the problem gives 12 for --tests sample"),
+    ({**GOOD, "score": 12, "max_score": 12, "groups": [{"name": "sample", "score": 0}]},
+     r"groups add up to 0 points, not the 12"),
+    ({**GOOD, "score": 12, "max_score": 12, "groups": [{"name": "sample", "score": 13}]},
+     r"group 'sample' claims 13 points"),
+    ({**GOOD, "score": 8, "max_score": 12, "groups": [{"name": "hidden_bonus", "score": 8}]},
+     r"group 'hidden_bonus'"),
+])
+def test_merge_refuses_a_shard_claiming_points_the_problem_does_not_give(tmp_path, report, message):
+    d = _folder(tmp_path / "shard", report=report)
+    with pytest.raises(ShardError, match=message):
+        merge_dirs([d], tmp_path / "merged", open_bundle(ROOT))
+    assert not (tmp_path / "merged" / "alice.json").exists()      # nothing of the bad shard was copied
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"bundle_id": "another-problem"}, "not for this bundle"),
+    ({"bundle_version": "9.9.9"}, "not for this bundle"),
+    ({"tests": "everything"}, "test selection 'everything'"),
+    ({"groups": ["sample", "single_head"]}, "test groups are not this bundle's"),
+])
+def test_merge_refuses_a_shard_of_another_bundle_or_selection(tmp_path, change, message):
+    d = _folder(tmp_path / "shard", run={**RUN, **change})
+    with pytest.raises(ShardError, match=message):
+        merge_dirs([d], tmp_path / "merged", open_bundle(ROOT))
+
+
+def test_merge_refuses_a_record_graded_under_another_run(tmp_path):
+    d = _folder(tmp_path / "shard")
+    save_record(d, _record(key=replace(KEY, tests="all")))
+    with pytest.raises(ShardError, match="alice's record was graded under another run"):
+        merge_dirs([d], tmp_path / "merged", open_bundle(ROOT))
+
+
+def test_batch_merge_cli_refuses_an_inflated_shard_with_one_line(tmp_path, cli):
+    d = _folder(tmp_path / "shard", report={**GOOD, "score": 10**9, "max_score": 10**9,
+                                            "groups": [{"name": "sample", "score": 10**9}]})
+    r = cli("batch-merge", str(d), "--out", str(tmp_path / "merged"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1
+    assert "claims 1000000000 of 1000000000 points" in r.stderr

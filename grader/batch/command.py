@@ -97,7 +97,7 @@ def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], 
     return result.exit_status
 
 
-def merge_command(args: argparse.Namespace) -> int:
+def merge_command(args: argparse.Namespace, bundle) -> int:
     """Run `batch-merge`; raises BatchError for exit status 2."""
     from .shards import ShardError, merge_dirs
     dirs = [Path(d) for d in args.dirs]
@@ -105,7 +105,7 @@ def merge_command(args: argparse.Namespace) -> int:
         if not d.is_dir():
             raise BatchError(f"{d}: not a folder")
     try:
-        outputs, run = merge_dirs(dirs, Path(args.out))
+        outputs, run = merge_dirs(dirs, Path(args.out), bundle)
     except ShardError as exc:
         raise BatchError(str(exc)) from None
     sys.stdout.write(outputs.summary)

@@ -15,7 +15,9 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from ..problem.bundle import Bundle
 from .finish import Outputs, write_outputs
+from .fit import record_misfit, run_misfit, score_misfit
 from .outputs import report_shape_ok
 from .state import (RUN_FILE, StateDirError, load_records, load_run, make_state_dirs, parse_json, read_state,
                     StudentRecord, run_level_problems, save_record, save_run, state_dir,
@@ -46,17 +48,15 @@ def select(ids: list[str], k: int, n: int) -> list[str]:
     return [s for i, s in enumerate(sorted(ids)) if i % n == k - 1]
 
 
-def _copy_student(shard: Path, out: Path, rec: StudentRecord) -> StudentRecord:
-    """Copy one student's verdict JSON and record from a shard folder; the record as merged (not
-    judged, saying why, when `out` has a folder or link where its files belong)."""
+def _copy_student(out: Path, rec: StudentRecord, data: bytes | None) -> StudentRecord:
+    """Write one student's verdict JSON (`data`, None when not to be copied) and record into `out`;
+    the record as merged (not judged, saying why, when `out` has a folder or link where its files
+    belong)."""
     damaged = student_output_problem(out, rec.student)
     if damaged:
         return replace(rec, judged=False, reason=damaged)
-    # Through the same checked reader as a resume: a symlink, FIFO or malformed verdict
-    # JSON in a shard folder is not copied (its student counts as not judged).
-    data = read_state(shard / f"{rec.student}.json", shard)
     try:
-        if report_shape_ok(parse_json(data)):
+        if data is not None:
             atomic_write(out / f"{rec.student}.json", data.decode("utf-8"))
         save_record(out, rec)
     except OutputError as exc:
@@ -64,15 +64,74 @@ def _copy_student(shard: Path, out: Path, rec: StudentRecord) -> StudentRecord:
     return rec
 
 
-def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
-    """Merge shard folders into `out`; returns the outputs and the merged run description."""
+def _shard_students(d: Path, run: dict, bundle: Bundle) -> list[tuple[StudentRecord, bytes | None]]:
+    """A shard's records of its own students, each with its verdict JSON's bytes (None when it is not
+    to be copied); ShardError if any record or score does not fit the bundle (fit.py)."""
+    found = []
+    for rec in load_records(d):
+        if rec.student not in run["shard_students"]:
+            continue
+        misfit = record_misfit(d, rec, run)
+        # Through the same checked reader as a resume: a symlink, FIFO or malformed verdict
+        # JSON in a shard folder is not copied (its student counts as not judged).
+        data = read_state(d / f"{rec.student}.json", d)
+        report = parse_json(data)
+        if not report_shape_ok(report):
+            data = None
+        elif misfit is None:
+            misfit = score_misfit(d, rec.student, report, run, bundle)
+        if misfit:
+            raise ShardError(f"refused: {misfit}")
+        found.append((rec, data))
+    return found
+
+
+def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict]]:
     runs = []
     for d in dirs:
         run = load_run(d)
         if run is None:
             raise ShardError(f"{d}: not a batch output folder (no readable {state_dir(d).name}/{RUN_FILE}, "
                              "or one with fields of the wrong type)")
+        misfit = run_misfit(d, run, bundle)
+        if misfit:
+            raise ShardError(f"refused: {misfit}")
         runs.append((d, run))
+    return runs
+
+
+def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict]:
+    """Merge shard folders into `out`, checked against `bundle`; returns the outputs and the merged
+    run description."""
+    runs = _load_runs(dirs, bundle)
+    _check_shards(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        make_state_dirs(out)
+    except StateDirError as exc:
+        raise ShardError(str(exc)) from None
+    damaged = run_level_problems(out)
+    if damaged:
+        raise ShardError(damaged[0])
+    found = [(d, rec, data) for d, run in runs for rec, data in _shard_students(d, run, bundle)]
+    merged: dict[str, StudentRecord] = {}
+    for d, rec, data in found:
+        if rec.student in merged:
+            raise ShardError(f"student {rec.student} is in two shards")
+        merged[rec.student] = rec if d.resolve() == out.resolve() else _copy_student(out, rec, data)
+    first = runs[0][1]
+    run = {k: first.get(k) for k in AGREE}
+    run.update(shard=None, merged_from=len(runs), students_in_shard=len(first.get("students", [])),
+               shard_students=sorted(first.get("students", [])))
+    try:
+        save_run(out, run)
+    except OutputError as exc:
+        raise ShardError(str(exc)) from None
+    return write_outputs(out, run, [merged[s] for s in sorted(merged)]), run
+
+
+def _check_shards(runs: list[tuple[Path, dict]]) -> None:
+    """ShardError unless the folders are the shards of one batch, each K of 1..N once."""
     first_dir, first = runs[0]
     for d, run in runs[1:]:
         for key in AGREE:
@@ -97,29 +156,3 @@ def merge_dirs(dirs: list[Path], out: Path) -> tuple[Outputs, dict]:
             raise ShardError(f"shards do not cover 1..{n} exactly once"
                              + (f": missing {', '.join(f'{k}/{n}' for k in missing)}" if missing else "")
                              + (f": repeated {', '.join(f'{k}/{n}' for k in dup)}" if dup else ""))
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        make_state_dirs(out)
-    except StateDirError as exc:
-        raise ShardError(str(exc)) from None
-    damaged = run_level_problems(out)
-    if damaged:
-        raise ShardError(damaged[0])
-    merged = {}
-    for d, run in runs:
-        for rec in load_records(d):
-            if rec.student not in run.get("shard_students", []):
-                continue
-            if rec.student in merged:
-                raise ShardError(f"student {rec.student} is in two shards")
-            merged[rec.student] = rec
-            if d.resolve() != out.resolve():
-                merged[rec.student] = _copy_student(d, out, rec)
-    run = {k: first.get(k) for k in AGREE}
-    run.update(shard=None, merged_from=len(runs), students_in_shard=len(first.get("students", [])),
-               shard_students=sorted(first.get("students", [])))
-    try:
-        save_run(out, run)
-    except OutputError as exc:
-        raise ShardError(str(exc)) from None
-    return write_outputs(out, run, [merged[s] for s in sorted(merged)]), run
