@@ -65,3 +65,36 @@ def test_parsing_the_command_line_stays_light():
     code = "import sys, grader.cli; grader.cli.build_parser(); print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=bc.ROOT)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_file_option_oversized_and_duplicate_students_through_the_cli(tmp_path, cli):
+    import warnings
+    import zipfile
+    cls = tmp_path / "cls"
+    bc.write_files(cls / "alice", [bc.Student("main", CODE), bc.Student("helper", b"x = 1\n")])
+    bc.write_files(cls / "carol", [bc.Student("solution", CODE), bc.Student("notes", b"x = 1\n")])
+    (cls / "bob" / "data").mkdir(parents=True)
+    (cls / "bob" / "main.py").write_bytes(CODE)
+    for i in range(10_001):
+        (cls / "bob" / "data" / f"{i}.csv").write_text("1")
+    z = tmp_path / "late.zip"
+    with warnings.catch_warnings(), zipfile.ZipFile(z, "w") as zf:
+        warnings.simplefilter("ignore")
+        zf.writestr("dave.py", CODE)
+        zf.writestr("dave.py", b"raise SystemExit\n")
+    out = tmp_path / "out"
+    r = cli("batch", str(cls), str(z), "--out", str(out), "--tests", "sample", "--jobs", "1", "--file", "main.py")
+    assert r.returncode == 1, r.stderr
+    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").read_text().splitlines())}
+    assert set(rows) == {"alice", "bob", "carol", "dave"}
+    assert rows["alice"]["judged"] == "yes" and rows["alice"]["source"] == "cls:alice/main.py"
+    assert rows["bob"]["judged"] == "no" and "more than 10000 files and folders" in rows["bob"]["message"]
+    assert rows["carol"]["judged"] == "no" and "--file 'main.py'" in rows["carol"]["message"]
+    assert rows["dave"]["judged"] == "no" and "more than once" in rows["dave"]["message"]
+    assert "every submission was judged" not in r.stdout and "input refused" not in r.stdout
+
+
+def test_a_bad_file_pattern_is_exit_2(tmp_path, cli):
+    bc.write_files(tmp_path / "cls", [bc.Student("a", CODE)])
+    r = cli("batch", str(tmp_path / "cls"), "--out", str(tmp_path / "o"), "--file", " ")
+    assert r.returncode == 2 and "--file" in r.stderr and "Traceback" not in r.stderr
