@@ -343,3 +343,11 @@ def test_batch_merge_cli_refuses_an_inflated_shard_with_one_line(tmp_path, cli):
     r = cli("batch-merge", str(d), "--out", str(tmp_path / "merged"))
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1
     assert "claims 1000000000 of 1000000000 points" in r.stderr
+
+
+def test_a_refused_input_is_not_reported_as_everyone_judged(tmp_path):
+    out = _folder(tmp_path)
+    run = {**RUN, "input_problems": ["class.zip: refused: its directory lists 1000000 entries"]}
+    text = render_summary(write_outputs(out, run, [_record()]).rows, [], run)
+    assert "every submission was judged" not in text
+    assert "not every input could be read" in text and "input refused: class.zip" in text

@@ -1,6 +1,7 @@
 """grader/batch/layouts.py and ids.py: each LMS download gives one stable id per student."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,19 @@ def test_the_instructor_chooses_the_file_with_a_pattern(tmp_path):
     # the default still says how to fix it
     got = {e.student: e for e in discover("cls", walk_folder(root)).entries}
     assert "name the one to grade solution.py" in got["alice"].problem
+
+
+def test_names_that_are_not_utf8_give_clean_ids_and_messages(tmp_path):
+    from grader.batch.layouts import Choice
+    root = tmp_path / "cls"
+    root.mkdir()
+    bad = os.fsdecode(b"caf\xe9")                      # a Latin-1 name: a surrogate in Python's str
+    (root / bad).mkdir()
+    (root / bad / "solution.py").write_bytes(CODE)
+    (root / bad / os.fsdecode(b"n\xf6tes.py")).write_bytes(CODE)
+    (root / os.fsdecode(b"\xff\xfe.py")).write_bytes(CODE)
+    found = discover("cls", walk_folder(root), choice=Choice(os.fsdecode(b"*\xf6*"))).entries
+    assert all(e.student.isascii() and e.source.encode("utf-8") for e in found)
+    assert {e.path.name if e.path else None for e in found} >= {os.fsdecode(b"n\xf6tes.py")}
+    for e in found:
+        e.problem.encode("utf-8")                       # printable: no lone surrogate reaches an output

@@ -224,8 +224,10 @@ class _Discovery:
             else:
                 self.by_top.setdefault(f.parts[0], []).append(PurePosixPath(*f.parts[1:]))
         # Folders that hold nothing unpacked (empty, or only .git) are students all the same.
-        for d in _below([*intake.dirs, *intake.skipped_dirs], prefix):
-            if not skipped_dir(d.parts[0]) and (len(d.parts) > 1 or d in _below(intake.dirs, prefix)):
+        dirs = _below(intake.dirs, prefix)
+        inside_skipped = [d for d in _below(intake.skipped_dirs, prefix) if len(d.parts) > 1]
+        for d in (*dirs, *inside_skipped):
+            if not skipped_dir(d.parts[0]):
                 self.by_top.setdefault(d.parts[0], [])
         self.unreadable = {d.parts[0] for d in _below(intake.unreadable_dirs, prefix)}
         self.oversized = {d.parts[0]: why for d, why in zip(_below(intake.oversized, prefix),
