@@ -284,3 +284,15 @@ def test_names_that_are_not_utf8_give_clean_ids_and_messages(tmp_path):
     assert {e.path.name if e.path else None for e in found} >= {os.fsdecode(b"n\xf6tes.py")}
     for e in found:
         e.problem.encode("utf-8")                       # printable: no lone surrogate reaches an output
+
+
+def test_a_canvas_student_of_too_many_loose_files_is_that_students_ce(tmp_path):
+    from grader.batch.intake import IntakeLimits
+    root = tmp_path / "canvas"
+    root.mkdir()
+    for i in range(6):
+        (root / f"smithjane_1234_{5000 + i}_part{i}.py").write_bytes(CODE)
+    (root / "doejohn_1240_5680_solution.py").write_bytes(CODE)
+    found = {e.student: e for e in discover("canvas", walk_folder(root, IntakeLimits(max_student_entries=5))).entries}
+    assert found["doejohn_1240"].path is not None
+    assert found["smithjane_1234"].path is None and "6 files: more than 5 files" in found["smithjane_1234"].problem

@@ -74,6 +74,8 @@ class Intake:
     oversized: dict[PurePosixPath, str] = field(default_factory=dict)   # a student's folder over the limit: why
     duplicates: set[PurePosixPath] = field(default_factory=set)     # files a zip holds more than once
     prefix: PurePosixPath = PurePosixPath()   # the wrapper folder the students are in ("" when none)
+    limits: IntakeLimits = IntakeLimits()      # what it was read under (layouts applies the per-student one
+                                               # to LMS students made of loose files)
 
 
 class IntakeError(Exception):
@@ -191,7 +193,7 @@ def unpack_zip(archive: Path, dest: Path, limits: IntakeLimits = IntakeLimits(),
     below it is one student's, whose entries count against max_student_entries."""
     zf = _open_zip(archive, limits)
     dest.mkdir(parents=True, exist_ok=True)
-    out = Intake(dest)
+    out = Intake(dest, limits=limits)
     with zf:
         members = _admitted(zf, limits, out)
         if wrapper is not None:
@@ -297,7 +299,7 @@ def _extract_one(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, parts: 
 def walk_folder(root: Path, limits: IntakeLimits = IntakeLimits()) -> Intake:
     """The regular files under `root`, without following symbolic links. Each entry at the top is
     one student's: a folder holding more than max_student_entries is not walked further."""
-    out = Intake(root)
+    out = Intake(root, limits=limits)
     counts: dict[PurePosixPath, int] = {}
     total = 0
 

@@ -37,7 +37,7 @@ import yaml
 from .gradescope import (GRADESCOPE_METADATA, MAX_METADATA, gradescope_id, gradescope_submitters,  # noqa: F401
                          read_metadata)
 from .ids import clean_text, slug
-from .intake import Intake, Refusal, skipped_dir
+from .intake import Intake, Refusal, oversized_reason, skipped_dir
 
 SUFFIXES = (".py", ".ipynb")
 PREFERRED = ("solution.py", "solution.ipynb")
@@ -336,8 +336,10 @@ class _Discovery:
             grouped.setdefault(key, []).append(f)
         for (layout, student), group in sorted(grouped.items()):
             name, late = names[(layout, student)]
-            twice = self.duplicated(group)
-            chosen, why = (None, twice) if twice else \
+            limits = self.intake.limits
+            why = self.duplicated(group) or (f"{len(group)} files: {oversized_reason(limits)}"
+                                             if len(group) > limits.max_student_entries else "")
+            chosen, why = (None, why) if why else \
                 choose(group, [], f"the {layout.capitalize()} files of {student}", self.choice, layout)
             self.entries.append(Entry(student, self.src(chosen) if chosen else self.src(group[0]),
                                       self.base / chosen if chosen else None, layout, name, late, why))
