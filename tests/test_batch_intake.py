@@ -220,3 +220,16 @@ def test_a_folder_walk_refuses_links_and_special_files(tmp_path):
     assert [str(f) for f in out.files] == ["alice/solution.py"]
     assert "symbolic link" in refused["bob.py"] and "symbolic link" in refused["carol"]
     assert "special file" in refused["dave.py"]
+
+
+def test_a_million_entry_claim_is_refused_from_the_tail_alone(tmp_path, monkeypatch):
+    import struct
+    # Just the end records of a zip64 archive claiming 10^6 entries in a 46 MB directory.
+    eocd64 = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 10**6, 10**6, 46 * 10**6, 0)
+    locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, 0, 1)
+    eocd = struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    z = tmp_path / "class.zip"
+    z.write_bytes(b"\0" * 100 + eocd64 + locator + eocd)
+    monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: pytest.fail("zipfile was asked to parse it"))
+    with pytest.raises(IntakeError, match=r"lists 1000000 entries, more than the class-wide bound of 100000"):
+        unpack_zip(z, tmp_path / "u")
