@@ -296,3 +296,13 @@ def test_a_canvas_student_of_too_many_loose_files_is_that_students_ce(tmp_path):
     found = {e.student: e for e in discover("canvas", walk_folder(root, IntakeLimits(max_student_entries=5))).entries}
     assert found["doejohn_1240"].path is not None
     assert found["smithjane_1234"].path is None and "6 files: more than 5 files" in found["smithjane_1234"].problem
+
+
+def test_a_folder_of_only_git_is_a_student_saying_so(tmp_path):
+    root = tmp_path / "cls"
+    (root / "bob" / ".git" / "objects").mkdir(parents=True)
+    (root / "bob" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    found = _entries(root)
+    assert set(found) == {"bob"} and found["bob"].path is None
+    assert "holds only what is skipped: .git" in found["bob"].problem
+    assert found["bob"].layout == "github-classroom"

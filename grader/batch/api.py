@@ -193,6 +193,31 @@ def run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None = None)
                 zygote.close()
 
 
+def _triage(out: Path, entries: list[Entry], key: RunKey, seal_key: bytes | None
+            ) -> tuple[dict[str, StudentRecord], list[tuple[Entry, str]], int]:
+    """(records kept or not judged, students to grade with their file's sha256, how many were kept):
+    a student whose sealed result in DIR is still valid is kept (resume); one with a folder, link or
+    FIFO where its files belong in DIR is "could not be judged", and nothing of it is written."""
+    records: dict[str, StudentRecord] = {}
+    todo: list[tuple[Entry, str]] = []
+    reused = 0
+    for e in entries:
+        sha = file_sha256(e.path)
+        damaged = student_output_problem(out, e.student)
+        if damaged:
+            records[e.student] = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0,
+                                               False, damaged, "CE")
+            continue
+        kept = reusable(out, e.student, sha, key)
+        if kept is not None and kept.source == e.source and \
+                verified(kept, file_digest(out / f"{e.student}.json", out), seal_key):
+            records[e.student] = kept
+            reused += 1
+        else:
+            todo.append((e, sha))
+    return records, todo, reused
+
+
 def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> BatchResult:
     _check_paths(opts)
     out = opts.out
@@ -246,25 +271,9 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
     starter_path = bundle.root / "starter" / "solution.py"
     starter = windows(starter_path.read_text(encoding="utf-8")) if starter_path.is_file() else set()
 
-    records: dict[str, StudentRecord] = {}
     seal_key = load_key()
     source_limit = bundle.spec.limits.source_kib * 1024
-    todo: list[tuple[Entry, str]] = []
-    reused = 0
-    for e in entries:
-        sha = file_sha256(e.path)
-        damaged = student_output_problem(out, e.student)
-        if damaged:   # that student's "could not be judged"; nothing of it is written
-            records[e.student] = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0,
-                                               False, damaged, "CE")
-            continue
-        kept = reusable(out, e.student, sha, key)
-        if kept is not None and kept.source == e.source and \
-                verified(kept, file_digest(out / f"{e.student}.json", out), seal_key):
-            records[e.student] = kept
-            reused += 1
-        else:
-            todo.append((e, sha))
+    records, todo, reused = _triage(out, entries, key, seal_key)
     token = os.urandom(4).hex()
     tasks = [Task(e.student, e.path, e.problem, out / f"{e.student}.json",
                   container=f"vit-batch-{token}-{i}" if opts.docker else "", within=e.within)

@@ -226,6 +226,10 @@ class _Discovery:
         # Folders that hold nothing unpacked (empty, or only .git) are students all the same.
         dirs = _below(intake.dirs, prefix)
         inside_skipped = [d for d in _below(intake.skipped_dirs, prefix) if len(d.parts) > 1]
+        self.skipped: dict[str, list[str]] = {}
+        for d in inside_skipped:
+            if len(d.parts) == 2:
+                self.skipped.setdefault(d.parts[0], []).append(d.name)
         for d in (*dirs, *inside_skipped):
             if not skipped_dir(d.parts[0]):
                 self.by_top.setdefault(d.parts[0], [])
@@ -261,6 +265,9 @@ class _Discovery:
             return Entry(student, self.src(top), None, layout, name, problem=problem)
         chosen, why = choose(self.by_top.get(top, []), self.refused_under(top), f"the folder {shown!r}",
                              self.choice)
+        skipped = sorted(self.skipped.get(top, []))
+        if not self.by_top.get(top) and skipped:
+            why = why.replace(" (it is empty)", f" (it holds only what is skipped: {', '.join(skipped[:4])})")
         return Entry(student, self.src(PurePosixPath(top) / chosen) if chosen else self.src(top),
                      self.base / top / chosen if chosen else None, layout, name, problem=why)
 
