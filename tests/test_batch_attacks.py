@@ -351,3 +351,15 @@ def test_a_refused_input_is_not_reported_as_everyone_judged(tmp_path):
     text = render_summary(write_outputs(out, run, [_record()]).rows, [], run)
     assert "every submission was judged" not in text
     assert "not every input could be read" in text and "input refused: class.zip" in text
+
+
+def test_merge_into_a_damaged_folder_is_a_students_ce_or_a_refusal(tmp_path):
+    d = _folder(tmp_path / "shard")
+    merged = tmp_path / "merged"
+    (merged / "alice.json").mkdir(parents=True)
+    outputs, _ = merge_dirs([d], merged, open_bundle(ROOT))
+    assert not outputs.rows[0].judged and "alice.json is a folder" in outputs.rows[0].reason
+    assert (merged / "alice.json").is_dir() and (merged / "grades.csv").is_file()
+    (tmp_path / "m2" / "summary.md").mkdir(parents=True)
+    with pytest.raises(ShardError, match="summary.md is a folder where batch writes a file"):
+        merge_dirs([d], tmp_path / "m2", open_bundle(ROOT))
