@@ -23,7 +23,8 @@ from conftest import ROOT
 from grader.problem.bundle import open_bundle
 from grader.batch.finish import write_outputs
 from grader.batch.intake import IntakeError, unpack_zip, walk_folder
-from grader.batch.layouts import MAX_METADATA, discover
+from grader.batch.gradescope import MAX_METADATA
+from grader.batch.layouts import discover
 from grader.batch.outputs import load_report
 from grader.batch.seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs

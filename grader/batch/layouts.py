@@ -34,8 +34,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from .gradescope import (GRADESCOPE_METADATA, MAX_METADATA, gradescope_id, gradescope_submitters,  # noqa: F401
-                         read_metadata)
+from .gradescope import GRADESCOPE_METADATA, gradescope_id, gradescope_submitters, read_metadata
 from .ids import clean_text, slug
 from .intake import Intake, Refusal, oversized_reason, skipped_dir
 
