@@ -225,3 +225,17 @@ def test_an_honest_notebook_with_all_of_the_above_is_accepted(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     d = json.loads(proc.stdout)
     assert (d["verdict"], d["submission"]["kind"]) == ("AC", "notebook")
+
+
+def test_a_lone_surrogate_in_a_cell_is_a_ce_naming_the_cell_not_a_crash(tmp_path):
+    # json.dumps writes the lone surrogate as the escape "\ud800", as a damaged notebook holds it.
+    text = nb(code("import numpy as np"), code(["s = 'a\ud800b'\n", SOLUTION]))
+    assert "\\ud800" in text
+    rc, d = _grade(tmp_path, text)
+    assert rc == 1 and d["verdict"] == "CE"
+    assert "code cell 2, line 1" in d["compile"]["message"] and "lone surrogate" in d["compile"]["message"]
+
+
+def test_a_paired_surrogate_escape_is_an_ordinary_character(tmp_path):
+    rc, d = _grade(tmp_path, nb(code(["s = '\U0001f600'\n", SOLUTION])))
+    assert (rc, d["verdict"]) == (0, "AC")

@@ -66,6 +66,7 @@ def _cell_lines(cell: dict, index: int) -> tuple[list[str], str | None]:
     if not isinstance(src, str):
         raise NotebookError(f"cell {index} has a malformed source")
     lines = _split_lines(src)
+    _refuse_surrogates(lines, index)
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         magic_line = lines[first].strip()
@@ -79,6 +80,17 @@ def _cell_lines(cell: dict, index: int) -> tuple[list[str], str | None]:
                 "ordinary code cell")
         return [f"# (notebook-only cell removed) {ln.strip()}" for ln in lines], note
     return [_line(ln) for ln in lines], None
+
+
+def _refuse_surrogates(lines: list[str], index: int) -> None:
+    """JSON's "\\ud800" escape decodes to a lone surrogate, which no later step can encode:
+    the notebook is refused here, at the boundary, naming where the character sits."""
+    for n, ln in enumerate(lines, 1):
+        bad = next((ch for ch in ln if "\ud800" <= ch <= "\udfff"), None)
+        if bad is not None:
+            raise NotebookError(f"code cell {index}, line {n} holds a lone surrogate (U+{ord(bad):04X}, saved as the "
+                                "JSON escape \\u" f"{ord(bad):04x}), which is not a character: remove it or write "
+                                "the character it was meant to be")
 
 
 def _line(ln: str) -> str:
