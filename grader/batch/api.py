@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -258,8 +258,7 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
         raise BatchError(f"the sandbox cannot start here: {exc}") from None
     key = RunKey(bundle.spec.id, bundle.spec.version, __version__, opts.tests, seed,
                  f"docker:{opts.image}" if opts.docker else "local")
-    run = {"bundle_id": key.bundle_id, "bundle_version": key.bundle_version, "grader_version": key.grader_version,
-           "tests": key.tests, "secret_seed": seed, "mode": key.mode,
+    run = {**asdict(key),
            "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
            "students": sorted(all_ids), "shard_students": sorted(e.student for e in entries),
            "students_in_shard": len(entries), "groups": bundle.group_names(opts.tests),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..problem.bundle import Bundle, BundleError
-from .state import RunKey, StudentRecord
+from .state import StudentRecord, run_key
 
 
 def run_misfit(folder: Path, run: dict, bundle: Bundle) -> str | None:
@@ -31,9 +31,7 @@ def run_misfit(folder: Path, run: dict, bundle: Bundle) -> str | None:
 
 def record_misfit(folder: Path, rec: StudentRecord, run: dict) -> str | None:
     """Why a student's record was not graded under its shard's run, or None."""
-    key = RunKey(run["bundle_id"], run["bundle_version"], run["grader_version"], run["tests"],
-                 run["secret_seed"], run["mode"])
-    if rec.key != key:
+    if rec.key != run_key(run):
         return f"{folder}: {rec.student}'s record was graded under another run (bundle, grader, tests, seed or mode)"
     return None
 

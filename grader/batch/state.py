@@ -46,6 +46,11 @@ class RunKey:
     mode: str                 # "local" or "docker:<image>"
 
 
+def run_key(run: dict) -> RunKey:
+    """The run key a _run.json records: its fields are RunKey's, by name (api.py writes them)."""
+    return RunKey(**{f.name: run[f.name] for f in fields(RunKey)})
+
+
 @dataclass(frozen=True)
 class StudentRecord:
     student: str

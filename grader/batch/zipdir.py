@@ -45,7 +45,7 @@ def read_directory(path: Path) -> Directory | None:
         if pos < 0 or len(tail) - pos < EOCD_SIZE:
             return None
         _, _, _, here, entries, size, _, _ = struct.unpack(EOCD_FORMAT, tail[pos:pos + EOCD_SIZE])
-        entries, size = max(here, entries), size
+        entries = max(here, entries)
         at = start + pos - LOCATOR_SIZE
         if at >= EOCD64_SIZE:
             f.seek(at)
