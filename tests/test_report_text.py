@@ -353,3 +353,13 @@ def test_terminal_width_reads_columns_then_the_terminal():
     assert terminal_width({"COLUMNS": "10"}) == 40       # clamped: narrower than 40 is unreadable anyway
     assert terminal_width({"COLUMNS": "9999"}) == 160
     assert 40 <= terminal_width({"COLUMNS": "x"}) <= 160
+
+
+@pytest.mark.parametrize("resid, shown", [
+    (4.65e-07, "under 0.001 of the tolerance (rounding)"),     # a fit to rounding: no CPU digits
+    (ROUNDING_RESIDUAL, "0.001 of the tolerance"),              # at the line: a real difference
+    (0.37, "0.37 of the tolerance"),
+])
+def test_a_fit_prints_its_residual_unless_it_is_rounding(resid, shown):
+    from grader.report.text_report import _residual_text
+    assert _residual_text(resid) == shown
