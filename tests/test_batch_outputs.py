@@ -16,7 +16,8 @@ from golden import check_golden
 from grader.batch.finish import write_outputs
 from grader.batch.outputs import cell
 from grader.batch.shards import ShardError, parse_shard, select
-from grader.batch.similarity import fingerprint, identical_groups, normalise, similar_pairs, windows
+from grader.batch.similarity import (
+    MIN_CONTAINED, THRESHOLD, fingerprint, flagged, identical_groups, normalise, overlap, similar_pairs, windows)
 from grader.batch.state import RunKey, StudentRecord, load_record, reusable, save_record
 
 GOLDEN = ROOT / "tests" / "golden" / "batch"
@@ -139,6 +140,33 @@ def test_the_summary_names_a_copied_group_once(tmp_path):
     assert "| alice | carol |" in outputs.summary   # a near-identical pair outside the group is still a row
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
     assert rows["frank"]["similar_to"] == "grace;heidi" and float(rows["frank"]["similarity"]) == 1.0
+
+
+def _dead_code(lines: int) -> str:
+    """About `lines` lines of helpers that are never called (padding a copy)."""
+    return "\n".join(f"def helper_{i}(values, scale):\n    total = sum(v * scale for v in values)\n"
+                     f"    return total / {i + 1}\n" for i in range(lines // 3))
+
+
+def test_a_copy_padded_with_dead_code_is_flagged_by_containment():
+    src = (ROOT / "submissions" / "accepted" / "vectorised_matmul.py").read_text()
+    starter = windows((ROOT / "starter" / "solution.py").read_text())
+    prints = {"orig": fingerprint(src, starter), "padded": fingerprint(_renamed(src, 1) + _dead_code(30), starter)}
+    for p in sorted((ROOT / "submissions" / "accepted").glob("*.py")):
+        if p.stem != "vectorised_matmul":
+            prints[p.stem] = fingerprint(p.read_text(), starter)
+    pairs = similar_pairs(prints)
+    assert [(p.a, p.b) for p in pairs] == [("orig", "padded")]
+    assert pairs[0].jaccard < THRESHOLD and pairs[0].containment == 1.0 and pairs[0].score == 1.0
+
+
+def test_containment_needs_enough_code_and_reaching_neither_bar_is_no_pair():
+    small, large = set(range(MIN_CONTAINED - 1)), set(range(1000))
+    assert flagged(small, large) is None                      # a short file inside a long one: chance
+    assert flagged(set(range(MIN_CONTAINED)), large).containment == 1.0
+    half = set(range(0, 200)), set(range(100, 300))
+    assert flagged(*half) is None and overlap(*half) == (1 / 3, 0.5)
+    assert overlap(set(), large) == (0.0, 0.0)
 
 
 def test_similarity_tolerates_broken_code():

@@ -7,9 +7,13 @@ renamed by order of first use (v0, v1, ...); numbers become 0 and strings "".
 Indentation stays, as INDENT/DEDENT tokens. The token stream is cut into
 overlapping 8-token windows, hashed (blake2b, so the same on every machine and
 in every shard); windows that also occur in the starter file, or in more than
-half of a class of 6 or more, are boilerplate and dropped. Two submissions'
-score is the Jaccard index of their window sets; pairs at or above
-THRESHOLD are reported. Submissions whose window sets are identical before
+half of a class of 6 or more, are boilerplate and dropped. A pair is reported
+when the Jaccard index of their window sets is at least THRESHOLD, or when
+the smaller set is almost all inside the larger one (containment at least
+CONTAINMENT, the smaller set holding at least MIN_CONTAINED windows): a copy
+padded with code that is never called keeps its containment at 1.0 while its
+Jaccard index falls with every added line. A pair's score is the larger of
+the two. Submissions whose window sets are identical before
 that filter (the same code after normalising) are always reported, at 1.0:
 otherwise a solution that most of a class copied would be all boilerplate
 and flag nobody.
@@ -33,6 +37,11 @@ from itertools import combinations
 K = 8
 THRESHOLD = 0.8
 MIN_WINDOWS = 12          # fewer distinct windows than this: too little code to compare
+# Containment needs more code than Jaccard: a short solution is easily "inside" a long one by
+# chance. Both figures were chosen from the honest pairs measured in docs/measurements.md
+# (scripts/similarity_honest.py), where no pair of independent authors reached them.
+CONTAINMENT = 0.9
+MIN_CONTAINED = 40
 _BUILTINS = frozenset(dir(builtins))
 _DROP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 
@@ -41,7 +50,27 @@ _DROP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 class Pair:
     a: str
     b: str
-    score: float
+    score: float          # max(jaccard, containment) for a reported pair
+    jaccard: float = 1.0
+    containment: float = 1.0
+
+
+def overlap(a: set[int], b: set[int]) -> tuple[float, float]:
+    """(Jaccard index, containment of the smaller set in the larger) of two window sets."""
+    if not a or not b:
+        return 0.0, 0.0
+    inter = len(a & b)
+    return inter / len(a | b), inter / min(len(a), len(b))
+
+
+def flagged(a: set[int], b: set[int], threshold: float = THRESHOLD) -> Pair | None:
+    """The pair's figures when they reach either bar, else None (names left empty)."""
+    jaccard, containment = overlap(a, b)
+    contained = containment >= CONTAINMENT and min(len(a), len(b)) >= MIN_CONTAINED
+    if jaccard < threshold and not contained:
+        return None
+    score = max(jaccard, containment) if contained else jaccard
+    return Pair("", "", round(score, 3), round(jaccard, 3), round(containment, 3))
 
 
 def normalise(source: str) -> list[str]:
@@ -103,9 +132,9 @@ def identical_groups(prints: dict[str, list[int]]) -> list[list[str]]:
     return sorted((g for g in by_print.values() if len(g) > 1), key=lambda g: (-len(g), g))
 
 
-def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) -> list[Pair]:
-    """Pairs of students whose fingerprints overlap at least `threshold`, or are identical, highest first."""
-    identical = {(a, b) for g in identical_groups(prints) for a, b in combinations(g, 2)}
+def without_boilerplate(prints: dict[str, list[int]]) -> dict[str, set[int]]:
+    """Each student's windows less those in more than half of a class of 6 or more; students
+    left with fewer than MIN_WINDOWS are dropped (too little code to compare)."""
     sets = {s: set(p) for s, p in prints.items()}
     if len(sets) >= 6:
         counts: dict[int, int] = {}
@@ -114,7 +143,13 @@ def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) ->
                 counts[h] = counts.get(h, 0) + 1
         common = {h for h, n in counts.items() if n > len(sets) / 2}
         sets = {s: v - common for s, v in sets.items()}
-    sets = {s: v for s, v in sets.items() if len(v) >= MIN_WINDOWS}
+    return {s: v for s, v in sets.items() if len(v) >= MIN_WINDOWS}
+
+
+def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) -> list[Pair]:
+    """Pairs of students whose fingerprints reach either bar, or are identical, highest first."""
+    identical = {(a, b) for g in identical_groups(prints) for a, b in combinations(g, 2)}
+    sets = without_boilerplate(prints)
     index: dict[int, list[str]] = {}
     for s in sorted(sets):
         for h in sets[s]:
@@ -125,8 +160,7 @@ def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) ->
             candidates.update(combinations(owners, 2))
     pairs = [Pair(a, b, 1.0) for a, b in identical]
     for a, b in candidates - identical:
-        inter = len(sets[a] & sets[b])
-        score = inter / len(sets[a] | sets[b])
-        if score >= threshold:
-            pairs.append(Pair(a, b, round(score, 3)))
+        found = flagged(sets[a], sets[b], threshold)
+        if found is not None:
+            pairs.append(Pair(a, b, found.score, found.jaccard, found.containment))
     return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))

@@ -107,8 +107,9 @@ def render_summary(rows: list[Row], pairs: list[Pair], run: dict) -> str:
         if groups and shown:
             out.append("")
         if shown:
-            out += ["| student | student | similarity |", "|---|---|---:|"]
-            out += [f"| {_md(p.a)} | {_md(p.b)} | {p.score:.2f} |" for p in shown]
+            out += ["| student | student | similarity | jaccard | containment |", "|---|---|---:|---:|---:|"]
+            out += [f"| {_md(p.a)} | {_md(p.b)} | {p.score:.2f} | {p.jaccard:.2f} | {p.containment:.2f} |"
+                    for p in shown]
     else:
         out.append("no pair above the threshold")
     refused = run.get("refused", [])
