@@ -227,3 +227,23 @@ def test_fork_floor_prints_no_control_characters_from_a_file(tmp_path):
     solution.write_text("def vit_encoder_block(*a):\n    return [\x271\x27]\n")
     proc = _floor(path, "--solution", solution)
     assert proc.returncode == 1 and "?[31mred?" in proc.stdout and "\x1b" not in proc.stdout, proc.stdout
+
+
+def _similarity_honest(corpus) -> str:
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts/similarity_honest.py"), str(corpus)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    return proc.stdout
+
+
+def test_similarity_honest_counts_cross_author_pairs_and_flags_a_planted_copy(tmp_path):
+    accepted = sorted((ROOT / "submissions" / "accepted").glob("*.py"))[:3]
+    for i, path in enumerate(accepted):
+        (tmp_path / f"author{i}").mkdir()
+        (tmp_path / f"author{i}" / path.name).write_text(path.read_text())
+    out = _similarity_honest(tmp_path)
+    assert "3 files by 3 authors" in out and "3 cross-author pairs" in out
+    assert "flagged honest pairs: 0 of 3" in out and "padded copies still flagged: 3 of 3" in out
+    (tmp_path / "author1" / "copied.py").write_text(accepted[0].read_text() + "\n\ndef spare(a):\n    return a\n")
+    out = _similarity_honest(tmp_path)
+    assert "flagged honest pairs: 1 of" in out and f"author0/{accepted[0].name} ~ author1/copied.py" in out
