@@ -290,3 +290,34 @@ def test_unreadable_notebooks_are_compile_errors(tmp_path, spec, text, words):
 def test_notebook_without_the_function_is_refused(tmp_path, spec):
     c = check(tmp_path, spec, notebook(("code", "import numpy as np\nx = np.zeros(3)\n")), "solution.ipynb")
     assert not c.ok and "no top-level function" in c.message
+
+
+def test_a_module_name_no_file_system_can_hold_is_refused_before_names_are_built_from_it():
+    # `from numpy.<33 KB> import <7,600 names>` once cost 520 MiB: each imported name was copied
+    # onto the long base. Run in a fresh process so its peak memory is this check's alone.
+    probe = (
+        "import resource, sys\n"
+        "from grader.judging.source import Submission, static_check\n"
+        "from grader.problem.spec import load_spec\n"
+        "from pathlib import Path\n"
+        "names = ', '.join(f'n{i}' for i in range(7600))\n"
+        "src = f'from numpy.{\"a\" * 33000} import {names}\\n' + " + repr(GOOD) + "\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "sub = Submission(Path('s.py'), 's.py', src.encode(), src, 'python')\n"
+        "c = static_check(sub, load_spec(Path('problem.yaml')))\n"
+        "grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(c.ok, grew // 1024, c.message[:200])\n")
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    ok, grew_mib, message = proc.stdout.split(" ", 2)
+    assert ok == "False" and "is not possible (line 1): a module name is at most 4096 characters" in message
+    assert int(grew_mib) < 64, f"the static check grew by {grew_mib} MiB"
+
+
+@pytest.mark.parametrize("module", ["numpy." + "b" * 256, ".".join(["numpy"] + ["c" * 200] * 21)])
+def test_over_long_module_names_are_compile_errors(tmp_path, spec, module):
+    c = check(tmp_path, spec, f"import {module}\n" + GOOD)
+    assert not c.ok and "is not possible (line 1)" in c.message and len(c.message) < 300

@@ -24,6 +24,13 @@ from .paths import MISSING, UNREADABLE, PathRefused, read_regular
 # +399 MiB at 16 MiB, which Gradescope's 768 MB default would not survive.
 MAX_NOTEBOOK_BYTES = 4 << 20
 
+# An importable module is a file or folder on the search path, and Linux caps a file name at
+# 255 bytes (NAME_MAX) and a path at 4096 (PATH_MAX): a longer dotted name names no module.
+# It is refused before any name is built from it: `from <long base> import <many names>`
+# would otherwise cost memory the product of the two (520 MiB for a 400 KB source).
+MAX_MODULE_PART = 255
+MAX_MODULE_NAME = 4096
+
 
 class SubmissionUnreadable(OSError):
     """The path cannot be judged at all (missing, directory, permission)."""
@@ -138,7 +145,7 @@ def _imports(tree: ast.Module) -> list[tuple[str, int, int]]:
             found.append((base, node.lineno, node.level))
             # `from numpy import linalg` may name a submodule: check it too.
             found += [(f"{base}.{a.name}", node.lineno, node.level) for a in node.names
-                      if base and a.name != "*"]
+                      if base and a.name != "*" and not _too_long(base)]
         stack.extend(c for c in ast.iter_child_nodes(node) if not (isinstance(c, ast.stmt) and _is_main_guard(c)))
     return sorted(found, key=lambda t: t[1])
 
@@ -217,6 +224,11 @@ def _compile_problem(tree: ast.Module, filename: str) -> StaticCheck | None:
     return None
 
 
+def _too_long(module: str) -> bool:
+    return len(module) > MAX_MODULE_NAME or any(len(p.encode("utf-8", "replace")) > MAX_MODULE_PART
+                                                for p in module.split("."))
+
+
 def _private_part(module: str) -> str | None:
     """The first private ('_x') or test component below the top-level package.
 
@@ -250,6 +262,10 @@ def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
     for module, line, level in imports:
         if level:
             return StaticCheck(False, "relative imports are not possible: submit a single file", line)
+        if _too_long(module):
+            return StaticCheck(False, f"import of '{module[:60]}...' is not possible (line {line}): a module "
+                                      f"name is at most {MAX_MODULE_NAME} characters, each part at most "
+                                      f"{MAX_MODULE_PART} bytes", line)
         private = _private_part(module)
         if private:
             return StaticCheck(False, f"import of '{module}' is not allowed (line {line}): '{private}' is a "
