@@ -59,7 +59,7 @@ def brief(value, chars: int = SHOWN_CHARS) -> str:
 def shape_reason(shape, expected_shape: list) -> str | None:
     if (not isinstance(shape, list) or len(shape) > MAX_DIMS
             or not all(type(d) is int for d in shape)):       # type(): a bool is not a size
-        return f"the answer's shape is {brief(shape)}, not a list of integers"
+        return f"the answer's shape is {brief(shape)}, not a list of at most {MAX_DIMS} integers"
     if shape != expected_shape:
         shown = ", ".join(brief(d) for d in shape) + ("," if len(shape) == 1 else "")
         return f"shape ({shown}), expected {tuple(expected_shape)}"
