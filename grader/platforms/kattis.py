@@ -72,6 +72,9 @@ TIME_MULTIPLIER = 1.25
 # What verifyproblem checks of the export: every part but `statement`, which needs LaTeX
 # (lualatex) and checks only the verbatim copy of statement.md.
 VERIFY_PARTS = ("config", "validators", "data", "submissions")
+# The longest type or dtype name the harness writes into an answer (it cuts longer ones); the
+# output validator derives from it the longest answer it reads (answer_cap).
+NAME_MAX = 200
 
 
 def verify_command(package: Path) -> str:
@@ -142,14 +145,15 @@ def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
     params = list(spec.parameter_names)
     ints = [p.name for p in spec.parameters if p.type == "int"]
     harness = {"function": spec.function, "entry_file": spec.entry_file, "parameters": params,
-               "int_parameters": ints}
+               "int_parameters": ints, "name_max": NAME_MAX}
     constraints = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in spec.constraints.items()}
     return {
         "include/python3/main.py": ExportFile(program("kattis_harness", harness)),
         "input_validators/validate/validate.py": ExportFile(program(
             "kattis_input_validator", {"parameters": params, "constraints": constraints})),
         "output_validators/check/check.py": ExportFile(program(
-            "kattis_output_validator", {"rtol": spec.comparison.rtol, "atol": spec.comparison.atol})),
+            "kattis_output_validator", {"rtol": spec.comparison.rtol, "atol": spec.comparison.atol,
+                                         "name_max": NAME_MAX})),
     }
 
 

@@ -4,17 +4,26 @@ problemtools copies every file of include/python3/ next to each Python
 submission and, because this file's name matches `main.*`, runs it as the
 entry file (problemtools run/source.py, model/includes.py). It reads one
 test's inputs (the `.in` file: a JSON object of the arguments) from stdin,
-imports the submission's function, calls it, and prints on the real stdout
+imports the submission's function, calls it, and writes on the real stdout
 one JSON object that the output validator reads:
 
     {"type": "ndarray", "dtype": "float64", "shape": [B, N, D], "data": [...]}
 
 (`data` flattened in C order; float repr round-trips exactly, NaN and
 infinity are printed as the JSON extensions NaN/Infinity so the validator can
-name them). The harness never sees the expected output. What the submission
-prints goes to stderr, so it cannot corrupt the answer by accident. A
-submission that exits during the call (sys.exit, os._exit) is a run-time
-error: the harness exits non-zero, as an uncaught exception does.
+name them; a type or dtype name is cut to CONFIG["name_max"] characters). The
+harness never sees the expected output.
+
+The answer stream is the harness's alone: before the submission is imported,
+the real stdout is moved to a private descriptor, and descriptor 1 and
+sys.stdout lead to stderr, so print(), sys.stdout.write and os.write(1, ...)
+end up in stderr. Once the answer is written the process ends at once, so
+nothing the submission left behind (atexit handlers, threads) runs after it.
+This stops accidents, not a determined submission: it runs in this process
+and can find the private descriptor or patch this module, so the validator
+treats the answer as hostile (docs/platforms.md, "What the harness cannot
+prevent"). A submission that exits during the call (sys.exit, os._exit) is a
+run-time error: the harness exits non-zero, as an uncaught exception does.
 """
 import os
 
@@ -31,7 +40,7 @@ import numpy as np  # noqa: E402
 
 CONFIG: dict = {"function": "vit_encoder_block", "entry_file": "solution.py",
                 "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
-                "int_parameters": ["num_heads"]}
+                "int_parameters": ["num_heads"], "name_max": 200}
 EXIT_RUN_TIME_ERROR = 3
 
 
@@ -61,42 +70,73 @@ def arguments(raw: dict) -> list:
     return out
 
 
+def cut_name(text) -> str:
+    """A type or dtype name as the answer carries it: a str of at most name_max characters."""
+    limit = CONFIG["name_max"]
+    if type(text) is not str:             # a class may set __module__ to anything
+        return "?"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def describe(result) -> dict:
-    if type(result) is not np.ndarray:
-        return {"type": type(result).__module__ + "." + type(result).__qualname__}
-    doc = {"type": "ndarray", "dtype": str(result.dtype), "shape": list(result.shape)}
+    cls = type(result)
+    if cls is not np.ndarray:
+        return {"type": cut_name(f"{cut_name(getattr(cls, '__module__', '?'))}.{cls.__qualname__}")}
+    doc = {"type": "ndarray", "dtype": cut_name(str(result.dtype)), "shape": list(result.shape)}
     if result.dtype == np.float64:
         doc["data"] = result.ravel().tolist()
     return doc
 
 
-def main() -> None:
-    raw = json.loads(sys.stdin.read())
-    args = arguments(raw)
-    answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)                     # the submission's prints go to stderr
+def private_stdout() -> int:
+    """Move the real stdout to a private descriptor (not inherited by child processes);
+    descriptor 1 and sys.stdout then lead to stderr."""
+    sys.stdout.flush()
+    private = os.dup(1)
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
+    return private
 
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def call_submission(args: list, real_exit):
+    """Import the submission and call its function; exiting during either is a run-time error."""
     def refuse_exit(*_args, **_kwargs):
         raise SystemExit("os._exit was called")
-    real_exit, os._exit = os._exit, refuse_exit
+    path = submission_file(Path(__file__).resolve().parent)
+    os._exit = refuse_exit
     try:
-        path = submission_file(Path(__file__).resolve().parent)
         spec = importlib.util.spec_from_file_location("submission", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         function = getattr(module, CONFIG["function"], None)
         if not callable(function):
             raise SystemExit(f"{path.name} does not define {CONFIG['function']}()")
-        result = function(*args)
+        return function(*args)
     except SystemExit as exc:
         print(f"harness: the submission exited ({exc})", file=sys.stderr)
         real_exit(EXIT_RUN_TIME_ERROR)
     finally:
         os._exit = real_exit
-    json.dump(describe(result), answer)
-    answer.write("\n")
-    answer.flush()
+
+
+def main() -> None:
+    answer = private_stdout()
+    real_exit = os._exit
+    args = arguments(json.loads(sys.stdin.read()))
+    result = call_submission(args, real_exit)
+    write_all(answer, (json.dumps(describe(result)) + "\n").encode("utf-8"))
+    for stream in (sys.__stdout__, sys.stderr):     # what the submission printed, to stderr
+        try:
+            stream.flush()
+        except Exception:                # noqa: BLE001 - a closed or replaced stream: its loss only
+            pass
+    real_exit(0)
 
 
 if __name__ == "__main__":
