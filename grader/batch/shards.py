@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..problem.bundle import Bundle
+from ..problem.safe_write import WriteRefused, make_output_folder
 from .finish import Outputs, write_outputs
 from .fit import record_misfit, run_misfit, score_misfit
 from .outputs import report_shape_ok
@@ -105,11 +106,11 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
     run description."""
     runs = _load_runs(dirs, bundle)
     _check_shards(runs)
-    out.mkdir(parents=True, exist_ok=True)
     try:
+        make_output_folder(out, bundle.own_parts())
         make_state_dirs(out)
-    except StateDirError as exc:
-        raise ShardError(str(exc)) from None
+    except (WriteRefused, StateDirError) as exc:
+        raise ShardError(f"--out {exc}") from None
     damaged = run_level_problems(out)
     if damaged:
         raise ShardError(damaged[0])
