@@ -32,6 +32,8 @@ class _Parser(argparse.ArgumentParser):
         print(f"grader: {self.prog}: {message} (see --help)", file=sys.stderr)
         sys.exit(EXIT_CANNOT_JUDGE)
 
+FORCE_HELP = "replace an existing output file (never a link, folder, special file or the bundle's own file)"
+
 class CannotJudge(Exception):
     """Raised by a command for an exit-2 condition with a one-line reason."""
 
@@ -46,15 +48,16 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError("the seed must be >= 0")
     return value
 
-def _write_output(dest: str, text: str) -> None:
+def _write_output(dest: str, text: str, force: bool, bundle: Bundle) -> None:
+    from .problem.safe_write import WriteRefused, write_file
     if dest == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
     try:
-        Path(dest).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CannotJudge(f"cannot write {dest}: {exc.strerror or exc}") from None
+        write_file(Path(dest), text, force, bundle.own_parts())
+    except WriteRefused as exc:
+        raise CannotJudge(str(exc)) from None
 
 def invoked_as(argv0: str, executable: str, which: Callable[[str], str | None] = shutil.which,
                cwd: str | None = None) -> str:
@@ -95,16 +98,22 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     tests = args.tests or ("practice" if bundle.flavour == "practice" else "all")
     options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation,
                            within=Path(args.within) if args.within else None, second_worker=not args.one_worker)
+    from .problem.safe_write import target_problem
+    refused = dest not in (None, "-") and target_problem(Path(dest), args.force, bundle.own_parts())
+    if refused:     # before any work
+        raise CannotJudge(refused)
     started = time.monotonic()
     try:
         report = grade(bundle, Path(args.submission), options, zygote=args.early_zygote)
     except SubmissionUnreadable as exc:
         if args.format != "native":
-            _write_output(dest, render_platform_error(args.format, bundle, Path(args.submission), str(exc)))
+            error = render_platform_error(args.format, bundle, Path(args.submission), str(exc))
+            _write_output(dest, error, args.force, bundle)
         raise CannotJudge(str(exc)) from None
     if dest is not None:
         _write_output(dest, render_json(report) if args.format == "native"
-                      else render_platform(args.format, report, bundle, time.monotonic() - started))
+                      else render_platform(args.format, report, bundle, time.monotonic() - started),
+                      args.force, bundle)
     if dest != "-":
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
         sys.stdout.write(render_text(report, colour, terminal_width(os.environ), args.verbose,
@@ -180,7 +189,7 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
 def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
     from .maintain.pack import PackError, pack
     try:
-        result = pack(bundle, args.flavour, Path(args.out) if args.out else bundle.root / "dist")
+        result = pack(bundle, args.flavour, Path(args.out) if args.out else bundle.root / "dist", args.force)
     except PackError as exc:
         raise CannotJudge(str(exc)) from None
     print(result.summary())
@@ -201,7 +210,8 @@ def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
     from .platforms.formats import export_platform
     from .platforms.files import ExportError
     try:
-        result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file)
+        result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file,
+                                 args.force)
     except ExportError as exc:
         raise CannotJudge(str(exc)) from None
     print(f"wrote {result.path}: {result.next_step}")
@@ -271,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what --json OUT receives: the native verdict JSON, Gradescope's, Exercism's or "
                         "PrairieLearn's results.json, or JUnit XML (a platform format goes to stdout without --json)")
     g.add_argument("--output", dest="json", metavar="OUT", help="same as --json (reads better with --format junit)")
+    g.add_argument("--force", action="store_true", help=FORCE_HELP)
     g.add_argument("--secret-seed", type=_seed, metavar="SEED",
                    help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
                         "defeats answers hard-coded from the published cases")
@@ -319,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="judge: everything (default); practice: statement, starter, samples, the practice "
                          "set and the grader (no reference, no hidden case)")
     pk.add_argument("--out", metavar="DIR", help="output folder (default: dist/ in the bundle)")
+    pk.add_argument("--force", action="store_true", help=FORCE_HELP)
     pk.set_defaults(func=cmd_pack)
 
     ca = sub.add_parser("check-archive", help="unpack an archive safely and check it as a platform would")
@@ -332,9 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM",
                     help=f"one of {', '.join(EXPORT_PLATFORMS)}")
     ex.add_argument("--out", metavar="DIR", help="a new or empty folder (default: dist/<id>-<version>-<platform>)")
-    ex.set_defaults(func=cmd_export, zip_file=False)
+    ex.set_defaults(func=cmd_export, zip_file=False, force=False)
     eg = sub.add_parser("export-gradescope", help="same as `export gradescope`, with the zip's file name as --out")
     eg.add_argument("--out", metavar="FILE", help="zip path (default: dist/<id>-<version>-gradescope.zip)")
+    eg.add_argument("--force", action="store_true", help=FORCE_HELP)
     eg.set_defaults(func=cmd_export, platform="gradescope", zip_file=True)
 
     ver = sub.add_parser("verify", help="check the bundle, then judge every submissions/<verdict>/ file "

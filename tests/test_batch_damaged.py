@@ -55,6 +55,8 @@ def test_a_damaged_student_file_is_that_students_could_not_be_judged(tmp_path, b
     rows = _rows(out)
     assert set(rows) == {"alice", "bob"}
     assert rows["bob"]["judged"] == "yes" and rows["alice"]["judged"] == "no"
+    # "could not be judged" is a CE, as for a student with no file; JE is the grader's own fault
+    assert rows["alice"]["verdict"] == "CE" and "JE" not in result.outputs.summary
     assert str(target) in rows["alice"]["message"] and "move it away" in rows["alice"]["message"]
     assert str(target) in result.outputs.summary
     # not replaced, not written through

@@ -86,7 +86,7 @@ def test_compile_error_exits_1(cli, tmp_path):
 
 def test_unwritable_json_destination_exits_2(cli, tmp_path):
     proc = cli("grade", str(REFERENCE), "--tests", "sample", "--json", str(tmp_path / "missing" / "v.json"))
-    assert_cannot_judge(proc, "cannot write")
+    assert_cannot_judge(proc, "missing does not exist")
 
 
 # --- cannot judge: the submission path ------------------------------------------------------

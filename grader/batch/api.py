@@ -23,6 +23,7 @@ from ..judging.notebook import NotebookError, extract_code
 from ..judging.paths import read_regular
 from ..judging.source import MAX_NOTEBOOK_BYTES
 from ..problem.bundle import Bundle, BundleError
+from ..problem.safe_write import WriteRefused, make_output_folder
 from ..report.json_report import render_json
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import SandboxError
@@ -121,8 +122,6 @@ def _check_paths(opts: BatchOptions) -> None:
             raise BatchError(f"the input {p} is inside --out {opts.out}")
     if opts.file is not None and (not opts.file.strip() or "\0" in opts.file):
         raise BatchError(f"--file {opts.file!r}: give a file name or a glob pattern such as solution.py or *.ipynb")
-    if opts.out.exists() and not opts.out.is_dir():
-        raise BatchError(f"--out {opts.out}: exists and is not a folder")
 
 
 def find_entries(inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
@@ -221,11 +220,11 @@ def _triage(out: Path, entries: list[Entry], key: RunKey, seal_key: bytes | None
 def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> BatchResult:
     _check_paths(opts)
     out = opts.out
-    out.mkdir(parents=True, exist_ok=True)
     try:
+        make_output_folder(out, bundle.own_parts())
         unpacked = make_state_dirs(out, "unpacked")
-    except StateDirError as exc:
-        raise BatchError(str(exc)) from None
+    except (WriteRefused, StateDirError) as exc:
+        raise BatchError(f"--out {exc}") from None
     damaged = run_level_problems(out)
     if damaged:
         raise BatchError(damaged[0])

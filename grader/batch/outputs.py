@@ -39,7 +39,12 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        return str(self.report.get("verdict", "JE")) if self.report else "JE"
+        """The verdict JSON's. Without one: CE for a student the batch could not judge (as for a
+        missing file; a folder or link where DIR/<id>.json belongs is not the grader's fault),
+        JE for a verdict JSON that went missing or was damaged after it was written."""
+        if self.report:
+            return str(self.report.get("verdict", "JE"))
+        return "CE" if not self.record.judged else "JE"
 
     @property
     def score(self) -> int | None:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..problem.bundle import Bundle
+from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder
 from .finish import Outputs, write_outputs
 from .fit import record_misfit, run_misfit, score_misfit
 from .outputs import report_shape_ok
@@ -103,13 +104,16 @@ def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict]]:
 def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict]:
     """Merge shard folders into `out`, checked against `bundle`; returns the outputs and the merged
     run description."""
+    refused = folder_problem(out, bundle.own_parts())     # before any shard is read
+    if refused:
+        raise ShardError(f"--out {refused}")
     runs = _load_runs(dirs, bundle)
     _check_shards(runs)
-    out.mkdir(parents=True, exist_ok=True)
     try:
+        make_output_folder(out, bundle.own_parts())
         make_state_dirs(out)
-    except StateDirError as exc:
-        raise ShardError(str(exc)) from None
+    except (WriteRefused, StateDirError) as exc:
+        raise ShardError(f"--out {exc}") from None
     damaged = run_level_problems(out)
     if damaged:
         raise ShardError(damaged[0])

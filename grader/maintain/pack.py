@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 import tarfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..problem.bundle import Bundle
+from ..problem.safe_write import WriteRefused, make_output_folder, target_problem, write_file
 from ..feedback.fingerprint import SAMPLE_FILE
 from ..problem.spec import ProblemSpec
 from .manifest import (FLAVOURS, MANIFEST_NAME, Manifest, build_manifest, digest,  # noqa: F401 (re-exported)
@@ -148,21 +148,26 @@ def _tar_info(name: str, size: int, executable: bool) -> tarfile.TarInfo:
     return info
 
 
-def write_tar_gz(dest: Path, prefix: str, manifest: Manifest, root: Path,
-                 sources: Mapping[str, str] | None = None) -> None:
-    """The archive bytes depend only on the manifest and the files' contents
+def tar_gz_bytes(prefix: str, manifest: Manifest, root: Path, sources: Mapping[str, str] | None = None) -> bytes:
+    """The archive's bytes: they depend only on the manifest and the files' contents
     (`sources`: archive path -> bundle path for renamed files)."""
     sources = sources or {}
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")   # concurrent packs do not collide
-    with open(tmp, "wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=COMPRESSLEVEL, mtime=0) as gz, \
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=COMPRESSLEVEL, mtime=0) as gz, \
             tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
         data = manifest.to_json().encode("utf-8")
         tar.addfile(_tar_info(f"{prefix}/{MANIFEST_NAME}", len(data), False), io.BytesIO(data))
         for rec in manifest.files:
             with open(Path(root) / sources.get(rec.path, rec.path), "rb") as f:
                 tar.addfile(_tar_info(f"{prefix}/{rec.path}", rec.size, rec.executable), f)
-    os.replace(tmp, dest)
+    return buf.getvalue()
+
+
+def write_tar_gz(dest: Path, prefix: str, manifest: Manifest, root: Path,
+                 sources: Mapping[str, str] | None = None, force: bool = False,
+                 protected: Sequence[Path] = ()) -> None:
+    """The archive written to `dest` by problem/safe_write.py's rules (WriteRefused if it may not be)."""
+    write_file(dest, tar_gz_bytes(prefix, manifest, root, sources), force, protected)
 
 
 @dataclass(frozen=True)
@@ -177,8 +182,9 @@ class PackResult:
                 f"{self.path.stat().st_size / 1e6:.2f} MB packed)\nsha256 {self.sha256}")
 
 
-def pack(bundle: Bundle, flavour: str, out_dir: Path) -> PackResult:
-    """Write <out_dir>/<id>-<version>-<flavour>.tar.gz and return its path and digest."""
+def pack(bundle: Bundle, flavour: str, out_dir: Path, force: bool = False) -> PackResult:
+    """Write <out_dir>/<id>-<version>-<flavour>.tar.gz (replacing an existing one only with `force`;
+    out_dir is created, its parent must exist: problem/safe_write.py) and return its path and digest."""
     if flavour == "judge" and bundle.flavour != "judge":
         raise PackError("a judge archive needs the judge bundle (reference/ is missing here)")
     rels = select_files(bundle.root, flavour_entries(bundle.spec, flavour))
@@ -187,12 +193,17 @@ def pack(bundle: Bundle, flavour: str, out_dir: Path) -> PackResult:
     records = file_records(bundle.root, [sources.get(r, r) for r in rels])
     records = tuple(replace(rec, path=arc) for rec, arc in zip(records, rels))
     manifest = build_manifest(bundle, flavour, records)
-    out_dir = Path(out_dir)
+    out_dir, protected = Path(out_dir), bundle.own_parts()
+    stem = archive_stem(bundle.spec, flavour)
+    dest = out_dir / f"{stem}.tar.gz"
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        stem = archive_stem(bundle.spec, flavour)
-        dest = out_dir / f"{stem}.tar.gz"
-        write_tar_gz(dest, stem, manifest, bundle.root, sources)
+        make_output_folder(out_dir, protected)
+        problem = target_problem(dest, force, protected)      # refused before the archive is built
+        if problem:
+            raise WriteRefused(problem)
+        write_tar_gz(dest, stem, manifest, bundle.root, sources, force, protected)
+    except WriteRefused as exc:
+        raise PackError(str(exc)) from None
     except OSError as exc:
-        raise PackError(f"cannot write the archive in {out_dir}: {exc.strerror or exc}") from None
+        raise PackError(f"cannot read a bundle file to pack: {exc.strerror or exc}") from None
     return PackResult(dest, digest(dest)[0], manifest)

@@ -2,8 +2,10 @@
 
 An export is a mapping from relative POSIX paths to file contents, built in
 memory and then written to an output folder that must be new or empty (so
-stale files of an older export never mix with a new one). Paths are checked
-before anything is written; files are created with O_EXCL|O_NOFOLLOW.
+stale files of an older export never mix with a new one), whose parent exists,
+that is not a symbolic link and not inside the bundle (problem/safe_write.py).
+Paths are checked before anything is written; files are created with
+O_EXCL|O_NOFOLLOW.
 """
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Mapping
+from typing import Mapping, Sequence
+
+from ..problem.safe_write import WriteRefused, make_output_folder
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 _CONFIG_LINE = re.compile(r"^CONFIG: dict = .*?\n(?=\S)", re.MULTILINE | re.DOTALL)
@@ -62,20 +66,19 @@ def _checked(rel: str) -> PurePosixPath:
     return p
 
 
-def write_export(out_dir: Path, files: Mapping[str, ExportFile]) -> list[Path]:
-    """Write `files` under `out_dir` (created; must not exist or be empty). Returns the paths."""
+def write_export(out_dir: Path, files: Mapping[str, ExportFile], protected: Sequence[Path] = ()) -> list[Path]:
+    """Write `files` under `out_dir`: created if absent (its parent must exist), a real folder, empty,
+    outside `protected` (problem/safe_write.py, folder_problem). Returns the paths."""
     out_dir = Path(out_dir)
     rels = sorted((_checked(rel), f) for rel, f in files.items())
-    if out_dir.is_symlink():
-        raise ExportError(f"{out_dir} is a symbolic link: give a real folder")
-    if out_dir.exists():
-        if not out_dir.is_dir():
-            raise ExportError(f"{out_dir} exists and is not a folder")
-        if any(out_dir.iterdir()):
-            raise ExportError(f"{out_dir} is not empty: give a new or empty folder")
+    try:
+        make_output_folder(out_dir, protected)
+    except WriteRefused as exc:
+        raise ExportError(str(exc)) from None
     written = []
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        if any(out_dir.iterdir()):
+            raise ExportError(f"{out_dir} is not empty: give a new or empty folder")
         for rel, f in rels:
             dest = out_dir.joinpath(*rel.parts)
             dest.parent.mkdir(parents=True, exist_ok=True)

@@ -63,29 +63,39 @@ def render_platform_error(fmt: str, bundle: Bundle, submission: Path, reason: st
     raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(PLATFORM_FORMATS)})")
 
 
-def export_platform(platform: str, bundle: Bundle, out: Path | None = None, zip_file: bool = False) -> Exported:
+def export_platform(platform: str, bundle: Bundle, out: Path | None = None, zip_file: bool = False,
+                    force: bool = False) -> Exported:
     """Write `platform`'s package into `out`, a new or empty folder (default dist/<id>-<version>-<platform>).
 
-    `zip_file` (Gradescope only, the `export-gradescope` spelling): `out` names the zip itself.
-    Raises ExportError with a one-line reason."""
+    `zip_file` (Gradescope only, the `export-gradescope` spelling): `out` names the zip itself, which
+    replaces an existing file only with `force`. Either is refused by problem/safe_write.py's rules
+    (never through a link, never into the bundle) before anything is built. Raises ExportError with
+    a one-line reason."""
     from .files import ExportError
     from ..maintain.pack import PackError
+    from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder, target_problem
     spec = bundle.spec
     stem = f"{spec.id}-{spec.version}-{platform}"
-    out = Path(out) if out is not None else bundle.root / "dist" / (stem + (".zip" if zip_file else ""))
     try:
-        return _export(platform, bundle, out, stem, zip_file)
-    except PackError as exc:
+        if out is None:     # the default's folder, dist/, is made; a folder the user names must exist
+            out = make_output_folder(bundle.root / "dist") / (stem + (".zip" if zip_file else ""))
+        out = Path(out)
+        protected = bundle.own_parts()
+        problem = target_problem(out, force, protected) if zip_file else folder_problem(out, protected)
+        if problem:
+            raise WriteRefused(problem)
+        return _export(platform, bundle, out, stem, zip_file, force)
+    except (PackError, WriteRefused) as exc:
         raise ExportError(str(exc)) from None
 
 
-def _export(platform: str, bundle: Bundle, out: Path, stem: str, zip_file: bool) -> Exported:
+def _export(platform: str, bundle: Bundle, out: Path, stem: str, zip_file: bool, force: bool) -> Exported:
     if platform == "gradescope":
         from .files import write_export
         from . import gradescope
         if not zip_file:
             write_export(out, {})          # the same folder checks as every export
-        path = gradescope.export_gradescope(bundle, out if zip_file else out / f"{stem}.zip")
+        path = gradescope.export_gradescope(bundle, out if zip_file else out / f"{stem}.zip", force)
         return Exported(path, f"{path.stat().st_size / 1e6:.2f} MB; upload it as the autograder of a "
                               "Gradescope programming assignment")
     if platform == "kattis":

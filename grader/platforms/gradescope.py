@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..problem.bundle import Bundle
+from ..problem.safe_write import WriteRefused, write_file
 from ..problem.spec import ProblemSpec
 from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
@@ -298,8 +299,9 @@ def gradescope_zip_members(bundle: Bundle) -> list[tuple[str, bytes, bool]]:
     return sorted(members)
 
 
-def export_gradescope(bundle: Bundle, dest: Path) -> Path:
-    """Write the autograder zip to `dest`; PackError when the bundle lacks what it needs."""
+def export_gradescope(bundle: Bundle, dest: Path, force: bool = False) -> Path:
+    """Write the autograder zip to `dest` by problem/safe_write.py's rules (an existing file is
+    replaced only with `force`); PackError when the bundle lacks what it needs or `dest` is refused."""
     if bundle.flavour != "judge":
         raise PackError("the Gradescope autograder needs the judge bundle (reference/ and the hidden cases)")
     members = gradescope_zip_members(bundle)
@@ -309,8 +311,7 @@ def export_gradescope(bundle: Bundle, dest: Path) -> Path:
             zf.writestr(zip_info(name, executable), data, compresslevel=COMPRESSLEVEL)
     dest = Path(dest)
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(buf.getvalue())
-    except OSError as exc:
-        raise PackError(f"cannot write {dest}: {exc.strerror or exc}") from None
+        write_file(dest, buf.getvalue(), force, bundle.own_parts())
+    except WriteRefused as exc:
+        raise PackError(str(exc)) from None
     return dest

@@ -26,6 +26,13 @@ if TYPE_CHECKING:   # cases imports NumPy: not at import time, so parsing the co
     from .cases import TestCase
 
 SELECTIONS = ("sample", "practice", "all")
+# The bundle's own files and folders at its root (what `pack` archives, tests/test_safe_write.py
+# checks the two agree, plus its VCS data): no command writes an output into one of them, even
+# with --force (problem/safe_write.py). The calibration file and the grader's own source, wherever
+# it is installed, are added by Bundle.own_parts.
+OWN_PARTS = ("problem.yaml", "statement.md", "README.md", "CHANGELOG.md", "pyproject.toml", "Dockerfile",
+             ".dockerignore", "requirements*.txt", "LICENSE*", "reference", "starter", "testcases",
+             "submissions", "schemas", "docs", "tests", "scripts", "grader", ".ci", ".git")
 
 
 class BundleError(RuntimeError):
@@ -66,6 +73,12 @@ class Bundle:
     def practice_cases_dir(self) -> Path:
         from .cases import PRACTICE_DIR
         return self.testcases / PRACTICE_DIR
+
+    def own_parts(self) -> tuple[Path, ...]:
+        """The bundle's own files and folders (OWN_PARTS, the calibration file, the grader's source)."""
+        found = [p for pattern in OWN_PARTS
+                 for p in (self.root.glob(pattern) if "*" in pattern else (self.root / pattern,))]
+        return (*found, self.calibration_file, Path(__file__).resolve().parents[1])
 
     def group_names(self, which: str) -> tuple[str, ...]:
         """Groups judged for --tests sample|practice|all, in judging order."""
