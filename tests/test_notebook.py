@@ -37,14 +37,12 @@ def test_code_cells_are_joined_in_order_and_other_cells_skipped():
     assert "x = 1" not in source and "raw" not in source
 
 
-def test_line_and_cell_magics_are_not_python_and_are_commented_out():
-    source, labels = extract_code(nb(code("%matplotlib inline\n!pip install numpy\n  %time y = 1\nz = 2"),
+def test_magics_shell_escapes_and_help_become_none_and_other_cell_magics_empty_lines():
+    source, labels = extract_code(nb(code("%matplotlib inline\n!pip install numpy\nnp.einsum?\nz = 2"),
                                      code("%%bash\necho hi\nls -l"), code("w = 4")))
     lines = source.splitlines()
-    assert lines[:4] == ["# (notebook-only line removed) %matplotlib inline",
-                         "# (notebook-only line removed) !pip install numpy",
-                         "# (notebook-only line removed) %time y = 1", "z = 2"]
-    assert all(ln.startswith("# (notebook-only cell removed)") for ln in lines[5:8])
+    assert lines[:4] == ["None  # %matplotlib inline", "None  # !pip install numpy", "None  # np.einsum?", "z = 2"]
+    assert lines[5:8] == ["", "", ""]                         # the %%bash cell is not run
     compile(source, "notebook.py", "exec")   # what remains is valid Python
     assert labels[lines.index("w = 4")] == "code cell 3, line 1"   # line numbers still line up
 
@@ -140,13 +138,23 @@ def read(tmp_path: Path, text: str, name: str = "solution.ipynb"):
     return sub, static_check(sub, load_spec(ROOT / "problem.yaml"))
 
 
-@pytest.mark.parametrize("magic", ["%%time", "%%capture", "%%capture out --no-stderr", "  %%time"])
+@pytest.mark.parametrize("magic", ["%%time", "%%capture", "%%capture out --no-stderr"])
 def test_a_wrapping_cell_magic_keeps_its_body_as_code(tmp_path, magic):
     sub, check = read(tmp_path, nb(code(f"\n{magic}\n{SOLUTION}\n%timeit pass")))
     assert check.ok, check.message
-    assert f"# (notebook-only line removed) {magic.strip()}" in sub.source
+    lines = sub.source.split("\n")
+    assert lines[:2] == ["", ""]                 # the blank line and the magic's own line
     assert "def vit_encoder_block(" in sub.source and not sub.skipped
-    assert "# (notebook-only line removed) %timeit pass" in sub.source
+    assert "None  # %timeit pass" in lines
+    assert sub.line_map[lines.index("None  # %timeit pass")] == f"code cell 1, line {SOLUTION.count(chr(10)) + 4}"
+
+
+def test_an_indented_cell_magic_is_not_one_for_ipython_either(tmp_path):
+    """IPython reads "  %%time" as the line magic "%time" with an indent the cell cannot
+    have, so Jupyter refuses the cell: the grader says so, at that line."""
+    sub, check = read(tmp_path, nb(code(f"\n  %%time\n{SOLUTION}")))
+    assert (sub, check.ok) == (None, False)
+    assert check.message == "syntax error in code cell 1, line 2: unexpected indent: %%time"
 
 
 @pytest.mark.parametrize("magic, why", [
@@ -179,6 +187,7 @@ def test_u2028_and_other_unicode_line_breaks_inside_literals_stay_in_their_line(
 def test_windows_and_old_mac_line_ends_still_split(tmp_path):
     sub, check = read(tmp_path, nb(code("a = 1\r\nb = 2\rc = 3\n" + SOLUTION)))
     assert check.ok and sub.source.split("\n")[:3] == ["a = 1", "b = 2", "c = 3"]
+    assert sub.line_map[:3] == ("code cell 1, line 1", "code cell 1, line 2", "code cell 1, line 3")
 
 
 def _output_cell(src: str, kib: int) -> dict:
@@ -239,3 +248,110 @@ def test_a_lone_surrogate_in_a_cell_is_a_ce_naming_the_cell_not_a_crash(tmp_path
 def test_a_paired_surrogate_escape_is_an_ordinary_character(tmp_path):
     rc, d = _grade(tmp_path, nb(code(["s = '\U0001f600'\n", SOLUTION])))
     assert (rc, d["verdict"]) == (0, "AC")
+
+
+# --- IPython's own syntax, read as IPython reads it (issue 26: items 3 and 4) ---------------------------------
+
+HONEST_CELLS = [
+    md("# ViT block, my notebook"),
+    code("%load_ext autoreload\n%autoreload 2\n%matplotlib inline"),
+    code("!pip install numpy\n!!ls\nfiles = !ls\nnames = %who_ls"),
+    code(f'%%time\nSEP = "x{LS}y"   # U+2028 inside a literal\nimport numpy as np'),
+    code("np.einsum?\n??np.tanh\nnp.linalg.norm??"),
+    code("total = (10\n         % 3)\nsame = [1\n        != 2]\nassert total == 1 and same == [True]"),
+    code("def helper(x):\n    \"\"\"Add one.\n\n    >>> helper(1)\n    2\n    \"\"\"\n    return x + 1"),
+    code("%%capture out\n" + SOLUTION),
+    code("%timeit vit_encoder_block\nassert len(SEP) == 3 and helper(1) == 2"),
+]
+
+
+def test_an_honest_notebook_full_of_ipython_syntax_is_accepted(tmp_path):
+    """What IPython runs is graded: magics, shell escapes, help queries, wrapping cell magics,
+    continuation lines inside brackets that start with % or !=, U+2028 in a literal."""
+    rc, d = _grade(tmp_path, nb(*HONEST_CELLS))
+    assert (rc, d["verdict"], d["score"]) == (0, "AC", d["max_score"]), d.get("compile")
+
+
+def test_the_program_replaces_each_ipython_line_in_place():
+    source, labels = extract_code(nb(*HONEST_CELLS[1:6]))
+    lines = source.split("\n")
+    assert lines[:3] == ["None  # %load_ext autoreload", "None  # %autoreload 2", "None  # %matplotlib inline"]
+    assert "files = None  # !ls" in lines and "names = None  # %who_ls" in lines
+    assert "None  # np.einsum?" in lines and "None  # ??np.tanh" in lines
+    assert "         % 3)" in lines and "        != 2]" in lines        # Python, left alone
+    assert labels[lines.index("None  # ??np.tanh")] == "code cell 4, line 2"
+
+
+def test_a_magic_continued_over_lines_keeps_later_lines_numbered(tmp_path):
+    _, d = _grade(tmp_path, nb(code("import numpy as np"),
+                               code("%time x = (1,\\\n   2)\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+                                    "    raise ValueError('not yet')")))
+    assert d["tests"][0]["verdict"] == "RE"
+    assert "(code cell 2, line 5)" in d["tests"][0]["message"]
+
+
+def test_calls_on_ipython_written_by_hand_become_none_too():
+    source, _ = extract_code(nb(code("get_ipython().run_line_magic('matplotlib', 'inline')\n"
+                                     "x = get_ipython().getoutput(\n    'ls') + ['a']")))
+    assert source.split("\n")[:3] == ["None", "x = (None", ") + ['a']"]
+
+
+def test_an_unclosed_bracket_does_not_reach_into_the_next_cell(tmp_path):
+    """Jupyter compiles each cell alone: `x = (1,` then a cell `2)` is a syntax error there."""
+    sub, check = read(tmp_path, nb(code("x = (1,"), code("2)"), code(SOLUTION)))
+    assert sub is None and check.message.startswith("syntax error in code cell 1, line 1: ")
+    sub, check = read(tmp_path, nb(code("x = 1 \\"), code("+ 2"), code(SOLUTION)))
+    assert sub is None and "code cell 1" in check.message
+
+
+def test_a_future_import_at_the_top_of_a_later_cell_is_accepted(tmp_path):
+    sub, check = read(tmp_path, nb(code('"""My notebook."""\nfrom __future__ import annotations'),
+                                   code("from __future__ import division"),
+                                   code("import numpy as np"),
+                                   code("from __future__ import annotations\n" + SOLUTION)))
+    assert check.ok, check.message
+    lines = sub.source.split("\n")
+    assert lines[1] == "from __future__ import annotations"      # still at the top: kept
+    assert lines[3] == "from __future__ import division"
+    assert lines[7] == "None"                                     # after `import numpy`: dropped
+
+
+def test_a_cell_ipython_refuses_is_a_ce_that_names_it(tmp_path):
+    many = "".join(f"%ls {i}\n" for i in range(500))
+    sub, check = read(tmp_path, nb(code(SOLUTION), code(many)))
+    assert sub is None and "code cell 2 cannot run in Jupyter either" in check.message and "500" in check.message
+    sub, check = read(tmp_path, nb(code(SOLUTION), code("if x:\n    %ls\n  y = 1")))
+    assert sub is None and "code cell 2" in check.message and "unindent" in check.message
+
+
+def test_code_over_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import grader.judging.notebook as notebook
+    monkeypatch.setattr(notebook, "_cell_program", lambda *a: pytest.fail("the cells were read"))
+    sub, check = read(tmp_path, nb(code("%ls\n" * 20000)))
+    assert sub is None and "code cells hold" in check.message
+
+
+# --- Otter-Grader's plumbing (issue 26, item 3) ------------------------------------------------------------------
+
+OTTER_INIT = '# Initialize Otter\nimport otter\ngrader = otter.Notebook("vit_encoder_block.ipynb")'
+
+
+def test_otters_own_cells_are_not_part_of_the_answer(tmp_path):
+    """The cells `otter assign` puts in a student's notebook, and those the student runs."""
+    rc, d = _grade(tmp_path, nb(code(OTTER_INIT), code(SOLUTION), code('grader.check("vit_encoder_block")'),
+                                code("grader.check_all()"),
+                                code("# Save your notebook first, then run this cell to export your submission.\n"
+                                     "grader.export(pdf=False, run_tests=True)"),
+                                code("import otter as ot\ng2 = ot.Notebook()\ng2.to_pdf()")))
+    assert (rc, d["verdict"]) == (0, "AC"), d.get("compile")
+
+
+def test_only_otters_plumbing_is_removed():
+    source, _ = extract_code(nb(code(OTTER_INIT), code("grader.check('q1'); x = 1\ngrader.other()\nother.check()")))
+    assert source.split("\n")[:3] == ["# Initialize Otter", "None", "None"]
+    assert "None; x = 1" in source and "grader.other()" in source and "other.check()" in source
+
+
+def test_otter_imported_beside_something_else_is_still_refused(tmp_path):
+    sub, check = read(tmp_path, nb(code("import otter, numpy as np"), code(SOLUTION)))
+    assert not check.ok and "import of 'otter' is not allowed" in check.message

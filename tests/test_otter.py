@@ -19,7 +19,6 @@ import pytest
 
 from conftest import ROOT, run_cli
 from grader.platforms import otter
-from grader.platforms.programs.otter_check import program_text
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -83,13 +82,22 @@ def test_public_tests_are_plain_bool_functions(exported, bundle, spec):
         assert set(env) - {spec.function, "__builtins__"} == {call.split("(")[0]}   # no learner name clobbered
 
 
-def test_program_text_drops_only_otter_plumbing():
-    nb = {"cells": [{"cell_type": "code", "source": ["# Initialize Otter\n", "import otter\n",
-                                                      "grader = otter.Notebook(\"a.ipynb\")"]},
-                    {"cell_type": "markdown", "source": "text"},
-                    {"cell_type": "code", "source": "import numpy as np\ndef f(x):\n    return x\n"},
-                    {"cell_type": "code", "source": "grader.check(\"q\")"}]}
-    assert program_text(nb) == "# Initialize Otter\n\nimport numpy as np\ndef f(x):\n    return x\n"
+def test_the_check_program_hands_the_notebook_itself_to_the_grader():
+    """One notebook reader for the whole project: the Otter check program has none of its own."""
+    text = (ROOT / "grader/platforms/programs/otter_check.py").read_text(encoding="utf-8")
+    assert "cell_type" not in text and "program_text" not in text
+    assert '"grade", str(source)' in text and '.stem + ".ipynb")' in text
+
+
+def test_the_check_program_refuses_a_linked_notebook(tmp_path):
+    from grader.platforms.programs import otter_check
+    (tmp_path / "secret").write_text("{}")
+    (tmp_path / "nb.ipynb").symlink_to(tmp_path / "secret")
+    with pytest.raises(OSError):
+        otter_check._copy_notebook(tmp_path / "nb.ipynb", tmp_path / "copy.ipynb")
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    with pytest.raises(RuntimeError, match="not a regular file"):
+        otter_check._copy_notebook(tmp_path / "fifo.ipynb", tmp_path / "copy.ipynb")
 
 
 def test_cli_export_otter(tmp_path):
@@ -171,3 +179,39 @@ def test_otter_run_full_marks_for_the_reference_fewer_for_a_wrong_answer(assigne
     ours = run_cli("grade", str(ROOT / "submissions/wrong_answer/erf_gelu.py"), "--json", "-")
     assert q["score"] == json.loads(ours.stdout)["score"]              # our points, through Otter
     assert "Known mistake: GELU computed with erf" in q["output"]       # our diagnosis, in Otter's output
+
+
+HONEST_NOTEBOOK_CELLS = [
+    "%load_ext autoreload\n%autoreload 2",
+    "!echo setting up\nfiles = !ls",
+    '%%time\nSEP = "x\u2028y"\nimport numpy as np',
+    "np.einsum?",
+    "total = (10\n         % 3)",
+]
+
+
+@pytest.mark.slow
+def test_otter_run_gives_an_honest_notebook_with_magics_full_marks(assigned, tmp_path, bundle):
+    """Magics, shell escapes, %%time, help and U+2028: Otter's kernel runs them, and our hidden
+    tests grade the same notebook the same way `grade` does."""
+    path = _student(assigned, tmp_path, (ROOT / "reference/solution.py").read_text(), "magics")
+    nb = json.loads(path.read_text())
+    at = next(i for i, c in enumerate(nb["cells"]) if "def vit_encoder_block" in "".join(c["source"]))
+    nb["cells"][at:at] = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                           "source": src} for src in HONEST_NOTEBOOK_CELLS]
+    path.write_text(json.dumps(nb))
+    q = next(t for t in _run(assigned, path)["tests"] if t["name"] == otter.QUESTION)
+    assert q["score"] == q["max_score"] == bundle.spec.max_score, q.get("output")
+    ours = run_cli("grade", str(path), "--json", "-")
+    assert json.loads(ours.stdout)["verdict"] == "AC", ours.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_the_student_notebook_otter_assign_writes_is_graded_by_grade(assigned, tmp_path):
+    """A student in an Otter course who checks their notebook with our grader: Otter's init,
+    check and export cells are not held against it."""
+    path = _student(assigned, tmp_path, (ROOT / "reference/solution.py").read_text(), "own")
+    text = path.read_text()
+    assert "otter.Notebook(" in text and "grader.check(" in text
+    r = run_cli("grade", str(path), "--tests", "sample", "--json", "-")
+    assert r.returncode == 0 and json.loads(r.stdout)["verdict"] == "AC", r.stdout[-2000:]

@@ -101,16 +101,17 @@ def read_submission(path: Path, max_bytes: int, within: Path | None = None) -> t
         return None, StaticCheck(False, f"the file is not valid UTF-8 (byte {exc.start}): save it as UTF-8 text")
     text = text.removeprefix("\ufeff")
     if notebook:
-        from .notebook import NotebookError, extract
+        from .notebook import CellSyntaxError, CodeTooLarge, NotebookError, extract
         try:
-            code = extract(text)
+            code = extract(text, max_bytes)
+        except CodeTooLarge as exc:
+            return None, StaticCheck(False, f"the notebook's code cells hold {exc.size / 1024:.1f} KiB of code, over "
+                                            f"the {max_bytes // 1024} KiB limit for a submission (outputs and "
+                                            "markdown do not count)")
+        except CellSyntaxError as exc:
+            return None, StaticCheck(False, str(exc))
         except NotebookError as exc:
             return None, StaticCheck(False, f"cannot read the notebook: {exc}")
-        size = len(code.source.encode("utf-8"))
-        if size > max_bytes:
-            return None, StaticCheck(False, f"the notebook's code cells hold {size / 1024:.1f} KiB of code, over the "
-                                            f"{max_bytes // 1024} KiB limit for a submission (outputs and markdown "
-                                            "do not count)")
         return Submission(path, name, raw, code.source, "notebook", code.line_map, code.skipped), StaticCheck(True, "")
     return Submission(path, name, raw, text, "python"), StaticCheck(True, "")
 

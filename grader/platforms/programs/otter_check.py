@@ -10,12 +10,15 @@ verdicts, scores and diagnosis are kept: a failing group prints the grader's lin
 and the mistake diagnosis, which Otter shows as the failing test's output. Results are
 plain `bool` (NumPy 2's np.True_ would not match a doctest's `True`).
 
-The notebook's code cells are graded as a program, less the cells Otter adds or the
-student runs to use Otter (`import otter`, `grader = otter.Notebook(...)`,
-`grader.check(...)`, `grader.export(...)`), which the sandbox's import rules would refuse.
+The notebook itself is handed to the grader, which reads it as `grade notebook.ipynb`
+does (judging/notebook.py: each cell as IPython reads it, magics and shell escapes
+included; the cells Otter adds or the student runs to use Otter, `import otter`,
+`grader = otter.Notebook(...)`, `grader.check(...)`, `grader.export(...)`, are not
+part of the answer): one notebook reader for `grade`, `batch`, `watch` and every export.
 """
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -23,8 +26,8 @@ import zipfile
 from pathlib import Path
 
 CONFIG: dict = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
-_OTTER_LINES = ("import otter", "otter.Notebook(", "grader.check(", "grader.check_all(", "grader.export(")
 _cache: dict = {}                 # one grading per kernel, shared by the hidden tests
+MAX_NOTEBOOK_BYTES = 64 << 20     # read at most this much; the grader's own bound is lower
 
 
 def _here() -> Path:
@@ -39,18 +42,14 @@ def _notebook() -> Path:
     return found[0]
 
 
-def program_text(nb: dict) -> str:
-    """The notebook's code cells as one Python file, without the Otter plumbing."""
-    cells = []
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        src = cell.get("source", "")
-        src = "".join(src) if isinstance(src, list) else str(src)
-        kept = [ln for ln in src.splitlines() if not any(m in ln for m in _OTTER_LINES)]
-        if any(ln.strip() for ln in kept):
-            cells.append("\n".join(kept))
-    return "\n\n".join(cells) + "\n"
+def _copy_notebook(src: Path, dest: Path) -> None:
+    """The submitted notebook's bytes, never through a link and never from a special file
+    (the grader bounds its size again when it reads the copy)."""
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise RuntimeError(f"the submitted notebook {src.name!r} is not a regular file")
+        dest.write_bytes(f.read(MAX_NOTEBOOK_BYTES + 1))
 
 
 def _bundle(work: Path) -> Path:
@@ -65,8 +64,11 @@ def grade() -> dict:
         return _cache["report"]
     work = Path(tempfile.mkdtemp(prefix="vit-otter-"))
     bundle = _bundle(work)
-    source = work / CONFIG["entry_file"]
-    source.write_text(program_text(json.loads(_notebook().read_text(encoding="utf-8"))), encoding="utf-8")
+    source = work / (Path(CONFIG["entry_file"]).stem + ".ipynb")
+    try:
+        _copy_notebook(_notebook(), source)
+    except OSError as exc:
+        raise RuntimeError(f"the submitted notebook cannot be read: {exc.strerror}") from None
     out = work / "verdict.json"
     r = subprocess.run([sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(source),
                         "--one-worker", "--json", str(out), "--no-color"], cwd=bundle, capture_output=True, text=True,

@@ -1,0 +1,328 @@
+"""IPython's token transforms: finding its special syntax in a cell and rewriting it, one instance at a time.
+
+IPython (IPython.core.inputtransformer2, 9.18) looks at a cell's tokens grouped
+into logical lines. Four transformers each find the first instance of their
+syntax (`a = %foo`, `a = !foo`, an escaped line such as `%foo`, `!foo`, `?foo`,
+`/f a`, and `foo?` at a line's end); the earliest found is rewritten (if it
+cannot be, the next earliest), the cell is tokenized again, and so on, until
+nothing is found or 500 rewrites were made (then IPython refuses the cell).
+
+This module makes the same rewrites in the same order, with one difference in
+cost only: IPython tokenizes the whole cell again after each rewrite; here the
+tokens, each line's tokenizer state (judging/python_tokens.py) and what each
+transformer found are kept for the lines before the rewritten logical line,
+and tokenizing resumes there and stops at the next rewrite. The result is
+IPython's, rewrite for rewrite (tests/test_ipython_syntax.py), in time
+proportional to the cell.
+"""
+from __future__ import annotations
+
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from tokenize import TokenInfo
+
+from .python_tokens import LineState, TokenError, tokens_from
+
+# IPython gives up on a cell whose special syntax is still changing after this many steps.
+TRANSFORM_LOOP_LIMIT = 500
+
+
+class CellNotRunnable(ValueError):
+    """IPython itself would refuse to run this cell (it raises before Python sees it)."""
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One line as IPython holds it (a `str.splitlines(keepends=True)` piece), and the
+    original pieces it stands for: itself, or the lines a transformation replaced."""
+    text: str
+    first: int
+    last: int
+    replaced: bool = False
+    program: str | None = None   # what the grader runs instead, when `text` calls on IPython
+
+    @property
+    def runs(self) -> str:
+        return self.text if self.program is None else self.program
+
+
+_OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
+
+
+def _first_significant(line: list[TokenInfo]) -> int:
+    ix = 0
+    while ix < len(line) and line[ix].type in (tokenize.INDENT, tokenize.DEDENT):
+        ix += 1
+    return ix
+
+
+@dataclass(frozen=True)
+class _Found:
+    kind: str
+    line: int        # 0-based line of the special syntax's start
+    col: int
+    priority: int    # lower wins at the same place (help before magic, so `%foo?` is help)
+    q_line: int = 0  # for help: where the question mark is
+
+
+def _assign_index(line: list[TokenInfo]) -> int | None:
+    """The first `=` outside brackets."""
+    depth = 0
+    for i, tok in enumerate(line):
+        if tok.string == "=" and depth == 0:
+            return i
+        if tok.string in _OPEN:
+            depth += 1
+        elif tok.string in _CLOSE and depth > 0:
+            depth -= 1
+    return None
+
+
+def _magic_assign(line: list[TokenInfo]) -> _Found | None:
+    """`a = %foo`"""
+    i = _assign_index(line)
+    if i is not None and len(line) >= i + 2 and line[i + 1].string == "%" and line[i + 2].type == tokenize.NAME:
+        return _Found("magic_assign", line[i + 1].start[0] - 1, line[i + 1].start[1], 10)
+    return None
+
+
+def _system_assign(line: list[TokenInfo]) -> _Found | None:
+    """`a = !foo` (the `!` is an error token to Python 3.11's tokenizer, spaces before it too)"""
+    i = _assign_index(line)
+    if i is None or line[i].line.strip().startswith("=") or len(line) < i + 2:
+        return None
+    for tok in line[i + 1:]:
+        if tok.type != tokenize.ERRORTOKEN:
+            break
+        if tok.string == "!":
+            return _Found("system_assign", tok.start[0] - 1, tok.start[1], 10)
+        if not tok.string.isspace():
+            break
+    return None
+
+
+_ESCAPE_SINGLES = {"!", "?", "%", ",", ";", "/"}
+_ESCAPE_DOUBLES = {"!!", "??"}
+
+
+def _escaped(line: list[TokenInfo]) -> _Found | None:
+    """`%magic`, `!shell`, `?help`, `/f a`, ... at the start of a logical line"""
+    ix = _first_significant(line)
+    if ix < len(line) and line[ix].string in _ESCAPE_SINGLES:
+        return _Found("escaped", line[ix].start[0] - 1, line[ix].start[1], 10)
+    return None
+
+
+def _help_end(line: list[TokenInfo]) -> _Found | None:
+    """`obj?` and `obj??`: a question mark just before the end of the logical line"""
+    if len(line) > 2 and line[-2].string == "?":
+        ix = _first_significant(line)
+        return _Found("help_end", line[ix].start[0] - 1, line[ix].start[1], 5, line[-2].start[0] - 1)
+    return None
+
+
+# --- rewriting one instance -----------------------------------------------------------------------------------
+
+def _continued_end(lines: list[str], start: int) -> int:
+    """The last line of a line continued with backslashes (may be one past the end, as IPython's)."""
+    end = start
+    while lines[end].endswith("\\\n"):
+        end += 1
+        if end >= len(lines):
+            break
+    return end
+
+
+def _assemble(lines: list[str], start: int, col: int, end: int) -> str:
+    parts = [lines[start][col:], *lines[start + 1: end + 1]]
+    return " ".join([p.rstrip()[:-1] for p in parts[:-1]] + [parts[-1].rstrip()])
+
+
+def _magic_call(name: str, args: str) -> str:
+    return f"get_ipython().run_line_magic({name!r}, {args!r})"
+
+
+def _help_call(target: str, esc: str) -> str:
+    method = "pinfo2" if esc == "??" else "psearch" if "*" in target else "pinfo"
+    return _magic_call(method, target)
+
+
+def _paren_call(content: str) -> str:
+    name, _, args = content.partition(" ")
+    if name == "":
+        raise SyntaxError("'/' must be followed by a callable name")
+    return f"{name}({', '.join(args.split())})"
+
+
+def _quote_call(content: str) -> str:
+    name, _, args = content.partition(" ")
+    return '{}("{}")'.format(name, '", "'.join(args.split()))
+
+
+def _quote2_call(content: str) -> str:
+    name, _, args = content.partition(" ")
+    return f'{name}("{args}")'
+
+
+def _escape_call(escape: str, content: str) -> str:
+    if escape in ("?", "??"):
+        return "get_ipython().show_usage()" if not content else _help_call(content, escape)
+    if escape == "!":
+        return f"get_ipython().system({content!r})"
+    if escape == "!!":
+        return f"get_ipython().getoutput({content!r})"
+    if escape == "%":
+        name, _, args = content.partition(" ")
+        return _magic_call(name, args)
+    return {",": _quote_call, ";": _quote2_call, "/": _paren_call}[escape](content)
+
+
+_HELP_END = re.compile(r"""(%{0,2}
+    (?!\d)[\w*]+                          # a name
+    (\.(?!\d)[\w*]+|\[-?[0-9]+\])*        # .attribute or [integer], repeated
+    )
+    (\?\??)$                              # ? or ??
+    """, re.VERBOSE)
+
+
+@dataclass(frozen=True)
+class _Rewrite:
+    start: int               # first and last line replaced
+    end: int
+    text: str                # IPython's line
+    program: str | None      # the grader's line, when IPython's calls on IPython
+
+
+def _outside_kernel(prefix: str, original: str) -> str:
+    """A call on IPython outside a kernel: `None`, the original kept as a comment on one line."""
+    return f"{prefix}None  # {' '.join(original.split())}\n"
+
+
+def _last_line_read(found: _Found, lines: list[str]) -> int:
+    """The last line a rewrite of `found` reads: its outcome depends on nothing after it."""
+    return found.q_line if found.kind == "help_end" else min(_continued_end(lines, found.line), len(lines) - 1)
+
+
+def _rewrite(found: _Found, lines: list[str]) -> _Rewrite:
+    """The line replacing the special syntax found; SyntaxError when it is not one IPython
+    can rewrite (then the next candidate is tried)."""
+    start, col = found.line, found.col
+    if found.kind == "help_end":
+        piece = "".join(lines[start: found.q_line + 1])
+        m = _HELP_END.search(piece[col:])
+        if not m:
+            raise SyntaxError(piece[col:])
+        call = _help_call(m.group(1), m.group(3))
+        return _Rewrite(start, found.q_line, piece[:col] + call + "\n", _outside_kernel(piece[:col], piece[col:]))
+    end = _continued_end(lines, start)
+    rest = _assemble(lines, start, col, end)
+    prefix = lines[start][:col]
+    if found.kind == "magic_assign":
+        name, _, args = rest[1:].partition(" ")
+        call = _magic_call(name, args)
+    elif found.kind == "system_assign":
+        call = f"get_ipython().getoutput({rest[1:]!r})"
+    else:
+        escape = rest[:2] if len(rest) > 1 and rest[:2] in _ESCAPE_DOUBLES else rest[:1]
+        call = _escape_call(escape, rest[len(escape):])
+    program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
+    return _Rewrite(start, end, prefix + call + "\n", program)
+
+
+# --- the scan: every rewrite, in IPython's order -------------------------------------------------------------
+
+# IPython's transformers, in its order; each looks at one logical line at a time.
+_FINDERS = {"magic_assign": _magic_assign, "system_assign": _system_assign, "escaped": _escaped,
+            "help_end": _help_end}
+
+
+@dataclass
+class _Scan:
+    """The cell being rewritten, and what is known about its logical lines so far."""
+    pieces: list[Piece]
+    states: list[LineState] = field(default_factory=list)       # tokenizer state at each line's start
+    groups: list[list[TokenInfo]] = field(default_factory=list)  # logical lines scanned, in order
+    starts: list[tuple[int, int]] = field(default_factory=list)  # (line, IPython's bracket depth) at each
+    stuck: dict[str, tuple[int, int]] = field(default_factory=dict)  # finder -> (group, last line read)
+    resume: int = 0                                              # the first logical line to scan again
+
+    def lines(self) -> list[str]:
+        return [p.text for p in self.pieces]
+
+    def groups_from(self, k: int) -> Iterator[int]:
+        """Scan logical lines k, k+1, ... (tokenizing from line k's start), yielding each index."""
+        line, depth = self.starts[k] if k < len(self.starts) else (0, 0)
+        del self.groups[k:], self.starts[k:]
+        state = self.states[line] if line < len(self.states) else LineState()
+        current: list[TokenInfo] = []
+        try:
+            for tok in tokens_from(self.lines(), line, state, self.states):
+                if not current:
+                    self.starts.append((tok.start[0] - 1, depth))
+                current.append(tok)
+                if tok.type == tokenize.NEWLINE or (tok.type == tokenize.NL and depth <= 0):
+                    self.groups.append(current)
+                    current = []
+                    yield len(self.groups) - 1
+                elif tok.type == tokenize.OP and tok.string in _OPEN:
+                    depth += 1
+                elif tok.type == tokenize.OP and tok.string in _CLOSE and depth > 0:
+                    depth -= 1
+        except TokenError:
+            pass              # the input ended inside a string or brackets: the tokens so far count
+        if current:
+            self.groups.append(current)
+            yield len(self.groups) - 1
+
+    def rewrite_in(self, k: int) -> bool:
+        """Try the candidates of logical line k, earliest first; True once one is rewritten."""
+        lines = self.lines()
+        found = [f for kind, finder in _FINDERS.items() if kind not in self.stuck and (f := finder(self.groups[k]))]
+        for f in sorted(found, key=lambda f: (f.line, f.col, f.priority)):
+            try:
+                r = _rewrite(f, lines)
+            except SyntaxError:
+                self.stuck[f.kind] = (k, _last_line_read(f, lines))
+                continue
+            end = min(r.end, len(self.pieces) - 1)    # a backslash on the last line continues past it
+            new = Piece(r.text, self.pieces[r.start].first, self.pieces[end].last, True, r.program)
+            self.pieces[r.start: end + 1] = [new]
+            line = self.starts[k][0]
+            self.resume = min([k] + [g for g, last in self.stuck.values() if last >= line])
+            self.stuck = {kind: (g, last) for kind, (g, last) in self.stuck.items()
+                          if g < self.resume and last < line}
+            return True
+        return False
+
+    def step(self) -> bool:
+        """IPython's do_one_token_transform: True when a rewrite was made."""
+        return any(self.rewrite_in(k) for k in self.groups_from(self.resume))
+
+
+def _tokenize_all(lines: list[str]) -> None:
+    """IPython tokenizes the whole cell before its first rewrite: an IndentationError anywhere
+    fails the cell even where a rewrite would have removed its cause (an unbalanced bracket in
+    a magic's arguments). The scan itself stops at each rewrite, so this is checked once here.
+    (An indentation error that appears only between two rewrites and is gone after the second
+    is the one case the scan does not see.)"""
+    try:
+        for _ in tokens_from(lines, 0, LineState(), []):
+            pass
+    except TokenError:
+        pass
+
+
+def token_transforms(pieces: list[Piece]) -> list[Piece]:
+    """IPython's do_token_transforms. Raises CellNotRunnable where IPython raises."""
+    scan = _Scan(list(pieces))
+    try:
+        _tokenize_all(scan.lines())
+        for _ in range(TRANSFORM_LOOP_LIMIT):
+            if not scan.step():
+                return scan.pieces
+    except IndentationError as exc:   # from the tokenizer: IPython fails the cell
+        raise CellNotRunnable(f"IndentationError: {exc.msg}") from None
+    raise CellNotRunnable(f"IPython stops rewriting a cell's special syntax after {TRANSFORM_LOOP_LIMIT} "
+                          "steps and refuses to run it: split the cell")

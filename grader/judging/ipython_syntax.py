@@ -1,0 +1,220 @@
+"""IPython's syntax in a notebook cell, read the way IPython reads it.
+
+Jupyter hands every code cell to IPython's `TransformerManager.transform_cell`
+(IPython.core.inputtransformer2) before Python compiles it. That step strips
+pasted prompts (`>>> `, `In [3]: `), removes a cell's common indentation, and
+turns IPython's own syntax into calls: a cell magic (`%%time`), line magics
+(`%load_ext x`, `y = %who_ls`), shell escapes (`!pip install x`, `y = !ls`),
+help queries (`np.einsum?`, `??np.tanh`) and the autocall escapes (`/f a b`,
+`,f a b`, `;f a b`). What is a magic and what is Python is decided on tokens,
+logical line by logical line: a `%` that starts a continuation line inside
+brackets is the modulo operator, not a magic.
+
+This module is the same transformation, written for the grader (which depends on
+NumPy and PyYAML only) after IPython 9.18's inputtransformer2 (BSD-3-Clause),
+rule for rule, on the standard library's tokenize as IPython uses it. Its
+specification is IPython's behaviour: tests/data/ipython_cells.json holds cells
+with the text IPython 9.18.1 produced for each (scripts/ipython_corpus.py), and
+tests/test_ipython_syntax.py compares this module with that corpus and, when
+IPython is installed, with IPython itself on generated cells.
+
+`transform_cell(cell)` returns IPython's text as pieces that remember which of
+the cell's original lines each one stands for, so that the notebook reader can
+keep pointing at "code cell 3, line 2" after a continued magic collapsed three
+lines into one. The calls on IPython (`get_ipython().run_line_magic(...)`) mean
+nothing outside a kernel: `calls_on_ipython(tree)` finds them so the notebook
+reader can replace each with `None`.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from textwrap import dedent
+
+from .ipython_rewrites import CellNotRunnable, Piece, token_transforms
+
+@dataclass(frozen=True)
+class CellMagic:
+    """A cell that starts with `%%name args`: IPython runs it as
+    run_cell_magic(name, args, body)."""
+    name: str
+    args: str
+    body: tuple[Piece, ...]     # the cell's lines after the first, as the cleanup left them
+
+
+@dataclass(frozen=True)
+class Transformed:
+    pieces: tuple[Piece, ...]   # IPython's text, line by line
+    magic: CellMagic | None     # set when the whole cell is one cell magic
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.pieces)
+
+
+# --- cleanup: blank lines, indentation, pasted prompts ---------------------------------------------------------
+
+def _leading_empty_lines(pieces: list[Piece]) -> list[Piece]:
+    for i, p in enumerate(pieces):
+        if p.text and not p.text.isspace():
+            return pieces[i:]
+    return pieces
+
+
+def _with_texts(pieces: list[Piece], texts: list[str]) -> list[Piece]:
+    """New texts for the same lines. Dedenting and prompt stripping remove spaces, tabs and
+    prompts only, never a line end, so the count of lines does not change (but see below)."""
+    if len(texts) != len(pieces):
+        # Only a prompt stripped from a line after an old-Mac "\r" can join two lines into one:
+        # IPython's text is kept, and its lines all stand for the whole stretch.
+        return [Piece(t, pieces[0].first, pieces[-1].last, True) for t in texts]
+    return [Piece(t, p.first, p.last, p.replaced, p.program) for p, t in zip(pieces, texts, strict=True)]
+
+
+def _leading_indent(pieces: list[Piece]) -> list[Piece]:
+    if not pieces:
+        return pieces
+    return _with_texts(pieces, dedent("".join(p.text for p in pieces)).splitlines(keepends=True))
+
+
+_PS1 = re.compile(r"^\s*>>>")
+_PS1_STRIP = re.compile(r"^\s*>>>[ \t]?")
+_PS2_STRIP = re.compile(r"^\s*\.\.\.[ \t]?")
+_TRIPLE_QUOTE = re.compile(r"(?<!\\)(\"\"\"|''')")
+_STRING_PREFIX = re.compile(r"(?i)^[rubf]*$")
+
+
+def _in_triple_quotes(lines: list[str]) -> list[bool]:
+    """Which lines IPython's doctest prompt stripper takes to be inside a triple-quoted
+    string (its heuristic: a string opened after nothing but a prefix keeps its prompts)."""
+    mask: list[bool] = []
+    open_quote: str | None = None
+    preserve = False
+    seen_prompt = False
+    for line in lines:
+        mask.append(open_quote is not None and preserve)
+        for m in _TRIPLE_QUOTE.finditer(line):
+            quote = m.group(1)
+            if open_quote is None:
+                open_quote = quote
+                before = line[: m.start()]
+                stripped = _PS2_STRIP.sub("", _PS1_STRIP.sub("", before, count=1), count=1)
+                prompted_code = stripped != before and seen_prompt
+                preserve = bool(not prompted_code and _STRING_PREFIX.match(stripped.strip()))
+                mask[-1] = preserve
+            elif open_quote == quote:
+                open_quote = None
+                preserve = False
+        seen_prompt = seen_prompt or bool(_PS1.match(line))
+    return mask
+
+
+def _strip_doctest_prompts(lines: list[str]) -> list[str]:
+    """`>>> ` and `... ` prompts of a pasted doctest, outside triple-quoted strings, with
+    each stretch that lost prompts dedented (IPython's classic_prompt)."""
+    inside = _in_triple_quotes(lines)
+    if not any(not q and _PS1.match(line) for line, q in zip(lines, inside, strict=True)):
+        return lines
+    out: list[str] = []
+    stripped: list[bool] = []
+    for line, q in zip(lines, inside, strict=True):
+        new = line
+        if not q:
+            if _PS1_STRIP.match(line):
+                new = _PS1_STRIP.sub("", line, count=1)
+            elif _PS2_STRIP.match(line):
+                new = _PS2_STRIP.sub("", line, count=1)
+        out.append(new)
+        stripped.append(new != line)
+    result: list[str] = []
+    i = 0
+    while i < len(out):
+        j = i
+        while j < len(out) and inside[j] == inside[i]:
+            j += 1
+        segment = out[i:j]
+        if not inside[i] and any(stripped[i:j]):
+            segment = dedent("".join(segment)).splitlines(keepends=True)
+        result += segment
+        i = j
+    return result
+
+
+_IPYTHON_PROMPT = re.compile(r"^(((\[nav\]|\[ins\])?\ )?In\ \[\d+\]:\ |\s*\.{3,}:\ ?)")
+
+
+def _strip_ipython_prompts(lines: list[str]) -> list[str]:
+    if _IPYTHON_PROMPT.match(lines[0]) or (len(lines) > 1 and _IPYTHON_PROMPT.match(lines[1])):
+        return [_IPYTHON_PROMPT.sub("", line, count=1) for line in lines]
+    return lines
+
+
+def _cleanup(pieces: list[Piece]) -> list[Piece]:
+    pieces = _leading_indent(_leading_empty_lines(pieces))
+    if pieces:
+        pieces = _with_texts(pieces, _strip_doctest_prompts([p.text for p in pieces]))
+        pieces = _with_texts(pieces, _strip_ipython_prompts([p.text for p in pieces]))
+    return pieces
+
+
+# --- the whole cell -----------------------------------------------------------------------------------------
+
+def _cell_magic(pieces: list[Piece]) -> CellMagic | None:
+    first = pieces[0].text if pieces else ""
+    if not first.startswith("%%") or re.match(r"%%\w+\?", first):
+        return None
+    name, _, args = first[2:].rstrip().partition(" ")
+    return CellMagic(name, args, tuple(pieces[1:]))
+
+
+def split_pieces(text: str) -> list[Piece]:
+    return [Piece(t, i, i) for i, t in enumerate(text.splitlines(keepends=True))]
+
+
+def transform_pieces(pieces: list[Piece]) -> Transformed:
+    """IPython's transform_cell on lines that already end with a line end."""
+    pieces = _cleanup(pieces)
+    magic = _cell_magic(pieces)
+    if magic is not None:
+        body = "".join(p.text for p in magic.body)
+        call = f"get_ipython().run_cell_magic({magic.name!r}, {magic.args!r}, {body!r})\n"
+        return Transformed((Piece(call, pieces[0].first, pieces[-1].last, True),), magic)
+    pieces = token_transforms(pieces)
+    return Transformed(tuple(pieces), None)
+
+
+def transform_cell(cell: str) -> Transformed:
+    """The text IPython's TransformerManager().transform_cell(cell) returns, line by line.
+
+    Raises CellNotRunnable where IPython raises instead of returning text."""
+    if not cell.endswith("\n"):
+        cell += "\n"
+    return transform_pieces(split_pieces(cell))
+
+
+def ipython_text(cell: str) -> str:
+    return transform_cell(cell).text
+
+
+# --- what the calls on IPython become outside a kernel -------------------------------------------------------
+
+def _is_ipython_call(node: ast.AST) -> bool:
+    """`get_ipython().<method>(...)`: what a magic, a shell escape or a help query becomes."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "get_ipython" and not node.func.value.args
+            and not node.func.value.keywords)
+
+
+def calls_on_ipython(tree: ast.AST) -> list[ast.expr]:
+    """The outermost `get_ipython().<method>(...)` calls in `tree`, in source order."""
+    found: list[ast.expr] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if _is_ipython_call(node):
+            found.append(node)     # type: ignore[arg-type]  # _is_ipython_call checked it is an ast.Call
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))

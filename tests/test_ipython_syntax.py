@@ -1,0 +1,276 @@
+"""The grader reads a notebook cell as IPython does: judging/ipython_syntax.py, ipython_rewrites.py
+and python_tokens.py against IPython itself.
+
+The specification is IPython 9.18.1 on Python 3.11 (requirements-dev.txt pins it):
+tests/data/ipython_cells.json holds its output for 700 cells (tests/ipython_corpus.py).
+Every test here but the live ones runs without IPython; the live ones compare with the
+installed IPython on cells generated afresh, and the tokenizer with Python 3.11's own.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import json
+import sys
+import tokenize
+import warnings
+from pathlib import Path
+
+import pytest
+
+from ipython_corpus import CORPUS, build_corpus, corpus_text, generated_cells
+from grader.judging import python_tokens
+from grader.judging.ipython_rewrites import TRANSFORM_LOOP_LIMIT, CellNotRunnable
+from grader.judging.ipython_syntax import calls_on_ipython, ipython_text, transform_cell
+from grader.judging.notebook import WRAPPER_MAGICS, CellSyntaxError, extract
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = json.loads(CORPUS.read_text(encoding="utf-8"))
+SPEC = DATA["provenance"]
+CELLS = DATA["cells"]
+ON_SPEC_PYTHON = SPEC["python"] == ".".join(map(str, sys.version_info[:2]))
+
+
+def _ipython() -> object | None:
+    try:
+        import IPython
+    except ImportError:
+        return None
+    return IPython
+
+
+def ours(cell: str) -> dict[str, str]:
+    try:
+        return {"text": ipython_text(cell)}
+    except CellNotRunnable:
+        return {"error": "refused"}
+
+
+def _same(entry: dict[str, str], got: dict[str, str]) -> bool:
+    return ("error" in entry and "error" in got) or entry.get("text") == got.get("text")
+
+
+# --- the corpus ------------------------------------------------------------------------------------------
+
+def test_the_corpus_holds_the_cells_the_issue_names():
+    cells = {c["cell"] for c in CELLS}
+    assert "%load_ext autoreload\n%autoreload 2\nimport numpy as np" in cells
+    assert "np.einsum?" in cells and "??np.tanh" in cells
+    assert "x = (10\n     %3)" in cells and "y = [1\n  !=3]" in cells
+    assert any(c.startswith("%%time") for c in cells) and any("\u2028" in c for c in cells)
+    assert len(CELLS) >= 690 and SPEC["ipython"] == "9.18.1" and SPEC["python"] == "3.11"
+
+
+@pytest.mark.parametrize("index", range(len(CELLS)))
+def test_every_corpus_cell_reads_as_ipython_read_it(index):
+    entry = CELLS[index]
+    assert _same(entry, ours(entry["cell"])), entry["cell"]
+
+
+def test_the_corpus_regenerates_byte_for_byte_with_the_pinned_ipython():
+    ipython = _ipython()
+    if ipython is None:
+        pytest.skip("IPython is not installed (it comes with the dev requirements)")
+    if ipython.__version__ != SPEC["ipython"] or not ON_SPEC_PYTHON:
+        pytest.skip(f"the corpus was made with IPython {SPEC['ipython']} on Python {SPEC['python']}; this is "
+                    f"IPython {ipython.__version__} on Python {sys.version_info[0]}.{sys.version_info[1]}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert corpus_text(build_corpus()) == CORPUS.read_text(encoding="utf-8")
+
+
+# --- against a live IPython, on cells it has not seen -------------------------------------------------------
+
+def test_fresh_generated_cells_read_as_the_installed_ipython_reads_them():
+    ipython = _ipython()
+    if ipython is None:
+        pytest.skip("IPython is not installed (it comes with the dev requirements)")
+    if not ON_SPEC_PYTHON:
+        pytest.skip(f"IPython's reading depends on the Python it runs on; the grader follows IPython on Python "
+                    f"{SPEC['python']}, and this is {sys.version_info[0]}.{sys.version_info[1]}")
+    from IPython.core.inputtransformer2 import TransformerManager
+    manager = TransformerManager()
+    differ = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for cell in generated_cells(31337, 3000):
+            try:
+                expected = {"text": manager.transform_cell(cell)}
+            except Exception:  # noqa: BLE001 - any exception IPython raises is "the cell is refused"
+                expected = {"error": "raised"}
+            if not _same(expected, ours(cell)):
+                differ.append(cell)
+    assert not differ, f"{len(differ)} cells differ, the first: {differ[0]!r}"
+
+
+# --- the tokenizer is Python 3.11's -----------------------------------------------------------------------------
+
+def _stdlib_tokens(lines: list[str]) -> tuple[list[tuple], str | None]:
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(iter(lines).__next__):
+            out.append((tok.type, tok.string, tok.start, tok.end))
+    except (tokenize.TokenError, IndentationError) as exc:
+        return out, type(exc).__name__
+    return out, None
+
+
+def _our_tokens(lines: list[str]) -> tuple[list[tuple], str | None]:
+    out = []
+    try:
+        for tok in python_tokens.tokens_from(lines, 0, python_tokens.LineState(), []):
+            out.append((tok.type, tok.string, tok.start, tok.end))
+    except python_tokens.TokenError:
+        return out, "TokenError"
+    except IndentationError:
+        return out, "IndentationError"
+    return out, None
+
+
+def _token_sources() -> list[str]:
+    files = sorted((ROOT / "grader").rglob("*.py")) + sorted((ROOT / "tests").glob("test_*.py"))
+    stdlib = Path(tokenize.__file__).parent
+    files += sorted(stdlib.glob("*.py"))[:120]
+    return [c["cell"] for c in CELLS] + [p.read_text(encoding="utf-8", errors="replace") for p in files]
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="compares with Python 3.11's own tokenize module")
+def test_the_tokenizer_gives_python_3_11s_tokens_and_errors():
+    differ = []
+    for source in _token_sources():
+        lines = (source if source.endswith("\n") else source + "\n").splitlines(keepends=True)
+        if _our_tokens(lines) != _stdlib_tokens(lines):
+            differ.append(source[:80])
+    assert not differ, f"{len(differ)} sources differ, the first: {differ[0]!r}"
+
+
+@pytest.mark.parametrize("source", [
+    "def f(x):\n    s = '''a\nb'''\n    return (x +\n            1)\n%ls\n",
+    "if x:\n    y = 'a\\\n  b'\n  z = 1\n",
+    "a = 1 \\\n  + 2\n\tb = 3\n# c\n\n",
+])
+def test_the_tokenizer_resumed_at_any_line_gives_the_same_tokens(source):
+    """Started at line L in the state it recorded there, the tokenizer emits exactly what it
+    emitted from line L on when it ran from the top (errors included)."""
+    lines = source.splitlines(keepends=True)
+    states: list[python_tokens.LineState] = []
+    whole, emitted_at, error = [], [], None
+    try:
+        for tok in python_tokens.tokens_from(lines, 0, python_tokens.LineState(), states):
+            whole.append(tok)
+            emitted_at.append(len(states) - 1)
+    except (python_tokens.TokenError, IndentationError) as exc:
+        error = type(exc)
+    for line in range(len(states)):
+        tail, tail_error = [], None
+        try:
+            tail = list(python_tokens.tokens_from(lines, line, states[line], list(states)))
+        except (python_tokens.TokenError, IndentationError) as exc:
+            tail_error = type(exc)
+        first = next((i for i, at in enumerate(emitted_at) if at >= line), len(whole))
+        if tail_error is None:
+            assert tail == whole[first:] and error is None
+        else:
+            assert tail_error is error
+
+
+# --- cost: each line tokenized a bounded number of times ------------------------------------------------------
+
+@pytest.mark.parametrize("shape", ["magics after the code", "magics before the code", "in an indented block",
+                                   "unbalanced brackets in each magic"])
+def test_a_cell_of_many_magics_is_tokenized_in_time_proportional_to_its_size(monkeypatch, shape):
+    """IPython re-tokenizes the whole cell after each of up to 500 rewrites (quadratic: about
+    18 s for 56 KiB of code and 499 magics); the scan resumes at the rewritten line."""
+    pad = ["x = [1, 2, 3]  # padding\n"] * 1000
+    magics = [f"%ls {i}\n" for i in range(TRANSFORM_LOOP_LIMIT - 1)]
+    cell = {"magics after the code": pad + magics, "magics before the code": magics + pad,
+            "in an indented block": ["if True:\n"] + ["    " + ln for ln in pad + magics],
+            "unbalanced brackets in each magic": [f"%ls ) {i}\n" for i in range(TRANSFORM_LOOP_LIMIT - 1)] + pad}[shape]
+    visits = 0
+    real_run = python_tokens._Line.run
+
+    def counting_run(self):
+        nonlocal visits
+        visits += 1
+        return real_run(self)
+
+    monkeypatch.setattr(python_tokens._Line, "run", counting_run)
+    text = transform_cell("".join(cell)).text
+    assert text.count("get_ipython()") == TRANSFORM_LOOP_LIMIT - 1
+    assert visits <= 5 * len(cell), f"{visits} line visits for {len(cell)} lines"
+
+
+def test_a_cell_needing_more_rewrites_than_ipython_makes_is_refused():
+    with pytest.raises(CellNotRunnable, match="500"):
+        transform_cell("".join(f"%ls {i}\n" for i in range(TRANSFORM_LOOP_LIMIT)))
+
+
+# --- the program the grader runs for each cell ---------------------------------------------------------------
+
+class _CallsToNone(ast.NodeTransformer):
+    def visit_Call(self, node):
+        if node in self.calls:
+            return ast.copy_location(ast.Constant(None), node)
+        return self.generic_visit(node)
+
+
+def _calls_as_none(text: str) -> str | None:
+    """IPython's text with every call on IPython replaced by None, as an AST dump (None: no parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    fixer = _CallsToNone()
+    fixer.calls = set(calls_on_ipython(tree))
+    return ast.dump(fixer.visit(tree))
+
+
+def _compiles(cell: str) -> bool:
+    """Does what IPython makes of the cell compile (the compiler's own checks included)?"""
+    t = transform_cell(cell)
+    while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
+        t = transform_cell("".join(p.text for p in t.magic.body))
+    try:
+        compile(t.text if t.magic is None else "", "cell", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _expected_program(cell: str) -> str | None:
+    """What the grader should run for `cell`: IPython's text (or a wrapping magic's body read
+    again, as IPython's %%time and %%capture do), calls on IPython as None."""
+    t = transform_cell(cell)
+    while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
+        t = transform_cell("".join(p.text for p in t.magic.body)) if t.magic.body else transform_cell("")
+    if t.magic is not None:
+        return ast.dump(ast.parse(""))
+    return _calls_as_none(t.text)
+
+
+def _program(cell: str) -> tuple[str, tuple[str, ...]] | None:
+    """The grader's program for a one-cell notebook; None when it refuses the cell's syntax."""
+    try:
+        code = extract(json.dumps({"nbformat": 4, "cells": [{"cell_type": "code", "source": cell}]}))
+    except CellSyntaxError:
+        return None
+    return code.source, code.line_map
+
+
+@pytest.mark.parametrize("index", [i for i, c in enumerate(CELLS) if "text" in c and "otter" not in c["cell"]])
+def test_each_cell_runs_as_ipython_would_run_it_and_keeps_its_line_numbers(index):
+    """(Otter's own cells are left out: the grader removes them too; tests/test_notebook.py.)"""
+    cell = CELLS[index]["cell"]
+    program = _program(cell)
+    expected = _expected_program(cell)
+    if program is None:                  # refused: IPython's text does not compile either
+        assert expected is None or not _compiles(cell), cell
+        return
+    source, labels = program
+    assert _calls_as_none(source) == expected, (cell, source)
+    lines = len((cell if cell.endswith(("\n", "\r")) else cell + "\n").replace("\r\n", "\n").replace("\r", "\n")
+                .split("\n")) - 1
+    assert labels[-1] == "after code cell 1"
+    assert len(labels) - 1 >= lines and all(lab.startswith("code cell 1, line ") for lab in labels[:-1])
+    numbers = [int(lab.rsplit(" ", 1)[1]) for lab in labels[:-1]]
+    assert numbers == sorted(numbers) and (not numbers or numbers[0] == 1)
