@@ -406,3 +406,18 @@ def test_every_check_name_is_known_to_the_verdict_module():
         outcome(status=child.STATUS_MISSING_FUNCTION), ok_outcome(EXPECTED.copy(), cpu_s=5.0))}
     assert produced == set(CHECKS)
 
+
+
+@pytest.mark.parametrize("kind, show, phrase", [
+    ("ndarray subclass numpy.matrix", True, "returned an ndarray subclass numpy.matrix;"),
+    ("int", False, "returned an int;"),
+    ("list", False, "returned a list;"),
+    ("0-d array", True, "returned a 0-d array;"),
+    ("solution.Wrapper", True, "returned an object of class solution.Wrapper;"),
+    ("solution.Wrapper", False, "returned an object of a class defined in your code"),
+    ("NumPy scalar float64", False, "returned a NumPy scalar float64;"),
+])
+def test_what_was_returned_is_named_with_its_article(kind, show, phrase):
+    d = run(outcome(value=returned(type_=kind, dtype=None, shape=None)), show)
+    assert (d.verdict, d.check) == ("WA", "type") and phrase in d.message
+    assert "a an " not in d.message and "a ndarray" not in d.message

@@ -203,8 +203,11 @@ SAFE_DTYPE = re.compile(r"(bool|u?int(8|16|32|64)|float(16|32|64|128)|longdouble
 
 
 def _safe_type(kind: str, show: bool) -> str:
+    """What was returned, with its article: "an int", "a list", "an ndarray subclass ..."."""
     if show or kind in SAFE_TYPES or re.fullmatch(r"NumPy scalar " + SAFE_DTYPE.pattern, kind):
-        return kind
+        if kind not in SAFE_TYPES and not kind.startswith("NumPy scalar ") and "." in kind:
+            return f"an object of class {kind}"       # a class of the submission's, on a visible case
+        return ("an " if kind[:1].lower() in "aeiou" or kind.startswith("ndarray") else "a ") + kind
     return "an object of a class defined in your code (its name is not shown for hidden cases)"
 
 
@@ -227,7 +230,7 @@ def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...], show: bo
         return Decision("RE", "run", "no result was received")
     if v.type != "ndarray":
         hint = {"NoneType": "returned None: is a `return` statement missing?"}.get(v.type)
-        what = hint or f"returned a {_safe_type(v.type, show)}"
+        what = hint or f"returned {_safe_type(v.type, show)}"
         return Decision("WA", "type", f"{what}; the result must be a plain numpy.ndarray of shape "
                         f"{expected_shape} (use np.asarray(result, dtype=np.float64))")
     if v.dtype != "float64":
