@@ -74,7 +74,7 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
             Entry("starter/*.ipynb"), Entry("testcases/*/*.json", required=True), _PRACTICE_CASES,
             Entry("submissions/*/*.py"), Entry("submissions/*/*.ipynb"),
             Entry("schemas/*.json"), Entry("docs/**/*.md"), Entry("docs/**/*.png"), Entry("docs/**/*.svg"),
-            Entry("tests/**/*.py"), Entry("tests/**/*.ipynb"),
+            Entry("tests/**/*.py"), Entry("tests/**/*.ipynb"), Entry("tests/data/*.json"),
             *(Entry(f"tests/golden/**/*.{ext}") for ext in ("json", "txt", "xml", "md", "ansi", "csv")),
             Entry("scripts/*.sh"), Entry("scripts/*.py"), Entry(".ci/*"))
     if flavour == "practice":
