@@ -258,7 +258,7 @@ def test_notebook_code_cells_are_extracted_and_magics_neutralised(tmp_path, spec
     assert read.ok and sub.kind == "notebook"
     assert "import os" not in sub.source                   # markdown is not code
     magic_lines = [ln for ln in sub.source.splitlines() if "%matplotlib" in ln or "!pip" in ln]
-    assert len(magic_lines) == 2 and all(ln.startswith("#") for ln in magic_lines)
+    assert magic_lines == ["None  # %matplotlib inline", "None  # !pip list"]
     c = static_step(sub, spec)
     assert c.ok and c.imports == ("numpy",)
 
@@ -272,7 +272,7 @@ def test_notebook_errors_point_at_the_cell(tmp_path, spec):
 def test_notebook_syntax_error_points_at_the_cell(tmp_path, spec):
     nb = notebook(("code", GOOD), ("code", "def broken(:\n"))
     c = check(tmp_path, spec, nb, "solution.ipynb")
-    assert not c.ok and "syntax error" in c.message and "code cell 2, line 1 of the notebook" in c.message
+    assert not c.ok and c.message.startswith("syntax error in code cell 2, line 1: ")
 
 
 @pytest.mark.parametrize("text, words", [
