@@ -13,7 +13,8 @@ import pytest
 
 from grader.problem.bundle import Bundle, BundleError
 from grader.problem.cases import load_cases
-from grader.judging.judge import GradeOptions, cases_step, check_step, load_step, not_run, run_context, sandbox_limits, show_full
+from grader.judging.case_steps import check_step, not_run, run_context, show_full
+from grader.judging.judge import GradeOptions, cases_step, load_step, sandbox_allowed, sandbox_limits
 from grader.feedback.grade import grade
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
@@ -131,14 +132,11 @@ def test_not_run_records_why(bundle, spec):
     ("while True:\n    pass\ndef vit_encoder_block(*a):\n    pass\n", "TLE", "CPU time"),
 ])
 def test_load_step_imports_once_without_calling(spec, source, verdict, words):
-    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
-               "stdlib": list(spec.allowed_imports.stdlib)}
-    eff = effective_limits(spec, None)
-    with Sandbox(source, function=spec.function, n_args=8, limits=sandbox_limits(spec), allowed=allowed,
-                 preload=spec.allowed_imports.all_modules()) as sb:
-        sb.set_time_limits(eff.cpu_s, eff.wall_s)
-        result = load_step(sb, run_context(spec, eff), 8)
+    with Sandbox(source, function=spec.function, n_args=8, limits=sandbox_limits(spec),
+                 allowed=sandbox_allowed(spec), preload=spec.allowed_imports.all_modules()) as sb:
+        result, limits, ctx = load_step(sb, spec, GradeOptions(scale_time=False))
     assert result.verdict == verdict and words in result.message
+    assert limits == effective_limits(spec, None) and ctx == run_context(spec, limits)
 
 
 # --- grade() and its options --------------------------------------------------------------------------------

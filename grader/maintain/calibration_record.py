@@ -20,7 +20,7 @@ import numpy as np
 import yaml
 
 from ..problem.bundle import Bundle, BundleError
-from ..judging.timing import PROBE_BAND
+from ..judging.timing import PROBE_BAND, wall_limit
 from .limit_rule import Derivation
 from .measure import ProbeStats, Timing
 
@@ -50,7 +50,7 @@ def _timing_dict(t: Timing, wall_factor: float) -> dict:
         out["time_s"] = None
         out["at_least_s"] = t.cap_s
         out["stopped_by"] = "the CPU-time cap" if t.capped_by == "cpu" else \
-            f"the wall-clock cap ({wall_factor * t.cap_s + 1:g} s; it hardly used the CPU)"
+            f"the wall-clock cap ({wall_limit(wall_factor, t.cap_s):g} s; it hardly used the CPU)"
     else:
         out["time_s"] = round(s.median, 4) if s else None
         out["slowest_case_runs_s"] = [round(v, 4) for v in t.case_times[t.slowest_case]] if s else []
@@ -78,7 +78,7 @@ def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], acce
     # Each condition's median reading must mean "this machine": inside the noise band.
     in_band = all(center / PROBE_BAND <= p.grouped.median <= center * PROBE_BAND for _, p, _ in probes)
     n_cases = sum(1 for g in bundle.group_names("all") for _ in (bundle.testcases / g).glob("*.json"))
-    wall = spec.limits.wall_factor * d.time_limit + 1.0
+    wall = wall_limit(spec.limits.wall_factor, d.time_limit)
     return {
         "generated_by": "python -m grader calibrate --write",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
-from ..judging.judge import GradeOptions, sandbox_limits
+from ..judging.judge import GradeOptions, sandbox_allowed, sandbox_limits
 from ..feedback.grade import grade
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox
 from .verify import ExpectedSubmission
@@ -104,10 +104,8 @@ class Timing:
 def probe_sandbox(bundle: Bundle, isolation: str) -> Sandbox:
     """A sandbox for the probe alone: a stub submission, compiled but never called."""
     spec = bundle.spec
-    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
-               "stdlib": list(spec.allowed_imports.stdlib)}
     return Sandbox(_PROBE_SOURCE, function=spec.function, n_args=len(spec.parameters),
-                   limits=sandbox_limits(spec), allowed=allowed, preload=spec.allowed_imports.all_modules(),
+                   limits=sandbox_limits(spec), allowed=sandbox_allowed(spec), preload=spec.allowed_imports.all_modules(),
                    isolation=isolation)
 
 

@@ -1,4 +1,5 @@
-"""Running a test's case, and the next one beside it in a second worker (a 2-core machine's both cores).
+"""Running test cases in sandbox workers: one at a time, or a test's case and the next one's
+beside it in a second worker (a 2-core machine's both cores) where that is sound.
 
 Two workers at once slow each other a little (caches, memory bandwidth, the
 zygote forking for both), never speed each other up. So a run that shared the
