@@ -140,7 +140,7 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
 
 
 def shared_run_step(sb: Sandbox, cases: list[TestCase], index: int, ahead: dict[int, Run],
-                    two: bool, least: EffectiveLimits, kinds: list) -> tuple[RunOutcome, bool]:
+                    two: bool, least: EffectiveLimits, kinds: list[tuple[bool, bool]]) -> tuple[RunOutcome, bool]:
     """Test `index`'s run: the one started beside the previous test's, or a new one; with `two`,
     the next test's run starts beside it, if both tests are of one kind (`kinds`: visible or
     hidden, and the feedback their reports get). Returns the outcome and whether it counts

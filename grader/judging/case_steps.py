@@ -88,7 +88,8 @@ def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunConte
     """The result of run `out`: checker.decide's verdict, with the figures its feedback may show."""
     full = show_full(spec, case)
     d = decide(out, case.expected, ctx, spec.comparison.rtol, spec.comparison.atol, full)
-    time_s, memory_mib = round(out.cpu_s, 4), round(out.maxrss_kib / 1024, 1)
+    time_s: float | None = round(out.cpu_s, 4)
+    memory_mib: float | None = round(out.maxrss_kib / 1024, 1)
     if not full:  # the submission chooses both: rounded up, as judging/hidden.py says
         time_s, memory_mib = hidden_time(time_s), hidden_memory(memory_mib)
     return CaseResult(name=case.name, group=case.group, visible=is_visible(spec, case),

@@ -297,10 +297,11 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
     sb = sandbox_step(sub, check.imports, spec, options, zygote)
     sb.begin()   # the zygote starts on the other core while the cases are read here
     try:
-        cases = cases_step(bundle, options) if cases is None else cases
+        # Bound before anything in the sandbox can fail: cases_step raises BundleError only.
+        selected = cases_step(bundle, options) if cases is None else cases
         with sb:
-            g = grading_step(sb, spec, options, cases, started)
-            for index in range(len(cases)):
+            g = grading_step(sb, spec, options, selected, started)
+            for index in range(len(selected)):
                 g.results.append(case_step(g, index))
                 if not g.complete:
                     break
@@ -308,8 +309,9 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
             info = sb.info()
     except SandboxError as exc:
         why = str(exc) if isinstance(exc, ProbeFailed) else f"the sandbox could not be started: {exc}"
-        return _unjudged(bundle, options, cases, sub, CompileResult("JE", why), "run")
+        return _unjudged(bundle, options, selected, sub, CompileResult("JE", why), "run")
     finally:
         sb.close()
     results, compiled = relabel_step(sub, g.results, g.compiled)
-    return Judgement(_report(bundle, options, results, compiled, sub, info, g.limits, g.complete), cases, g.returned)
+    report = _report(bundle, options, results, compiled, sub, info, g.limits, g.complete)
+    return Judgement(report, selected, g.returned)

@@ -14,7 +14,7 @@ import platform
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import yaml
@@ -42,9 +42,9 @@ def machine_info(sandbox_mode: str) -> dict:
             "load_average_1m_at_start": round(load[0], 2)}
 
 
-def _timing_dict(t: Timing, wall_factor: float) -> dict:
+def _timing_dict(t: Timing, wall_factor: float) -> dict[str, Any]:
     s = t.slowest
-    out = {"submission": f"{t.submission.folder}/{t.submission.path.name}",
+    out: dict[str, Any] = {"submission": f"{t.submission.folder}/{t.submission.path.name}",
            "verdicts": list(t.verdicts), "slowest_case": t.slowest_case}
     if t.capped:
         out["time_s"] = None
@@ -69,7 +69,7 @@ def _probe_dict(p: ProbeStats, load: float) -> dict:
 
 
 def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], accepted: Sequence[Timing],
-           tle: Sequence[Timing], d: Derivation, machine: dict, method: dict) -> dict:
+           tle: Sequence[Timing], d: Derivation, machine: dict[str, Any], method: dict[str, Any]) -> dict[str, Any]:
     """calibration.yaml as plain data (every figure rounded so the file stays readable).
 
     `probes`: (condition, readings, load average) per load condition."""

@@ -6,6 +6,7 @@ fresh worker per test, every layer on). Each figure keeps its spread.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -114,6 +115,19 @@ def measure_probe(bundle: Bundle, readings: int = 25, isolation: str = "auto",
     """`readings` probe readings, each a fresh sandbox worker running the probe `repeats` times."""
     with probe_sandbox(bundle, isolation) as sb:
         return ProbeStats(tuple(sb.probe_runs(repeats) for _ in range(readings)))
+
+
+def probe_conditions(bundle: Bundle, readings: int, isolation: str = "auto",
+                     load: int = 0) -> list[tuple[str, ProbeStats]]:
+    """`calibrate --probe-only`: the probe's readings as found and, with `load`, again with that
+    many busy processes running; each labelled with its condition and the load average then."""
+    def condition(what: str) -> str:
+        return f"{what} (load average {os.getloadavg()[0]:.1f})"
+    stats = [(condition("as found"), measure_probe(bundle, readings, isolation))]
+    if load:
+        with BackgroundLoad(load):
+            stats.append((condition(f"with {load} more busy process(es)"), measure_probe(bundle, readings, isolation)))
+    return stats
 
 
 class BackgroundLoad:
