@@ -55,6 +55,22 @@ def test_secret_seed_keeps_the_samples_and_replaces_every_hidden_case(bundle):
     assert all(np.array_equal(a.expected, b.expected) for a, b in zip(fresh, again))
 
 
+@pytest.mark.parametrize("which", ["sample", "practice", "all"])
+def test_published_cases_are_the_bundles_selection_read_through_the_cache(bundle, which):
+    """cases_step reads with Bundle.load_selection (the one implementation), cached: the same cases."""
+    cached, plain = cases_step(bundle, GradeOptions(tests=which)), bundle.load_selection(which)
+    assert [c.name for c in cached] == [c.name for c in plain]
+    assert all(np.array_equal(a.expected, b.expected) and np.array_equal(a.inputs["x"], b.inputs["x"])
+               for a, b in zip(cached, plain))
+
+
+def test_every_sandbox_gets_the_allowed_imports_of_problem_yaml(spec):
+    allowed = sandbox_allowed(spec)
+    assert allowed == {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
+                       "stdlib": list(spec.allowed_imports.stdlib)}
+    assert all(type(v) is list for v in allowed.values())   # sent to the zygote as JSON
+
+
 def test_unknown_selection_cannot_be_judged(bundle):
     with pytest.raises(BundleError, match="unknown test selection"):
         cases_step(bundle, GradeOptions(tests="hidden"))

@@ -1,4 +1,4 @@
-"""judging/judge.py near the time limit: judged twice, and the worst case bounded.
+"""judging/judge.py and judging/case_steps.py near the time limit: judged twice, and the worst case bounded.
 
 No assertion here is about how long anything took: each checks which tests ran,
 their verdicts and what the report says about them.

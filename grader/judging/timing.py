@@ -21,7 +21,7 @@ The clamp also makes the probe unnecessary for most gradings: no machine's limit
 is below SCALE_BOUNDS[0] x the stated one, so a test that finishes within that
 least limit is within the limit everywhere. `grade` runs its tests under the
 least limit first and reads the probe only when a run goes beyond it
-(judging/judge.py), then judges that run's test afresh under the measured limit.
+(judging/case_steps.py), then judges that run's test afresh under the measured limit.
 """
 from __future__ import annotations
 
