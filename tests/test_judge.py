@@ -19,7 +19,7 @@ from grader.feedback.grade import grade
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome
-from grader.judging.timing import PROBE_BAND_SLOW, effective_limits, machine_scale
+from grader.judging.timing import PROBE_BAND_SLOW, effective_limits
 from grader.judging.verdict import CaseResult, group_results, overall_verdict
 
 from conftest import ROOT

@@ -52,6 +52,7 @@ from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VE
 
 @dataclass(frozen=True)
 class GradeOptions:
+    """What a caller asks of one grading (grade, watch, batch, verify, calibrate)."""
     tests: str = "all"                # "sample", "practice" (visible, no points) or "all"
     secret_seed: int | None = None    # generate a fresh hidden set from this seed
     isolation: str = "auto"           # "auto", or "plain" to skip namespaces
