@@ -13,8 +13,9 @@ import shlex
 import shutil
 import sys
 import time
+from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, NoReturn, TypeAlias
 
 from . import __version__
 from .sandbox.early import Spawned
@@ -23,12 +24,17 @@ from .problem.bundle import Bundle, BundleError, open_bundle
 from .judging.source import SubmissionUnreadable
 from .platforms.formats import EXPORT_PLATFORMS, PLATFORM_FORMATS
 
+if TYPE_CHECKING:   # imported where they are used: a command loads only what it needs
+    from .report.text_report import Invocation
+    # argparse's collection of subparsers: a private class, named for type checkers only
+    Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
+
 EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
 
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error: usage text would break the one-line stderr promise."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         print(f"grader: {self.prog}: {message} (see --help)", file=sys.stderr)
         sys.exit(EXIT_CANNOT_JUDGE)
 
@@ -77,14 +83,12 @@ def invoked_as(argv0: str, executable: str, which: Callable[[str], str | None] =
             return f"{name} -m grader"
     return f"{shown(executable)} -m grader"
 
-
-def _invocation(args: argparse.Namespace, command: str):
+def _invocation(args: argparse.Namespace, command: str) -> Invocation:
     from .report.text_report import Invocation
     program = invoked_as(sys.argv[0], sys.executable)
     if args.bundle:
         program += f" --bundle {shlex.quote(args.bundle)}"
     return Invocation(program, command, args.submission)
-
 
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from .judging.judge import GradeOptions
@@ -218,9 +222,9 @@ def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .maintain.verify import render_report, verify
+    from .maintain.verify import SubmissionCheck, render_report, verify
 
-    def progress(check) -> None:
+    def progress(check: SubmissionCheck) -> None:
         mark = "ok" if check.ok else "FAIL"
         print(f"  {mark:<4} {check.submission.display(bundle.root)}: {check.at_limit.verdict}/"
               f"{check.at_margin.verdict}", file=sys.stderr, flush=True)
@@ -230,16 +234,11 @@ def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if report.ok else 1
 
 def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .maintain.calibrate import (BackgroundLoad, calibrate, measure_probe, render_probe, render_summary,
-                            write_calibration)
+    from .maintain.calibrate import calibrate, render_summary, write_calibration
+    from .maintain.calibration_record import render_probe
+    from .maintain.measure import probe_conditions
     if args.probe_only:
-        load = lambda: f"load average {os.getloadavg()[0]:.1f}"  # noqa: E731
-        stats = [(f"as found ({load()})", measure_probe(bundle, args.probe_runs, args.isolation))]
-        if args.load:
-            with BackgroundLoad(args.load):
-                stats.append((f"with {args.load} more busy process(es) ({load()})",
-                              measure_probe(bundle, args.probe_runs, args.isolation)))
-        sys.stdout.write(render_probe(stats))
+        sys.stdout.write(render_probe(probe_conditions(bundle, args.probe_runs, args.isolation, args.load)))
         return 0
     cal = calibrate(bundle, repeats=args.repeats, probe_runs=args.probe_runs, tle_cap_s=args.tle_cap,
                     isolation=args.isolation, progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
@@ -256,7 +255,6 @@ def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
 
-
 def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
     from .batch.command import BatchError, merge_command
     try:
@@ -264,14 +262,8 @@ def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
 
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--bundle", metavar="DIR", help="bundle root (default: the folder containing grader/)")
-    parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _learner_parsers(sub: Subparsers) -> None:
+    """grade and watch: a learner's commands."""
     g = sub.add_parser("grade", help="judge a submission (solution.py or a .ipynb notebook)")
     g.add_argument("submission", metavar="PATH")
     g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
@@ -297,7 +289,6 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
     g.add_argument("--verbose", "-v", action="store_true", help="the failing test in full, why, the statement's words")
     g.set_defaults(func=cmd_grade)
-
     w = sub.add_parser("watch", help="grade FILE again every time it is saved (practice set; Ctrl-C ends it)")
     w.add_argument("submission", metavar="FILE")
     w.add_argument("--tests", choices=("sample", "practice", "all"), help="which tests (default: practice)")
@@ -307,24 +298,25 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     w.set_defaults(func=cmd_watch)
 
+def _bundle_parsers(sub: Subparsers) -> None:
+    """generate, validate, statement and tolerance: the bundle's generated files and their evidence."""
     gen = sub.add_parser("generate", help="regenerate testcases/ from problem.yaml's seed")
     gen.add_argument("--check", action="store_true", help="only check that testcases/ is byte-identical")
     gen.set_defaults(func=cmd_generate)
-
     val = sub.add_parser("validate", help="check every test case against the constraints")
     val.add_argument("dir", nargs="?", help="a testcases folder (default: the bundle's)")
     val.set_defaults(func=cmd_validate)
-
     st = sub.add_parser("statement", help="regenerate statement.md's generated blocks (examples, limits, ...)")
     st.add_argument("--check", action="store_true", help="only check them; exit 1 if any block disagrees")
     st.set_defaults(func=cmd_statement)
-
     tol = sub.add_parser("tolerance", help="measure honest and wrong submissions' errors; check the tolerance bar")
     tol.add_argument("--write", action="store_true", help="also write the evidence to docs/tolerance.md")
     tol.add_argument("--seeds", type=int, default=0, metavar="K",
                      help="also measure on K freshly generated hidden sets (seeds 1..K)")
     tol.set_defaults(func=cmd_tolerance)
 
+def _archive_parsers(sub: Subparsers) -> None:
+    """pack and check-archive: the bundle's own archives; export: a platform's package."""
     pk = sub.add_parser("pack", help="write a reproducible, versioned archive of the bundle with a manifest")
     pk.add_argument("--flavour", choices=("judge", "practice"), default="judge",
                     help="judge: everything (default); practice: statement, starter, samples, the practice "
@@ -332,13 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--out", metavar="DIR", help="output folder (default: dist/ in the bundle)")
     pk.add_argument("--force", action="store_true", help=FORCE_HELP)
     pk.set_defaults(func=cmd_pack)
-
     ca = sub.add_parser("check-archive", help="unpack an archive safely and check it as a platform would")
     ca.add_argument("archive", metavar="FILE")
     ca.add_argument("--quick", action="store_true",
                     help="only unpack and check the manifest and problem.yaml (no validate/regenerate/grade/verify)")
     ca.set_defaults(func=cmd_check_archive)
-
     ex = sub.add_parser("export", help="write a platform's package: gradescope (autograder zip), kattis "
                                        "(problem package), prairielearn (question), otter (master notebook)")
     ex.add_argument("platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM",
@@ -350,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     eg.add_argument("--force", action="store_true", help=FORCE_HELP)
     eg.set_defaults(func=cmd_export, platform="gradescope", zip_file=True)
 
+def _verify_parser(sub: Subparsers) -> None:
     ver = sub.add_parser("verify", help="check the bundle, then judge every submissions/<verdict>/ file "
                                          "at 1x and 1.5x the time limit")
     ver.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions judged at once (default: 2)")
@@ -357,9 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     ver.set_defaults(func=cmd_verify)
 
-    from .batch.command import add_parsers as add_batch_parsers
-    add_batch_parsers(sub, cmd_batch, cmd_batch_merge)
-
+def _calibrate_parser(sub: Subparsers) -> None:
     cal = sub.add_parser("calibrate", help="measure accepted and too-slow submissions and derive the time limit")
     cal.add_argument("--write", action="store_true",
                      help="write calibration.yaml and set the two derived figures in problem.yaml")
@@ -372,9 +361,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --probe-only: measure again with N busy processes running")
     cal.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     cal.set_defaults(func=cmd_calibrate)
-    return parser
 
-COMMANDS: dict[str, Callable] = {}
+def build_parser() -> argparse.ArgumentParser:
+    from .batch.command import add_parsers as add_batch_parsers
+    parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--bundle", metavar="DIR", help="bundle root (default: the folder containing grader/)")
+    parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Each adds its commands' subparsers (in `--help` order), whose `func` is the cmd_* main calls.
+    for add in (_learner_parsers, _bundle_parsers, _archive_parsers, _verify_parser,
+                partial(add_batch_parsers, batch=cmd_batch, merge=cmd_batch_merge), _calibrate_parser):
+        add(sub)
+    return parser
 
 def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     """Run one command; `zygote` is a sandbox process __main__ started for it (sandbox/early.py)."""
@@ -384,7 +383,8 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     args.early_zygote = zygote
     try:
         bundle = open_bundle(Path(args.bundle) if args.bundle else None)
-        return args.func(args, bundle)
+        status: int = args.func(args, bundle)
+        return status
     except (BundleError, CannotJudge) as exc:
         # One line, always: some reasons (a YAML parser's) arrive spread over several.
         print(f"grader: {' '.join(str(exc).split())}", file=sys.stderr)

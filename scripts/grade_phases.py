@@ -33,6 +33,7 @@ spawned = time.perf_counter() - t0
 from grader import cli
 from grader.sandbox import launcher
 from grader.judging import judge as J
+from grader.judging import case_steps as S
 from grader.feedback import diagnose as D
 imported = time.perf_counter() - t0
 T = {}
@@ -50,9 +51,9 @@ for obj, name, key in ((launcher.Sandbox, "begin", "launch the zygote (begin)"),
                        (J, "cases_step", "read the test cases"),
                        (launcher.Sandbox, "__enter__", "wait for the zygote (its start-up)"),
                        (J, "load_run", "load the submission (import it once in a worker)"),
-                       (J, "probe_now_step", "read the speed probe (only when a run needed it)"),
+                       (S, "probe_now_step", "read the speed probe (only when a run needed it)"),
                        (launcher.Sandbox, "run", "sandbox runs: the load + each case (fork, lock-down, run, transfer)"),
-                       (J, "check_step", "check the results"),
+                       (S, "check_step", "check the results"),
                        (D, "diagnose", "diagnose (not for an AC)"),
                        (launcher.Sandbox, "close", "close the sandbox")):
     wrap(obj, name, key)

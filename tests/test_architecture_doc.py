@@ -11,7 +11,9 @@ The checks read the code with `ast` (nothing is imported) and the page as text:
 - every name in a row's "key API" cell is defined in that module, and the
   parameters it shows are the function's own, in order;
 - every grading step the "One grading run" diagram shows (a function of
-  judging/judge.py or judging/ahead.py) is called by `judge` itself.
+  judging/judge.py, judging/case_steps.py or judging/case_runs.py) is used by
+  `judge`: called by it, or by a step it uses (a step may also be named in a
+  table of steps, such as case_steps.SKIP_STEPS).
 
 Each check is a function of (grader folder, page text) returning the problems,
 so that the tests below can also run it on a planted tree and page.
@@ -31,7 +33,7 @@ PROSE_PATH = re.compile(r"(?<![\w./-])(?:grader/)?((?:[A-Za-z_]\w*/)+\w+\.py)\b"
 DOTTED = re.compile(r"`((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)`")
 API_NAME = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\((.*)\))?(?:\s*->.*)?$")
 FLOW_HEADING = "## One grading run"
-STEP_MODULES = ("judging/judge.py", "judging/ahead.py")
+STEP_MODULES = ("judging/judge.py", "judging/case_steps.py", "judging/case_runs.py")
 
 
 def modules(grader: Path) -> set[str]:
@@ -204,15 +206,31 @@ def flow_problems(grader: Path, doc: str) -> list[str]:
     judge_fn = _definition(_tree(judge_py), "judge")
     if not isinstance(judge_fn, ast.FunctionDef):
         return ["judging/judge.py defines no judge()"]
-    called = {n.func.id for n in ast.walk(judge_fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    steps = set()
+    defined: dict[str, ast.AST] = {}   # every top-level function and assignment of the step modules
     for rel in STEP_MODULES:
         if not (grader / rel).is_file():
             continue   # reported by missing_and_unknown
-        tree = _tree(grader / rel)
-        steps |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        for node in _tree(grader / rel).body:
+            if isinstance(node, ast.FunctionDef):
+                defined.setdefault(node.name, node)
+            elif isinstance(node, ast.Assign):
+                defined.update({t.id: node for t in node.targets if isinstance(t, ast.Name) and t.id not in defined})
+    steps = {name for name, node in defined.items() if isinstance(node, ast.FunctionDef)}
     shown = set(re.findall(r"\b([a-z_]\w*)\b", block)) & steps
-    return [f"the diagram shows {name}, which judge() never calls" for name in sorted(shown - called)]
+    used = _used_by(judge_fn, defined)
+    return [f"the diagram shows {name}, which judge() never uses" for name in sorted(shown - used)]
+
+
+def _used_by(start: ast.AST, defined: dict[str, ast.AST]) -> set[str]:
+    """The names of `defined` that `start` refers to, directly or through those it refers to."""
+    used: set[str] = set()
+    todo = [start]
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Name) and n.id in defined and n.id not in used:
+                used.add(n.id)
+                todo.append(defined[n.id])
+    return used
 
 
 def all_problems(grader: Path, doc: str) -> list[str]:
@@ -256,7 +274,7 @@ def _planted(tmp_path: Path) -> Path:
     (g / "problem" / "__init__.py").write_text('"""x."""\n')
     (g / "problem" / "spec.py").write_text("def load_spec(path):\n    pass\n\nclass Spec:\n    def get(self, key):\n        pass\n")
     (g / "judging" / "__init__.py").write_text('"""x."""\n')
-    (g / "judging" / "ahead.py").write_text("def run_step(sb, case):\n    pass\n")
+    (g / "judging" / "case_runs.py").write_text("def run_step(sb, case):\n    pass\n")
     (g / "judging" / "judge.py").write_text(
         "def load_step(sb):\n    pass\n\ndef check_step(out):\n    pass\n\n"
         "def judge(bundle):\n    check_step(run_step(None, None))\n")
@@ -270,7 +288,7 @@ problem/ and judging/ and grader/problem/spec.py, `problem.spec.load_spec`.
 |---|---|---|
 | `__init__.py` | version | `__version__` |
 | `problem/spec.py` | spec | `load_spec(path)`, `Spec.get(key)` |
-| `judging/ahead.py` | runs | `run_step(sb, case)` |
+| `judging/case_runs.py` | runs | `run_step(sb, case)` |
 | `judging/judge.py` | steps | `judge(bundle)`, `check_step(out)` |
 
 ## One grading run
@@ -294,9 +312,9 @@ def test_the_checker_sees_a_module_missing_from_the_page(tmp_path):
 
 def test_the_checker_sees_a_row_for_a_module_that_is_gone(tmp_path):
     g = _planted(tmp_path)
-    (g / "judging" / "ahead.py").unlink()
+    (g / "judging" / "case_runs.py").unlink()
     problems = all_problems(g, GOOD_PAGE)
-    assert "judging/ahead.py: docs/architecture.md has a row for a module that does not exist" in problems
+    assert "judging/case_runs.py: docs/architecture.md has a row for a module that does not exist" in problems
 
 
 def test_the_checker_sees_an_unnamed_package_and_a_stale_path_in_prose(tmp_path):
@@ -315,13 +333,24 @@ def test_the_checker_sees_a_drifted_signature_and_an_unknown_name(tmp_path):
         "`run_step(sb, case)`", "`run_case(sb, case)`")
     problems = api_problems(g, page)
     assert "problem/spec.py: `load_spec(path, strict)` does not match the signature (path)" in problems
-    assert "judging/ahead.py: `run_case` is not defined there" in problems
+    assert "judging/case_runs.py: `run_case` is not defined there" in problems
     # a parameter without a default left out
     assert api_problems(g, GOOD_PAGE.replace("`run_step(sb, case)`", "`run_step(sb)`")) == [
-        "judging/ahead.py: `run_step(sb)` does not match the signature (sb, case)"]
+        "judging/case_runs.py: `run_step(sb)` does not match the signature (sb, case)"]
 
 
 def test_the_checker_sees_a_step_judge_never_calls(tmp_path):
     g = _planted(tmp_path)
     page = GOOD_PAGE.replace("run_step -> check_step", "load_step -> run_step -> check_step")
-    assert flow_problems(g, page) == ["the diagram shows load_step, which judge() never calls"]
+    assert flow_problems(g, page) == ["the diagram shows load_step, which judge() never uses"]
+
+
+def test_the_checker_follows_steps_through_the_steps_judge_uses(tmp_path):
+    g = _planted(tmp_path)
+    (g / "judging" / "case_steps.py").write_text(
+        "def skip_step(g):\n    pass\n\ndef lone_step(g):\n    pass\n\n"
+        "SKIPS = (skip_step,)\n\ndef case_step(g):\n    return [s(g) for s in SKIPS] or load_step(g)\n")
+    (g / "judging" / "judge.py").write_text(
+        "def load_step(sb):\n    pass\n\ndef judge(bundle):\n    case_step(bundle)\n")
+    page = GOOD_PAGE.replace("run_step -> check_step", "case_step -> skip_step -> load_step -> lone_step")
+    assert flow_problems(g, page) == ["the diagram shows lone_step, which judge() never uses"]

@@ -13,12 +13,13 @@ import pytest
 
 from grader.problem.bundle import Bundle, BundleError
 from grader.problem.cases import load_cases
-from grader.judging.judge import GradeOptions, cases_step, check_step, load_step, not_run, run_context, sandbox_limits, show_full
+from grader.judging.case_steps import check_step, not_run, run_context, show_full
+from grader.judging.judge import GradeOptions, cases_step, load_step, sandbox_allowed, sandbox_limits
 from grader.feedback.grade import grade
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome
-from grader.judging.timing import PROBE_BAND_SLOW, effective_limits, machine_scale
+from grader.judging.timing import PROBE_BAND_SLOW, effective_limits
 from grader.judging.verdict import CaseResult, group_results, overall_verdict
 
 from conftest import ROOT
@@ -52,6 +53,22 @@ def test_secret_seed_keeps_the_samples_and_replaces_every_hidden_case(bundle):
         assert same == (c.group == "sample"), c.name
     again = cases_step(bundle, GradeOptions(secret_seed=99))
     assert all(np.array_equal(a.expected, b.expected) for a, b in zip(fresh, again))
+
+
+@pytest.mark.parametrize("which", ["sample", "practice", "all"])
+def test_published_cases_are_the_bundles_selection_read_through_the_cache(bundle, which):
+    """cases_step reads with Bundle.load_selection (the one implementation), cached: the same cases."""
+    cached, plain = cases_step(bundle, GradeOptions(tests=which)), bundle.load_selection(which)
+    assert [c.name for c in cached] == [c.name for c in plain]
+    assert all(np.array_equal(a.expected, b.expected) and np.array_equal(a.inputs["x"], b.inputs["x"])
+               for a, b in zip(cached, plain))
+
+
+def test_every_sandbox_gets_the_allowed_imports_of_problem_yaml(spec):
+    allowed = sandbox_allowed(spec)
+    assert allowed == {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
+                       "stdlib": list(spec.allowed_imports.stdlib)}
+    assert all(type(v) is list for v in allowed.values())   # sent to the zygote as JSON
 
 
 def test_unknown_selection_cannot_be_judged(bundle):
@@ -131,14 +148,11 @@ def test_not_run_records_why(bundle, spec):
     ("while True:\n    pass\ndef vit_encoder_block(*a):\n    pass\n", "TLE", "CPU time"),
 ])
 def test_load_step_imports_once_without_calling(spec, source, verdict, words):
-    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
-               "stdlib": list(spec.allowed_imports.stdlib)}
-    eff = effective_limits(spec, None)
-    with Sandbox(source, function=spec.function, n_args=8, limits=sandbox_limits(spec), allowed=allowed,
-                 preload=spec.allowed_imports.all_modules()) as sb:
-        sb.set_time_limits(eff.cpu_s, eff.wall_s)
-        result = load_step(sb, run_context(spec, eff), 8)
+    with Sandbox(source, function=spec.function, n_args=8, limits=sandbox_limits(spec),
+                 allowed=sandbox_allowed(spec), preload=spec.allowed_imports.all_modules()) as sb:
+        result, limits, ctx = load_step(sb, spec, GradeOptions(scale_time=False))
     assert result.verdict == verdict and words in result.message
+    assert limits == effective_limits(spec, None) and ctx == run_context(spec, limits)
 
 
 # --- grade() and its options --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""judging/judge.py near the time limit: judged twice, and the worst case bounded.
+"""judging/judge.py and judging/case_steps.py near the time limit: judged twice, and the worst case bounded.
 
 No assertion here is about how long anything took: each checks which tests ran,
 their verdicts and what the report says about them.
@@ -12,7 +12,8 @@ import pytest
 
 from grader.feedback.grade import grade
 from grader.judging.checker import RunContext
-from grader.judging.judge import GradeOptions, cases_step, judged_step, limits_step, settled
+from grader.judging.case_steps import judged_step, settled
+from grader.judging.judge import GradeOptions, cases_step, limits_step
 from grader.judging.timing import effective_limits, least_limits, machine_scale
 from grader.sandbox import child
 from grader.sandbox.records import ReturnedValue, RunOutcome

@@ -1,4 +1,4 @@
-"""Two workers at once (judging/ahead.py, sandbox/channel.py, inside/supervise.py).
+"""Two workers at once (judging/case_runs.py, sandbox/channel.py, inside/supervise.py).
 
 What must hold: a run that shared the machine decides its test only within the
 least limits, every other one is run again alone; the two workers' results,
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from grader.feedback.grade import grade
-from grader.judging import ahead
+from grader.judging import case_runs
 from grader.judging.judge import GradeOptions, cases_step, sandbox_limits
 from grader.judging.timing import least_limits
 from grader.sandbox import child
@@ -34,14 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_a_run_alone_always_counts_a_shared_one_only_within_the_least_limits(spec):
     least = least_limits(spec)
-    assert ahead.counts(outcome(alone=True, cpu_s=0.9, signal=signal.SIGXCPU), least)
-    assert ahead.counts(outcome(alone=False, cpu_s=least.cpu_s), least)
-    assert not ahead.counts(outcome(alone=False, cpu_s=least.cpu_s + 0.001), least)
-    assert not ahead.counts(outcome(alone=False, killed_by="wall"), least)
+    assert case_runs.counts(outcome(alone=True, cpu_s=0.9, signal=signal.SIGXCPU), least)
+    assert case_runs.counts(outcome(alone=False, cpu_s=least.cpu_s), least)
+    assert not case_runs.counts(outcome(alone=False, cpu_s=least.cpu_s + 0.001), least)
+    assert not case_runs.counts(outcome(alone=False, killed_by="wall"), least)
     for sig in (signal.SIGXCPU, signal.SIGKILL):
-        assert not ahead.counts(outcome(alone=False, signal=sig), least)
+        assert not case_runs.counts(outcome(alone=False, signal=sig), least)
     # a crash is the submission's own doing, whoever ran beside it
-    assert ahead.counts(outcome(alone=False, signal=signal.SIGSEGV), least)
+    assert case_runs.counts(outcome(alone=False, signal=signal.SIGSEGV), least)
 
 
 # --- the gate --------------------------------------------------------------------------------
@@ -53,18 +53,18 @@ def test_cgroup_room_v2_and_v1(tmp_path):
     proc.write_text("0::/box\n")
     (fs / "box" / "memory.max").write_text("1073741824\n")
     (fs / "box" / "memory.current").write_text("73741824\n")
-    assert ahead._cgroup_room(proc, fs) == 1_000_000_000
+    assert case_runs._cgroup_room(proc, fs) == 1_000_000_000
     (fs / "box" / "memory.max").write_text("max\n")
-    assert ahead._cgroup_room(proc, fs) is None
+    assert case_runs._cgroup_room(proc, fs) is None
     proc.write_text("12:cpu,cpuacct:/x\n4:memory:/docker/abc\n")
     v1 = fs / "memory" / "docker" / "abc"
     v1.mkdir(parents=True)
     (v1 / "memory.limit_in_bytes").write_text(str(1 << 30))
     (v1 / "memory.usage_in_bytes").write_text(str(1 << 28))
-    assert ahead._cgroup_room(proc, fs) == (1 << 30) - (1 << 28)
+    assert case_runs._cgroup_room(proc, fs) == (1 << 30) - (1 << 28)
     (v1 / "memory.limit_in_bytes").write_text("9223372036854771712")   # v1's "no limit"
-    assert ahead._cgroup_room(proc, fs) is None
-    assert ahead._cgroup_room(tmp_path / "missing", fs) is None
+    assert case_runs._cgroup_room(proc, fs) is None
+    assert case_runs._cgroup_room(tmp_path / "missing", fs) is None
 
 
 def test_cgroup_room_sees_a_limit_above_its_own_group_and_at_the_mount_root(tmp_path):
@@ -77,41 +77,41 @@ def test_cgroup_room_sees_a_limit_above_its_own_group_and_at_the_mount_root(tmp_
     (fs / "kubepods" / "pod1" / "memory.max").write_text(str(1 << 30))
     (fs / "kubepods" / "pod1" / "memory.current").write_text(str(1 << 20))
     proc.write_text("0::/kubepods/pod1/ctr\n")
-    assert ahead._cgroup_room(proc, fs) == (1 << 30) - (1 << 20)
+    assert case_runs._cgroup_room(proc, fs) == (1 << 30) - (1 << 20)
     fs1 = tmp_path / "fs1"
     (fs1 / "memory").mkdir(parents=True)
     (fs1 / "memory" / "memory.limit_in_bytes").write_text(str(1 << 30))
     (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(100 << 20))
     proc.write_text("4:memory:/docker/0123abcd\n")
-    assert ahead._cgroup_room(proc, fs1) == (1 << 30) - (100 << 20)
+    assert case_runs._cgroup_room(proc, fs1) == (1 << 30) - (100 << 20)
     (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(2 << 30))   # over: no room, not negative
-    assert ahead._cgroup_room(proc, fs1) == 0
+    assert case_runs._cgroup_room(proc, fs1) == 0
 
 
 def test_docker_sized_memory_gets_one_worker(monkeypatch):
     """--memory 1g holds one 512 MiB worker, not two: no second worker there."""
-    monkeypatch.setattr(ahead, "memory_room", lambda: 900 << 20)
-    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    monkeypatch.setattr(case_runs, "memory_room", lambda: 900 << 20)
+    monkeypatch.setattr(case_runs, "cores", lambda: 2)
     sb = FakeInfo({"pid_namespace": "active", "seccomp": "active"})
-    assert not ahead.second_worker(sb, 512 << 20)
-    monkeypatch.setattr(ahead, "memory_room", lambda: 8 << 30)
-    assert ahead.second_worker(sb, 512 << 20)
-    monkeypatch.setattr(ahead, "memory_room", lambda: None)
-    assert not ahead.second_worker(sb, 512 << 20)
+    assert not case_runs.second_worker(sb, 512 << 20)
+    monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
+    assert case_runs.second_worker(sb, 512 << 20)
+    monkeypatch.setattr(case_runs, "memory_room", lambda: None)
+    assert not case_runs.second_worker(sb, 512 << 20)
 
 
 @pytest.mark.parametrize("missing", ["pid_namespace", "seccomp"])
 def test_no_second_worker_without_a_pid_namespace_and_seccomp(monkeypatch, missing):
-    monkeypatch.setattr(ahead, "memory_room", lambda: 8 << 30)
-    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
+    monkeypatch.setattr(case_runs, "cores", lambda: 2)
     layers = {"pid_namespace": "active", "seccomp": "active", missing: "unavailable"}
-    assert not ahead.second_worker(FakeInfo(layers), 512 << 20)
+    assert not case_runs.second_worker(FakeInfo(layers), 512 << 20)
 
 
 def test_no_second_worker_on_one_core(monkeypatch):
-    monkeypatch.setattr(ahead, "memory_room", lambda: 8 << 30)
-    monkeypatch.setattr(ahead, "cores", lambda: 1)
-    assert not ahead.second_worker(FakeInfo({"pid_namespace": "active", "seccomp": "active"}), 512 << 20)
+    monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
+    monkeypatch.setattr(case_runs, "cores", lambda: 1)
+    assert not case_runs.second_worker(FakeInfo({"pid_namespace": "active", "seccomp": "active"}), 512 << 20)
 
 
 class FakeInfo:
@@ -156,7 +156,7 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
     cases = (cases * 2)[:len(shown)]
     sb, queued, pairs = FakeSandbox(), {}, []
     for index in range(len(shown)):
-        ahead.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown)
+        case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown)
         if index + 1 in queued:
             pairs.append((index, index + 1))
     assert pairs and all(shown[a] == shown[b] for a, b in pairs)
@@ -167,12 +167,12 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
 def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, feedback):
     """Whatever feedback problem.yaml gives each kind: with `visible: summary` a visible report
     still shows exact error patterns, so "the same feedback level" alone would not do."""
-    from grader.judging import judge as J
-    from grader.judging.judge import is_visible
+    from grader.judging import case_steps
+    from grader.judging.case_steps import is_visible
     from grader.problem.spec import Feedback
     if feedback is not None:
         bundle = replace(bundle, spec=replace(bundle.spec, feedback=Feedback(*feedback)))
-    real, mixed, shared = J.shared_run_step, [], []
+    real, mixed, shared = case_steps.shared_run_step, [], []
 
     def spy(sb, cases, index, queued, two, least, kinds):
         out = real(sb, cases, index, queued, two, least, kinds)
@@ -182,13 +182,13 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
                 mixed.append((cases[index].name, cases[index + 1].name))
         return out
 
-    monkeypatch.setattr(J, "shared_run_step", spy)
+    monkeypatch.setattr(case_steps, "shared_run_step", spy)
     report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False))
     assert report.verdict == "AC" and not mixed
     visible = [t for t in report.tests if t.visible]
     if not shared:
-        pytest.skip(f"this machine gives one worker only: {ahead.cores()} cores, "
-                    f"{(ahead.memory_room() or 0) >> 20} MiB of memory available")
+        pytest.skip(f"this machine gives one worker only: {case_runs.cores()} cores, "
+                    f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available")
     assert 0 < len(visible) < len(report.tests)   # the reference's grading has both kinds
 
 
@@ -393,13 +393,13 @@ def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
 
     monkeypatch.setattr(Sandbox, "submit", spy)
     calls = []
-    gate = ahead.second_worker
+    gate = case_runs.second_worker
     monkeypatch.setattr("grader.judging.judge.second_worker", lambda sb, m: calls.append(gate(sb, m)) or calls[-1])
     report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False, second_worker=True))
     assert report.verdict == "AC"
     if not calls[0]:
-        pytest.skip(f"this machine gives one worker only: {ahead.cores()} cores, "
-                    f"{(ahead.memory_room() or 0) >> 20} MiB of memory available")
+        pytest.skip(f"this machine gives one worker only: {case_runs.cores()} cores, "
+                    f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available")
     assert max(seen) == 2 and seen.count(2) >= len(report.tests) - 2
 
 

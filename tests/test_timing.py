@@ -277,3 +277,45 @@ def test_a_test_at_least_as_large_as_a_timed_out_one_is_covered():
     assert covered_by_timeout(10 ** 6, timed_out) == "sample/02"
     assert covered_by_timeout(107, timed_out) is None
     assert covered_by_timeout(5, []) is None
+
+
+def test_every_wall_clock_limit_follows_the_one_rule(spec):
+    """wall_factor x CPU limit + 1 s, for the sandbox's stated limits, the scaled and the least
+    limits, and calibration.yaml's figures (timing.wall_limit is the one home of the rule)."""
+    from grader.judging.judge import sandbox_limits
+    from grader.judging.timing import least_limits, wall_limit
+    from grader.maintain.calibration_record import _timing_dict
+    assert wall_limit(3.0, 1.0) == 4.0 and wall_limit(2.0, 0.25) == 1.5
+    factor = spec.limits.wall_factor
+    assert sandbox_limits(spec).wall_s == wall_limit(factor, spec.limits.time_per_test_s)
+    for lim in (least_limits(spec), effective_limits(spec, 0.5), effective_limits(spec, None, 1.5)):
+        assert lim.wall_s == wall_limit(factor, lim.cpu_s)
+    sub = ExpectedSubmission(ROOT / "submissions" / "time_limit_exceeded" / "sleep.py", "time_limit_exceeded", "TLE")
+    capped = Timing(sub, ("TLE",), {}, True, 2.5, "wall")
+    assert _timing_dict(capped, 3.0)["stopped_by"] == "the wall-clock cap (8.5 s; it hardly used the CPU)"
+
+
+def test_probe_conditions_as_found_then_under_load(bundle, monkeypatch):
+    """calibrate --probe-only: each condition labelled, the loaded one measured inside the load."""
+    from grader.maintain import measure
+    events = []
+
+    class Load:
+        def __init__(self, n):
+            events.append(f"load {n}")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            events.append("unload")
+
+    monkeypatch.setattr(measure, "BackgroundLoad", Load)
+    monkeypatch.setattr(measure, "measure_probe", lambda b, r, i: events.append(f"measure {r} {i}") or ProbeStats(((0.005,),)))
+    monkeypatch.setattr(measure.os, "getloadavg", lambda: (1.25, 0.0, 0.0))
+    found = measure.probe_conditions(bundle, 7, "plain")
+    assert [label for label, _ in found] == ["as found (load average 1.2)"] and events == ["measure 7 plain"]
+    events.clear()
+    labels = [label for label, _ in measure.probe_conditions(bundle, 3, "auto", load=2)]
+    assert labels == ["as found (load average 1.2)", "with 2 more busy process(es) (load average 1.2)"]
+    assert events == ["measure 3 auto", "load 2", "measure 3 auto", "unload"]

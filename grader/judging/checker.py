@@ -139,18 +139,23 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     run that was denied memory, MemoryError, or was killed for it is MLE even if its
     CPU time then passed the limit: filling memory costs CPU time, and it would
     otherwise flip between MLE and TLE with the load), then CPU time, then output.
+    A run within every limit can still have crashed or raised (RE).
     """
     # Only an exit before the worker's "layers" frame is the harness's: after
     # it, submission code ran and could have called os._exit(111) itself.
     if out.exit_code in HARNESS_FAILURES and out.worker_layers is None:
         return Decision("JE", "run", f"{HARNESS_FAILURES[out.exit_code]} (a grader fault, not yours)")
-    err = out.error
-    where = _where(err) if show_message else ""
+    return _over_a_limit(out, ctx, show_message) or _run_error(out, ctx, show_message)
+
+
+def _over_a_limit(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decision | None:
+    """TLE, MLE or OLE: the limit that ended the run, in limit_problem's order of precedence."""
     if out.killed_by == "wall":
         used = f"; CPU time used {out.cpu_s:.2f} s" if show_message else ""
         return Decision("TLE", "limits", f"still running after {ctx.wall_limit_s:g} s of wall-clock time "
                         f"(sleeping and waiting count{used})")
-    if err is not None and err.type == "MemoryError":
+    if out.error is not None and out.error.type == "MemoryError":
+        where = _where(out.error) if show_message else ""
         return Decision("MLE", "limits", f"ran out of memory (MemoryError{where}); the limit is "
                         "the address space NumPy needs plus the memory limit of the problem")
     if _killed_for_memory(out, ctx):
@@ -158,8 +163,8 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     if out.cpu_s > ctx.cpu_limit_s or out.signal == signal.SIGXCPU:
         # rusage is sampled and can read a little under the kernel's own count
         # that fired SIGXCPU: never print "used 1.97 s; the limit is 2.00 s".
-        used = max(out.cpu_s, ctx.cpu_limit_s) if show_message else ctx.cpu_limit_s
-        return Decision("TLE", "limits", f"used {used:.2f} s of CPU time "
+        used_s = max(out.cpu_s, ctx.cpu_limit_s) if show_message else ctx.cpu_limit_s
+        return Decision("TLE", "limits", f"used {used_s:.2f} s of CPU time "
                         f"or more; the limit is {ctx.cpu_limit_s:.2f} s per test")
     if out.killed_by == "output":
         return Decision("OLE", "limits", f"printed more than {ctx.flood_bytes >> 20} MiB to stdout/stderr; "
@@ -167,22 +172,19 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
     if out.result_too_large:
         return Decision("OLE", "limits", f"returned more than {ctx.result_bytes >> 20} MiB "
                         "(the size cap of a result); check the shape you return")
+    return None
+
+
+def _run_error(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decision | None:
+    """RE within the limits: a crash, an exception while importing or calling, a corrupted result
+    channel, an exit before any result."""
     if out.signal is not None:
         return Decision("RE", "run", f"the process crashed with {_signal_name(out.signal, show_message)}")
     if out.status == child.STATUS_IMPORT_EXCEPTION:
-        return Decision("RE", "run", f"your file raised {describe_exception(err, show_message)} while being "
+        return Decision("RE", "run", f"your file raised {describe_exception(out.error, show_message)} while being "
                         "imported (code at the top level runs before the function is called)")
     if out.status == child.STATUS_CALL_EXCEPTION:
-        text = describe_exception(err, show_message)
-        hint = {"SystemExit": " (sys.exit() or exit() was called: return the array instead)",
-                "KeyboardInterrupt": " (KeyboardInterrupt was raised)",
-                "RecursionError": " (infinite or too deep recursion)"}.get(err.type if err else "", "")
-        if err is not None and err.type == "NotImplementedError":
-            # The starter raises it: tell a learner what to do before the traceback.
-            # The report's next step names the learner's own file and command (text_report.next_step).
-            return Decision("RE", "run", f"{ctx.function} {NOT_IMPLEMENTED}: it raised "
-                            f"NotImplementedError{where}. Write its body as statement.md describes.")
-        return Decision("RE", "run", f"{ctx.function} raised {text}{hint}")
+        return _call_error(out.error, ctx, show_message)
     if out.status == "protocol_error":
         detail = out.detail if show_message else "details are not shown for hidden cases"
         return Decision("RE", "run", f"the result channel was corrupted ({detail}); "
@@ -192,6 +194,21 @@ def limit_problem(out: RunOutcome, ctx: RunContext, show_message: bool) -> Decis
         return Decision("RE", "run", f"the process exited{code} before returning a result "
                         "(os._exit(), or a crash inside native code)")
     return None
+
+
+def _call_error(err: ErrorInfo | None, ctx: RunContext, show_message: bool) -> Decision:
+    """RE for an exception the function raised, with a hint for the common ones."""
+    text = describe_exception(err, show_message)
+    hint = {"SystemExit": " (sys.exit() or exit() was called: return the array instead)",
+            "KeyboardInterrupt": " (KeyboardInterrupt was raised)",
+            "RecursionError": " (infinite or too deep recursion)"}.get(err.type if err else "", "")
+    if err is not None and err.type == "NotImplementedError":
+        # The starter raises it: tell a learner what to do before the traceback.
+        # The report's next step names the learner's own file and command (text_report.next_step).
+        where = _where(err) if show_message else ""
+        return Decision("RE", "run", f"{ctx.function} {NOT_IMPLEMENTED}: it raised "
+                        f"NotImplementedError{where}. Write its body as statement.md describes.")
+    return Decision("RE", "run", f"{ctx.function} raised {text}{hint}")
 
 
 # Names the report may repeat for a hidden case: anything else was chosen by the

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..problem.spec import ProblemSpec
+from ..problem.spec import AllowedImports, ProblemSpec
 from .paths import MISSING, UNREADABLE, PathRefused, read_regular
 
 # A notebook's saved outputs (plots, printed arrays) can dwarf its code, so the raw
@@ -84,36 +84,47 @@ def read_submission(path: Path, max_bytes: int, within: Path | None = None) -> t
         if within is None or exc.kind in (MISSING, UNREADABLE):
             raise SubmissionUnreadable(exc.reason) from None
         return None, StaticCheck(False, exc.reason)
-    name = path.name
-    if len(raw) > limit:
-        if notebook:
-            return None, StaticCheck(False, f"the notebook file is larger than {limit >> 20} MiB, saved outputs "
-                                            "included: clear its outputs (Kernel > Restart & Clear Output), save it "
-                                            "and submit it again")
-        return None, StaticCheck(False, f"the file is larger than the {max_bytes // 1024} KiB limit for a submission")
-    if not raw.strip():
-        return None, StaticCheck(False, "the file is empty: define vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)")
-    if b"\0" in raw:
-        return None, StaticCheck(False, "the file contains NUL bytes: it looks like a binary file, not Python source")
+    problem = _bytes_problem(raw, limit, max_bytes, notebook)
+    if problem:
+        return None, StaticCheck(False, problem)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, StaticCheck(False, f"the file is not valid UTF-8 (byte {exc.start}): save it as UTF-8 text")
     text = text.removeprefix("\ufeff")
     if notebook:
-        from .notebook import CellSyntaxError, CodeTooLarge, NotebookError, extract
-        try:
-            code = extract(text, max_bytes)
-        except CodeTooLarge as exc:
-            return None, StaticCheck(False, f"the notebook's code cells hold {exc.size / 1024:.1f} KiB of code, over "
-                                            f"the {max_bytes // 1024} KiB limit for a submission (outputs and "
-                                            "markdown do not count)")
-        except CellSyntaxError as exc:
-            return None, StaticCheck(False, str(exc))
-        except NotebookError as exc:
-            return None, StaticCheck(False, f"cannot read the notebook: {exc}")
-        return Submission(path, name, raw, code.source, "notebook", code.line_map, code.skipped), StaticCheck(True, "")
-    return Submission(path, name, raw, text, "python"), StaticCheck(True, "")
+        return _notebook_submission(path, raw, text, max_bytes)
+    return Submission(path, path.name, raw, text, "python"), StaticCheck(True, "")
+
+
+def _bytes_problem(raw: bytes, limit: int, max_bytes: int, notebook: bool) -> str | None:
+    """Why these bytes are no submission (over `limit`, empty, binary); None if they may be one."""
+    if len(raw) > limit:
+        if notebook:
+            return (f"the notebook file is larger than {limit >> 20} MiB, saved outputs included: clear its "
+                    "outputs (Kernel > Restart & Clear Output), save it and submit it again")
+        return f"the file is larger than the {max_bytes // 1024} KiB limit for a submission"
+    if not raw.strip():
+        return "the file is empty: define vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)"
+    if b"\0" in raw:
+        return "the file contains NUL bytes: it looks like a binary file, not Python source"
+    return None
+
+
+def _notebook_submission(path: Path, raw: bytes, text: str, max_bytes: int) -> tuple[Submission | None, StaticCheck]:
+    """A notebook's code cells as the submission, or why they cannot be one (a CE check)."""
+    from .notebook import CellSyntaxError, CodeTooLarge, NotebookError, extract
+    try:
+        code = extract(text, max_bytes)
+    except CodeTooLarge as exc:
+        return None, StaticCheck(False, f"the notebook's code cells hold {exc.size / 1024:.1f} KiB of code, over the "
+                                        f"{max_bytes // 1024} KiB limit for a submission (outputs and markdown "
+                                        "do not count)")
+    except CellSyntaxError as exc:
+        return None, StaticCheck(False, str(exc))
+    except NotebookError as exc:
+        return None, StaticCheck(False, f"cannot read the notebook: {exc}")
+    return Submission(path, path.name, raw, code.source, "notebook", code.line_map, code.skipped), StaticCheck(True, "")
 
 
 def _printable(text: str) -> str:
@@ -155,30 +166,34 @@ def _bound_elsewhere(tree: ast.Module, name: str) -> bool:
     """Is `name` bound at module level by something other than a plain top-level def
     (an assignment, an import alias, a class, a def inside if/try)? Then only the
     load step, which runs the module, can tell whether it is a usable function."""
-    def targets(node: ast.AST) -> set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     stack = list(tree.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            nodes = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(name in targets(t) for t in nodes):
-                return True
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-                return True
-        elif isinstance(node, ast.ClassDef):
-            if node.name == name:
-                return True
-            continue  # a class body is another scope
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.name == name and node not in tree.body:
-                return True
-            continue  # a function body is another scope
-        elif isinstance(node, ast.For) and name in targets(node.target):
+        if _binds(node, name, tree.body):
             return True
-        stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
+        if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):   # another scope
+            stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
     return False
+
+
+def _binds(node: ast.stmt, name: str, top_level: list[ast.stmt]) -> bool:
+    """Does this statement itself bind `name` (a def only when it is not one of `top_level`)?"""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        nodes = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(name in _names_in(t) for t in nodes)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) == name for a in node.names)
+    if isinstance(node, ast.ClassDef):
+        return node.name == name
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name == name and node not in top_level
+    if isinstance(node, ast.For):
+        return name in _names_in(node.target)
+    return False
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _function_problem(tree: ast.Module, spec: ProblemSpec) -> tuple[str, int | None] | None:
@@ -246,8 +261,30 @@ def _private_part(module: str) -> str | None:
 
 def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
     """Syntax, imports and the entry point's signature, in that order."""
+    tree = _parsed(submission)
+    if isinstance(tree, StaticCheck):
+        return tree
+    problem = _compile_problem(tree, submission.display_name)
+    if problem:
+        return problem
+    imports = _imports(tree)
+    problem = _import_problem(imports, spec.allowed_imports)
+    if problem:
+        return problem
+    function = _function_problem(tree, spec)
+    if function:
+        message = function[0]
+        if submission.skipped and message.startswith("no top-level function"):
+            message += "; the grader did not run every cell: " + "; ".join(submission.skipped)
+        return StaticCheck(False, message, function[1])
+    mods = tuple(dict.fromkeys(m for m, _, _ in imports))
+    return StaticCheck(True, "", None, mods)
+
+
+def _parsed(submission: Submission) -> ast.Module | StaticCheck:
+    """The submission's syntax tree, or the CE check for source that cannot be parsed."""
     try:
-        tree = ast.parse(submission.source, filename=submission.display_name)
+        return ast.parse(submission.source, filename=submission.display_name)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "unknown line"
         text = _printable((exc.text or "").strip())[:200]
@@ -255,11 +292,10 @@ def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
         return StaticCheck(False, f"syntax error at {where}: {exc.msg}{shown}", exc.lineno)
     except (ValueError, RecursionError, MemoryError) as exc:
         return StaticCheck(False, f"the source cannot be parsed: {type(exc).__name__}: {exc}")
-    problem = _compile_problem(tree, submission.display_name)
-    if problem:
-        return problem
-    imports = _imports(tree)
-    allowed = spec.allowed_imports
+
+
+def _import_problem(imports: list[tuple[str, int, int]], allowed: AllowedImports) -> StaticCheck | None:
+    """The CE check for the first import that is not possible or not allowed; None if all are."""
     for module, line, level in imports:
         if level:
             return StaticCheck(False, "relative imports are not possible: submit a single file", line)
@@ -275,11 +311,4 @@ def static_check(submission: Submission, spec: ProblemSpec) -> StaticCheck:
             stdlib = ", ".join(allowed.stdlib)
             return StaticCheck(False, f"import of '{module}' is not allowed (line {line}); allowed: NumPy "
                                       f"and the standard-library modules {stdlib}", line)
-    problem = _function_problem(tree, spec)
-    if problem:
-        message = problem[0]
-        if submission.skipped and message.startswith("no top-level function"):
-            message += "; the grader did not run every cell: " + "; ".join(submission.skipped)
-        return StaticCheck(False, message, problem[1])
-    mods = tuple(dict.fromkeys(m for m, _, _ in imports))
-    return StaticCheck(True, "", None, mods)
+    return None

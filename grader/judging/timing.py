@@ -21,7 +21,7 @@ The clamp also makes the probe unnecessary for most gradings: no machine's limit
 is below SCALE_BOUNDS[0] x the stated one, so a test that finishes within that
 least limit is within the limit everywhere. `grade` runs its tests under the
 least limit first and reads the probe only when a run goes beyond it
-(judging/judge.py), then judges that run's test afresh under the measured limit.
+(judging/case_steps.py), then judges that run's test afresh under the measured limit.
 """
 from __future__ import annotations
 
@@ -65,6 +65,13 @@ class EffectiveLimits:
         return self.probe == NOT_NEEDED
 
 
+def wall_limit(wall_factor: float, cpu_s: float) -> float:
+    """The wall-clock limit that goes with a CPU limit: `wall_factor` x it + 1 s (problem.yaml,
+    docs/time-limits.md). Sleeping and waiting count against it; the one rule for every user of
+    the wall-clock limit (the sandbox's, the scaled and least limits, calibration.yaml's)."""
+    return wall_factor * cpu_s + 1.0
+
+
 def machine_scale(spec: ProblemSpec, probe_s: float) -> float:
     """probe here / probe on the calibration machine, with the noise band taken out."""
     ratio = probe_s / spec.time_calibration.probe_time_s
@@ -83,14 +90,14 @@ def effective_limits(spec: ProblemSpec, probe_s: float | None, time_factor: floa
     """Per-case CPU and wall limits for this machine (`source`: how `probe_s` was obtained)."""
     scale = machine_scale(spec, probe_s) if probe_s is not None else 1.0
     cpu = spec.limits.time_per_test_s * scale * time_factor
-    return EffectiveLimits(cpu_s=cpu, wall_s=spec.limits.wall_factor * cpu + 1.0, scale=scale, probe_s=probe_s,
+    return EffectiveLimits(cpu_s=cpu, wall_s=wall_limit(spec.limits.wall_factor, cpu), scale=scale, probe_s=probe_s,
                            time_factor=time_factor, probe=source if probe_s is not None else OFF)
 
 
 def least_limits(spec: ProblemSpec, time_factor: float = 1.0) -> EffectiveLimits:
     """The limits at the clamp's lower bound: what no machine's probe can go below."""
     cpu = spec.limits.time_per_test_s * SCALE_BOUNDS[0] * time_factor
-    return EffectiveLimits(cpu_s=cpu, wall_s=spec.limits.wall_factor * cpu + 1.0, scale=None, probe_s=None,
+    return EffectiveLimits(cpu_s=cpu, wall_s=wall_limit(spec.limits.wall_factor, cpu), scale=None, probe_s=None,
                            time_factor=time_factor, probe=NOT_NEEDED)
 
 

@@ -14,13 +14,13 @@ import platform
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import yaml
 
 from ..problem.bundle import Bundle, BundleError
-from ..judging.timing import PROBE_BAND
+from ..judging.timing import PROBE_BAND, wall_limit
 from .limit_rule import Derivation
 from .measure import ProbeStats, Timing
 
@@ -42,15 +42,15 @@ def machine_info(sandbox_mode: str) -> dict:
             "load_average_1m_at_start": round(load[0], 2)}
 
 
-def _timing_dict(t: Timing, wall_factor: float) -> dict:
+def _timing_dict(t: Timing, wall_factor: float) -> dict[str, Any]:
     s = t.slowest
-    out = {"submission": f"{t.submission.folder}/{t.submission.path.name}",
+    out: dict[str, Any] = {"submission": f"{t.submission.folder}/{t.submission.path.name}",
            "verdicts": list(t.verdicts), "slowest_case": t.slowest_case}
     if t.capped:
         out["time_s"] = None
         out["at_least_s"] = t.cap_s
         out["stopped_by"] = "the CPU-time cap" if t.capped_by == "cpu" else \
-            f"the wall-clock cap ({wall_factor * t.cap_s + 1:g} s; it hardly used the CPU)"
+            f"the wall-clock cap ({wall_limit(wall_factor, t.cap_s):g} s; it hardly used the CPU)"
     else:
         out["time_s"] = round(s.median, 4) if s else None
         out["slowest_case_runs_s"] = [round(v, 4) for v in t.case_times[t.slowest_case]] if s else []
@@ -69,7 +69,7 @@ def _probe_dict(p: ProbeStats, load: float) -> dict:
 
 
 def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], accepted: Sequence[Timing],
-           tle: Sequence[Timing], d: Derivation, machine: dict, method: dict) -> dict:
+           tle: Sequence[Timing], d: Derivation, machine: dict[str, Any], method: dict[str, Any]) -> dict[str, Any]:
     """calibration.yaml as plain data (every figure rounded so the file stays readable).
 
     `probes`: (condition, readings, load average) per load condition."""
@@ -78,7 +78,7 @@ def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], acce
     # Each condition's median reading must mean "this machine": inside the noise band.
     in_band = all(center / PROBE_BAND <= p.grouped.median <= center * PROBE_BAND for _, p, _ in probes)
     n_cases = sum(1 for g in bundle.group_names("all") for _ in (bundle.testcases / g).glob("*.json"))
-    wall = spec.limits.wall_factor * d.time_limit + 1.0
+    wall = wall_limit(spec.limits.wall_factor, d.time_limit)
     return {
         "generated_by": "python -m grader calibrate --write",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

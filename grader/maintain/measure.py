@@ -6,6 +6,7 @@ fresh worker per test, every layer on). Each figure keeps its spread.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from typing import Sequence
 
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
-from ..judging.judge import GradeOptions, sandbox_limits
+from ..judging.judge import GradeOptions, sandbox_allowed, sandbox_limits
 from ..feedback.grade import grade
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox
 from .verify import ExpectedSubmission
@@ -104,10 +105,8 @@ class Timing:
 def probe_sandbox(bundle: Bundle, isolation: str) -> Sandbox:
     """A sandbox for the probe alone: a stub submission, compiled but never called."""
     spec = bundle.spec
-    allowed = {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
-               "stdlib": list(spec.allowed_imports.stdlib)}
     return Sandbox(_PROBE_SOURCE, function=spec.function, n_args=len(spec.parameters),
-                   limits=sandbox_limits(spec), allowed=allowed, preload=spec.allowed_imports.all_modules(),
+                   limits=sandbox_limits(spec), allowed=sandbox_allowed(spec), preload=spec.allowed_imports.all_modules(),
                    isolation=isolation)
 
 
@@ -116,6 +115,19 @@ def measure_probe(bundle: Bundle, readings: int = 25, isolation: str = "auto",
     """`readings` probe readings, each a fresh sandbox worker running the probe `repeats` times."""
     with probe_sandbox(bundle, isolation) as sb:
         return ProbeStats(tuple(sb.probe_runs(repeats) for _ in range(readings)))
+
+
+def probe_conditions(bundle: Bundle, readings: int, isolation: str = "auto",
+                     load: int = 0) -> list[tuple[str, ProbeStats]]:
+    """`calibrate --probe-only`: the probe's readings as found and, with `load`, again with that
+    many busy processes running; each labelled with its condition and the load average then."""
+    def condition(what: str) -> str:
+        return f"{what} (load average {os.getloadavg()[0]:.1f})"
+    stats = [(condition("as found"), measure_probe(bundle, readings, isolation))]
+    if load:
+        with BackgroundLoad(load):
+            stats.append((condition(f"with {load} more busy process(es)"), measure_probe(bundle, readings, isolation)))
+    return stats
 
 
 class BackgroundLoad:

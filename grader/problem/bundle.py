@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .spec import ProblemSpec, SpecError, load_spec
 
@@ -97,11 +97,14 @@ class Bundle:
             return (("", visible), (PRACTICE_DIR, hidden))
         return (("", self.group_names(which)),)
 
-    def load_selection(self, which: str) -> list[TestCase]:
-        """The published cases of a selection, in judging order (CaseFileError if one is broken)."""
-        from .cases import load_cases
+    def load_selection(self, which: str, read: Callable[[Path], TestCase] | None = None) -> list[TestCase]:
+        """The published cases of a selection, in judging order (CaseFileError if one is broken).
+
+        `read` reads one case file: cases.read_case by default; grading passes
+        case_cache.read_case_cached, which gives the same cases from its cache."""
+        from .cases import load_cases, read_case
         return [c for under, groups in self.case_sources(which)
-                for c in load_cases(self.testcases, groups, under)]
+                for c in load_cases(self.testcases, groups, under, read or read_case)]
 
     def load_reference_module(self, name: str = "solution") -> ModuleType:
         """Import reference/<name>.py by path (trusted code, judge bundle only)."""

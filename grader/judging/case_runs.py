@@ -1,4 +1,5 @@
-"""Running a test's case, and the next one beside it in a second worker (a 2-core machine's both cores).
+"""Running test cases in sandbox workers: one at a time, or a test's case and the next one's
+beside it in a second worker (a 2-core machine's both cores) where that is sound.
 
 Two workers at once slow each other a little (caches, memory bandwidth, the
 zygote forking for both), never speed each other up. So a run that shared the
@@ -139,7 +140,7 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
 
 
 def shared_run_step(sb: Sandbox, cases: list[TestCase], index: int, ahead: dict[int, Run],
-                    two: bool, least: EffectiveLimits, kinds: list) -> tuple[RunOutcome, bool]:
+                    two: bool, least: EffectiveLimits, kinds: list[tuple[bool, bool]]) -> tuple[RunOutcome, bool]:
     """Test `index`'s run: the one started beside the previous test's, or a new one; with `two`,
     the next test's run starts beside it, if both tests are of one kind (`kinds`: visible or
     hidden, and the feedback their reports get). Returns the outcome and whether it counts
