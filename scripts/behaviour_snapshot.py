@@ -8,7 +8,7 @@ sees and that does not depend on the machine's speed:
   (80 columns) and the verbose report, and the platform formats (Gradescope, Exercism,
   JUnit, PrairieLearn) for one file per expected verdict;
 - every platform export (`export PLATFORM`): each file's SHA-256 (zips listed entry by entry);
-- `pack` for both flavours: the archive's entries' SHA-256;
+- `pack` for both flavours: the archive's and each of its entries' SHA-256;
 - `batch` over the submissions as one class: grades.csv, summary.md, each student's JSON.
 
 Times, memory figures and the machine-scaled limits are replaced by `<T>`, `<M>`, `<L>`,
@@ -32,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -116,6 +117,12 @@ def _digest_tree(folder: Path) -> str:
                 for info in sorted(zf.infolist(), key=lambda i: i.filename):
                     entry = hashlib.sha256(zf.read(info)).hexdigest()
                     lines.append(f"  {entry}  {rel}!{info.filename}")
+        elif tarfile.is_tarfile(path):
+            with tarfile.open(path) as tf:
+                for member in sorted((m for m in tf.getmembers() if m.isfile()), key=lambda m: m.name):
+                    data = tf.extractfile(member)
+                    entry = hashlib.sha256(data.read() if data else b"").hexdigest()
+                    lines.append(f"  {entry}  {rel}!{member.name}")
     return "\n".join(lines) + "\n"
 
 
