@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import platform
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -131,6 +132,12 @@ HAND_CELLS: list[str] = [
     'grader.check("vit_encoder_block")',
     "grader.check_all()",
     "# Save your notebook first, then run this cell to export your submission.\ngrader.export(pdf=False, run_tests=True)",
+    # one-line cells: the kernel's prefilter makes a magic's name alone a magic (automagic)
+    "pip install numpy", "ls", "ls -l", "pwd", "time x = 1", "time x = (1,", "matplotlib inline",
+    "load_ext autoreload", "conda install numpy", "cd ..", "history -n 1", "who_ls", "  pwd",
+    "ls = 3", "ls, y = 1, 2", "ls == 3", "ls+1", "time.sleep(0)", "print(1)", "x", "open('f')",
+    "%%time\npwd", "%%capture\nls -l", "pip install numpy\n", "pip install numpy\nx = 1",
+    "\n\npip install numpy\n\n", "ls # list", "time", "run(x)", "%pwd?",
     # many magics in one cell; more than IPython's 500 steps, which it refuses to run
     "\n".join(f"%ls {i}" for i in range(40)),
     "\n".join(f"%ls {i}" for i in range(501)),
@@ -174,18 +181,77 @@ def ipython_result(manager: object, cell: str) -> dict[str, str]:
         return {"error": type(exc).__name__}
 
 
+_KERNEL_CODE = r"""
+def _corpus_run(path):
+    import builtins, json
+    ip = get_ipython()
+    with open(path, encoding="utf-8") as f:
+        cells = json.load(f)
+    out = []
+    for cell in cells:
+        try:
+            out.append({"shell": ip.transform_cell(cell)})
+        except Exception as exc:
+            out.append({"shell_error": type(exc).__name__})
+    facts = {"line_magics": sorted(ip.magics_manager.magics["line"]), "kernel_builtins": sorted(vars(builtins)),
+             "automagic": bool(ip.automagic), "autocall": int(ip.autocall)}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"results": out, "facts": facts}, f)
+_corpus_names = sorted(get_ipython().user_ns)
+"""
+
+
+def kernel_results(cells: list[str], tmp: Path) -> dict[str, object]:
+    """What a running Jupyter kernel (ipykernel) makes of each cell with its whole
+    `transform_cell` (TransformerManager, then the one-line prefilter), and its facts."""
+    import builtins
+
+    from jupyter_client.manager import start_new_kernel
+
+    path = tmp / "cells.json"
+    path.write_text(json.dumps(cells), encoding="utf-8")
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        names: list[str] = []
+        reply = kc.execute_interactive(_KERNEL_CODE + "\nprint(repr(_corpus_names))", timeout=120,
+                                       output_hook=lambda m: names.append(m["content"].get("text", "")))
+        assert reply["content"]["status"] == "ok", reply["content"]
+        kc.execute_interactive(f"_corpus_run({str(path)!r}); del _corpus_run, _corpus_names", timeout=600)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    facts = data["facts"]
+    kernel_ns = eval("".join(names))     # noqa: S307 - our own kernel printed a list of names
+    history = re.compile(r"_i?\d+")            # the inputs and outputs of the cells run so far
+    facts["kernel_names"] = sorted(n for n in kernel_ns
+                                   if not history.fullmatch(n) and n not in ("_corpus_run", "_corpus_names"))
+    facts["kernel_builtins"] = sorted(set(facts["kernel_builtins"]) - set(vars(builtins)))
+    return {"results": data["results"], "facts": facts}
+
+
 def build_corpus() -> dict[str, object]:
+    import tempfile
+
     import IPython
+    import ipykernel
     from IPython.core.inputtransformer2 import TransformerManager
 
     manager = TransformerManager()
     cells = HAND_CELLS + generated_cells(SEED, GENERATED)
+    with tempfile.TemporaryDirectory() as tmp:
+        kernel = kernel_results(cells, Path(tmp))
+    entries = [{"cell": cell, **ipython_result(manager, cell), **shell}
+               for cell, shell in zip(cells, kernel["results"], strict=True)]
     return {
         "provenance": {"generator": "tests/ipython_corpus.py", "ipython": IPython.__version__,
+                       "ipykernel": ipykernel.__version__,
                        "python": ".".join(map(str, sys.version_info[:2])),
                        "implementation": platform.python_implementation(),
-                       "what": "IPython.core.inputtransformer2.TransformerManager().transform_cell(cell)"},
-        "cells": [{"cell": cell, **ipython_result(manager, cell)} for cell in cells],
+                       "what": "IPython.core.inputtransformer2.TransformerManager().transform_cell(cell) as "
+                               "'text'; a running ipykernel's get_ipython().transform_cell(cell) as 'shell'"},
+        "kernel": kernel["facts"],
+        "cells": entries,
     }
 
 

@@ -22,7 +22,8 @@ from ipython_corpus import CORPUS, build_corpus, corpus_text, generated_cells
 from grader.judging import python_tokens
 from grader.judging.ipython_rewrites import TRANSFORM_LOOP_LIMIT, CellNotRunnable
 from grader.judging.ipython_syntax import calls_on_ipython, ipython_text, transform_cell
-from grader.judging.notebook import WRAPPER_MAGICS, CellSyntaxError, extract
+from grader.judging import jupyter_kernel
+from grader.judging.notebook import WRAPPER_MAGICS, CellSyntaxError, extract, kernel_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = json.loads(CORPUS.read_text(encoding="utf-8"))
@@ -65,6 +66,25 @@ def test_the_corpus_holds_the_cells_the_issue_names():
 def test_every_corpus_cell_reads_as_ipython_read_it(index):
     entry = CELLS[index]
     assert _same(entry, ours(entry["cell"])), entry["cell"]
+
+
+@pytest.mark.parametrize("index", range(len(CELLS)))
+def test_every_corpus_cell_reads_as_a_running_kernel_read_it(index):
+    """A kernel's whole transform_cell: TransformerManager, then the one-line prefilter (automagic)."""
+    entry = CELLS[index]
+    try:
+        got = {"shell": kernel_text(entry["cell"])}
+    except CellNotRunnable:
+        got = {"shell_error": "refused"}
+    assert ("shell_error" in entry and "shell_error" in got) or entry.get("shell") == got.get("shell"), entry["cell"]
+
+
+def test_the_kernels_magics_names_and_builtins_are_the_ones_recorded():
+    facts = DATA["kernel"]
+    assert jupyter_kernel.LINE_MAGICS == set(facts["line_magics"])
+    assert jupyter_kernel.KERNEL_NAMES == set(facts["kernel_names"])
+    assert jupyter_kernel.KERNEL_BUILTINS == set(facts["kernel_builtins"])
+    assert (facts["automagic"], facts["autocall"]) == (True, 0)      # what the prefilter emulation assumes
 
 
 def test_the_corpus_regenerates_byte_for_byte_with_the_pinned_ipython():
@@ -207,45 +227,77 @@ def test_a_cell_needing_more_rewrites_than_ipython_makes_is_refused():
 
 # --- the program the grader runs for each cell ---------------------------------------------------------------
 
-class _CallsToNone(ast.NodeTransformer):
+class _KernelCalls(ast.NodeTransformer):
+    """IPython's calls as the grader runs them: `%time`'s statement or expression where it
+    parses, None for every other call on IPython."""
+
+    def __init__(self, calls: list[ast.expr]):
+        self.calls = {id(c) for c in calls}
+
+    @staticmethod
+    def _timed(node: ast.AST) -> str | None:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run_line_magic"
+                and [type(a) for a in node.args] == [ast.Constant, ast.Constant] and node.args[0].value == "time"):
+            return node.args[1].value.strip() or None
+        return None
+
+    def visit_Expr(self, node):
+        if id(node.value) in self.calls and (timed := self._timed(node.value)):
+            try:
+                return ast.parse(timed).body
+            except SyntaxError:
+                pass
+        return self.generic_visit(node)
+
     def visit_Call(self, node):
-        if node in self.calls:
-            return ast.copy_location(ast.Constant(None), node)
+        if id(node) in self.calls:
+            timed = self._timed(node)
+            try:
+                return ast.parse(timed, mode="eval").body if timed else ast.Constant(None)
+            except SyntaxError:
+                return ast.Constant(None)
         return self.generic_visit(node)
 
 
-def _calls_as_none(text: str) -> str | None:
-    """IPython's text with every call on IPython replaced by None, as an AST dump (None: no parse)."""
+def _as_run(text: str) -> str | None:
+    """IPython's text as the grader runs it, as an AST dump (None: it does not parse)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    fixer = _CallsToNone()
-    fixer.calls = set(calls_on_ipython(tree))
-    return ast.dump(fixer.visit(tree))
+    return ast.dump(ast.fix_missing_locations(_KernelCalls(calls_on_ipython(tree)).visit(tree)))
 
 
-def _compiles(cell: str) -> bool:
-    """Does what IPython makes of the cell compile (the compiler's own checks included)?"""
+def _body_text(cell: str) -> str | None:
+    """The text a kernel runs for `cell`, wrapping cell magics unwrapped (None: not run)."""
     t = transform_cell(cell)
     while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
-        t = transform_cell("".join(p.text for p in t.magic.body))
+        if t.magic.name == "time" and t.magic.args:
+            return None       # IPython: "Can't use statement directly after '%%time'!" (UsageError)
+        body = "".join(p.text for p in t.magic.body)
+        t = transform_cell(body)
+        if t.magic is None:
+            return kernel_text(body) if body else ""
+    return None if t.magic is not None else None
+
+
+def _compiles(cell: str, shell: str) -> bool:
+    """Does what a kernel runs for the cell compile (the compiler's own checks included)?"""
+    text = shell if transform_cell(cell).magic is None else _body_text(cell)
     try:
-        compile(t.text if t.magic is None else "", "cell", "exec", dont_inherit=True)
+        compile(text or "", "cell", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
     return True
 
 
-def _expected_program(cell: str) -> str | None:
-    """What the grader should run for `cell`: IPython's text (or a wrapping magic's body read
-    again, as IPython's %%time and %%capture do), calls on IPython as None."""
-    t = transform_cell(cell)
-    while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
-        t = transform_cell("".join(p.text for p in t.magic.body)) if t.magic.body else transform_cell("")
-    if t.magic is not None:
-        return ast.dump(ast.parse(""))
-    return _calls_as_none(t.text)
+def _expected_program(cell: str, shell: str) -> str | None:
+    """What the grader should run: the kernel's text (or a wrapping magic's body read again,
+    as %%time and %%capture run it), IPython's calls as _KernelCalls makes them."""
+    if transform_cell(cell).magic is None:
+        return _as_run(shell)
+    body = _body_text(cell)
+    return _as_run(body) if body is not None else ast.dump(ast.parse(""))
 
 
 def _program(cell: str) -> tuple[str, tuple[str, ...]] | None:
@@ -257,20 +309,54 @@ def _program(cell: str) -> tuple[str, tuple[str, ...]] | None:
     return code.source, code.line_map
 
 
-@pytest.mark.parametrize("index", [i for i, c in enumerate(CELLS) if "text" in c and "otter" not in c["cell"]])
+@pytest.mark.parametrize("index", [i for i, c in enumerate(CELLS) if "shell" in c and "otter" not in c["cell"]])
 def test_each_cell_runs_as_ipython_would_run_it_and_keeps_its_line_numbers(index):
     """(Otter's own cells are left out: the grader removes them too; tests/test_notebook.py.)"""
-    cell = CELLS[index]["cell"]
+    cell, shell = CELLS[index]["cell"], CELLS[index]["shell"]
     program = _program(cell)
-    expected = _expected_program(cell)
-    if program is None:                  # refused: IPython's text does not compile either
-        assert expected is None or not _compiles(cell), cell
+    expected = _expected_program(cell, shell)
+    if program is None:                  # refused: what the kernel runs does not compile either
+        assert expected is None or not _compiles(cell, shell), cell
         return
     source, labels = program
-    assert _calls_as_none(source) == expected, (cell, source)
+    assert _as_run(source) == expected, (cell, source)
     lines = len((cell if cell.endswith(("\n", "\r")) else cell + "\n").replace("\r\n", "\n").replace("\r", "\n")
                 .split("\n")) - 1
     assert labels[-1] == "after code cell 1"
     assert len(labels) - 1 >= lines and all(lab.startswith("code cell 1, line ") for lab in labels[:-1])
     numbers = [int(lab.rsplit(" ", 1)[1]) for lab in labels[:-1]]
     assert numbers == sorted(numbers) and (not numbers or numbers[0] == 1)
+
+
+def test_a_cell_of_many_short_lines_is_not_copied_line_by_line(monkeypatch):
+    """The scan copies the cell's lines once per rewrite, not once per logical line."""
+    from grader.judging import ipython_rewrites
+    copies = 0
+    real = ipython_rewrites._Scan.lines
+
+    def counting(self):
+        nonlocal copies
+        copies += 1
+        return real(self)
+
+    monkeypatch.setattr(ipython_rewrites._Scan, "lines", counting)
+    cell = "x\n" * 30000 + "".join(f"%ls {i}\n" for i in range(10))
+    assert transform_cell(cell).text.count("get_ipython()") == 10
+    assert copies <= 3 * 11, copies
+
+
+def test_the_help_query_is_found_as_ipythons_regex_finds_it():
+    """help_target reads the line once from its end; IPython's regex, the specification,
+    backtracks quadratically (minutes for 60 KB of `a*`). Random lines over the characters
+    that matter give the same match."""
+    import random
+    import re
+    from grader.judging.ipython_rewrites import help_target
+    spec = re.compile(r"(%{0,2}(?!\d)[\w*]+(\.(?!\d)[\w*]+|\[-?[0-9]+\])*)(\?\??)$")
+    rng = random.Random(5)
+    alphabet = list("ab1_*.[]-%?\n é٣x(")
+    for _ in range(100_000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        m = spec.search(line)
+        assert help_target(line) == ((m.group(1), m.group(3)) if m else None), line
+    assert help_target("a*" * 30000 + ")?") is None

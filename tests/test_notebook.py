@@ -304,16 +304,20 @@ def test_an_unclosed_bracket_does_not_reach_into_the_next_cell(tmp_path):
     assert sub is None and "code cell 1" in check.message
 
 
-def test_a_future_import_at_the_top_of_a_later_cell_is_accepted(tmp_path):
+def test_future_imports_of_any_cell_apply_to_the_whole_program(tmp_path):
+    """Jupyter accepts `from __future__ import` at the top of any cell and keeps it for the
+    later cells: the grader puts every feature on one line before the first cell."""
     sub, check = read(tmp_path, nb(code('"""My notebook."""\nfrom __future__ import annotations'),
-                                   code("from __future__ import division"),
-                                   code("import numpy as np"),
-                                   code("from __future__ import annotations\n" + SOLUTION)))
+                                   code("import numpy as np\nx: Undefined = 1"),
+                                   code("from __future__ import division\n" + SOLUTION)))
     assert check.ok, check.message
     lines = sub.source.split("\n")
-    assert lines[1] == "from __future__ import annotations"      # still at the top: kept
-    assert lines[3] == "from __future__ import division"
-    assert lines[7] == "None"                                     # after `import numpy`: dropped
+    assert lines[0] == "from __future__ import annotations, division"
+    assert sub.line_map[0] == "the __future__ imports of the notebook"
+    assert lines[2] == "None" and sub.line_map[2] == "code cell 1, line 2"
+    assert lines[7] == "None" and sub.line_map[7] == "code cell 3, line 1"
+    sub, check = read(tmp_path, nb(code("x = 1\nfrom __future__ import annotations"), code(SOLUTION)))
+    assert sub is None and check.message.startswith("syntax error in code cell 1, line 2: from __future__ imports")
 
 
 def test_a_cell_ipython_refuses_is_a_ce_that_names_it(tmp_path):
@@ -355,3 +359,94 @@ def test_only_otters_plumbing_is_removed():
 def test_otter_imported_beside_something_else_is_still_refused(tmp_path):
     sub, check = read(tmp_path, nb(code("import otter, numpy as np"), code(SOLUTION)))
     assert not check.ok and "import of 'otter' is not allowed" in check.message
+
+
+# --- what a red team found in the first version (issue 26 review) ------------------------------------------------
+
+SIGNATURE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+
+
+def test_a_magic_assignment_cut_short_by_an_open_string_is_a_ce_not_a_crash(tmp_path):
+    """IPython itself fails on `x = %'''` (an IndexError): Jupyter cannot run the cell."""
+    rc, d = _grade(tmp_path, nb(code(SOLUTION), code("x = %'''")))
+    assert (rc, d["verdict"]) == (1, "CE") and "code cell 2, line 1" in d["compile"]["message"]
+
+
+def test_a_doctest_prompt_after_an_old_mac_line_end_costs_no_memory(tmp_path):
+    """Stripping the prompt joins "\\r" and "\\n" into one line: each text still stands for its own lines."""
+    import resource
+    cell = ">>> a = 1\n\r>>> \n" + ">>> x\n" * 10000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    source, labels = extract_code(nb(code(cell)))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024     # KiB
+    assert len(labels) == 10004 and labels[3] == "code cell 1, line 4" and source.split("\n")[3] == "x"
+
+
+@pytest.mark.parametrize("depth, ok", [(3, True), (100, True), (101, False)])
+def test_wrapping_cell_magics_nest_up_to_a_bound(tmp_path, depth, ok):
+    sub, check = read(tmp_path, nb(code("%%time\n" * depth + SOLUTION)))
+    assert check.ok is ok, check.message
+    if not ok:
+        assert "more than 100 wrapping cell magics" in check.message
+
+
+@pytest.mark.parametrize("cell", ["pip install numpy", "pwd", "ls -l", "matplotlib inline", "%%time\nls"])
+def test_a_one_line_cell_a_kernel_runs_as_a_magic_is_accepted(tmp_path, cell):
+    """Automagic: the kernel's prefilter makes a one-line `pip install numpy` the %pip magic."""
+    sub, check = read(tmp_path, nb(code(cell), code(SOLUTION)))
+    assert check.ok, check.message
+    assert sub.source.split("\n")[1 if cell.startswith("%%") else 0].startswith("None  # ")
+
+
+def test_a_name_the_notebook_bound_is_not_a_magic(tmp_path):
+    sub, check = read(tmp_path, nb(code("import time"), code("time"), code("ls = [1]"), code("ls"), code(SOLUTION)))
+    assert check.ok and sub.source.split("\n")[2] == "time" and sub.source.split("\n")[6] == "ls"
+
+
+def test_time_runs_its_statement_in_the_notebook(tmp_path):
+    """`%time y = f()` runs `y = f()` in the kernel's namespace: y exists afterwards."""
+    rc, d = _grade(tmp_path, nb(code(SOLUTION), code("%time y = np.ones(3)\nz = %time np.zeros(2)"),
+                                code("time w = 1"), code("assert y.shape == (3,) and z.shape == (2,) and w == 1")))
+    assert (rc, d["verdict"]) == (0, "AC"), d.get("compile") or d["tests"][0]["message"]
+
+
+def test_display_is_the_kernels_builtin(tmp_path):
+    rc, d = _grade(tmp_path, nb(code(SOLUTION), code("display(vit_encoder_block)\nh = display('x')\nassert h is None")))
+    assert (rc, d["verdict"]) == (0, "AC"), d.get("compile") or d["tests"][0]["message"]
+    source, _ = extract_code(nb(code("def display(x):\n    return 7"), code("assert display(1) == 7")))
+    assert "lambda" not in source                    # the notebook's own display is kept
+
+
+@pytest.mark.parametrize("magic", ["%%time x = 1", "%%capture --bogus", "%%capture a b", "%%capture -x"])
+def test_a_wrapping_magic_ipython_refuses_runs_nothing(tmp_path, magic):
+    """IPython raises UsageError for these: the body never runs, so the function is missing."""
+    sub, check = read(tmp_path, nb(code(f"{magic}\n{SOLUTION}")))
+    assert not check.ok and "IPython refuses" in check.message and "no top-level function" in check.message
+
+
+@pytest.mark.parametrize("magic", ["%%capture --no-stderr out", "%%capture --no-std", "%%capture --no-d"])
+def test_a_wrapping_magic_with_arguments_ipython_takes_runs_its_body(tmp_path, magic):
+    sub, check = read(tmp_path, nb(code(f"{magic}\n{SOLUTION}")))
+    assert check.ok == (magic != "%%capture --no-std"), check.message   # --no-std: --no-stderr or --no-stdout?
+
+
+def test_a_badly_indented_line_is_cited_like_any_syntax_error(tmp_path):
+    body = SIGNATURE + "    y = x\n  return y\n"
+    sub, check = read(tmp_path, nb(code("import numpy as np"), code(body)))
+    assert check.message == ("syntax error in code cell 2, line 3: unindent does not match any outer indentation "
+                             "level: return y")
+
+
+def test_expressions_nested_too_deeply_are_a_ce_naming_the_cell(tmp_path):
+    sub, check = read(tmp_path, nb(code(SOLUTION), code("x = " + "-" * 60000 + "1")))
+    assert sub is None and "code cell 2" in check.message and ": (" not in check.message
+
+
+def test_top_level_await_says_what_a_module_cannot_do(tmp_path):
+    sub, check = read(tmp_path, nb(code(SOLUTION), code("import asyncio\nawait asyncio.sleep(0)")))
+    assert sub is None and "code cell 2, line 2" in check.message and "move it into a function" in check.message
+
+
+def test_a_backslash_and_a_windows_line_end_at_a_cells_end(tmp_path):
+    sub, check = read(tmp_path, nb(code("x = 1 \\\r\n"), code(SOLUTION)))
+    assert check.ok, check.message

@@ -17,6 +17,7 @@ proportional to the cell.
 """
 from __future__ import annotations
 
+import ast
 import re
 import tokenize
 from collections.abc import Iterator
@@ -30,7 +31,12 @@ TRANSFORM_LOOP_LIMIT = 500
 
 
 class CellNotRunnable(ValueError):
-    """IPython itself would refuse to run this cell (it raises before Python sees it)."""
+    """IPython itself would refuse to run this cell (it raises before Python sees it).
+    `line` is the index of the cell's original line at fault, where one is."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,12 @@ def _assign_index(line: list[TokenInfo]) -> int | None:
 def _magic_assign(line: list[TokenInfo]) -> _Found | None:
     """`a = %foo`"""
     i = _assign_index(line)
-    if i is not None and len(line) >= i + 2 and line[i + 1].string == "%" and line[i + 2].type == tokenize.NAME:
+    if i is None or len(line) < i + 2 or line[i + 1].string != "%":
+        return None
+    if len(line) == i + 2:     # `x = %` cut short by a string left open: IPython fails with IndexError
+        raise CellNotRunnable("IPython fails on a magic assignment cut short by an unclosed string",
+                              line[i + 1].start[0] - 1)
+    if line[i + 2].type == tokenize.NAME:
         return _Found("magic_assign", line[i + 1].start[0] - 1, line[i + 1].start[1], 10)
     return None
 
@@ -179,12 +190,63 @@ def _escape_call(escape: str, content: str) -> str:
     return {",": _quote_call, ";": _quote2_call, "/": _paren_call}[escape](content)
 
 
-_HELP_END = re.compile(r"""(%{0,2}
-    (?!\d)[\w*]+                          # a name
-    (\.(?!\d)[\w*]+|\[-?[0-9]+\])*        # .attribute or [integer], repeated
-    )
-    (\?\??)$                              # ? or ??
-    """, re.VERBOSE)
+_WORD = re.compile(r"[\w*]")
+_DIGIT = re.compile(r"\d")
+
+
+def _name_run(s: str, end: int) -> int:
+    """The start of the run of name characters (the regex class [\\w*]) that ends at `end`."""
+    start = end
+    while start > 0 and _WORD.match(s, start - 1):
+        start -= 1
+    return start
+
+
+def _index_segment(s: str, end: int) -> int | None:
+    """The start of `[-?digits]` ending at `end` (s[end - 1] == "]"), or None."""
+    i = end - 1
+    while i > 0 and "0" <= s[i - 1] <= "9":
+        i -= 1
+    if i == end - 1:
+        return None
+    if i > 0 and s[i - 1] == "-":
+        i -= 1
+    return i - 1 if i > 0 and s[i - 1] == "[" else None
+
+
+def help_target(content: str) -> tuple[str, str] | None:
+    r"""(target, "?" or "??") as IPython's help regex finds them at the end of `content`:
+    `re.search(r"(%{0,2}(?!\d)[\w*]+(\.(?!\d)[\w*]+|\[-?[0-9]+\])*)(\?\??)$", content)`,
+    groups 1 and 3. The regex backtracks in time quadratic in the line (60 KB of `a*` take
+    minutes); this reads the line once, from its end, and finds the same leftmost match."""
+    end = len(content) - 1 if content.endswith("\n") else len(content)
+    q = len(content[:end]) - len(content[:end].rstrip("?"))
+    if q not in (1, 2):
+        return None
+    pos, best = end - q, None
+    while pos > 0:
+        if content[pos - 1] == "]":
+            start = _index_segment(content, pos)
+            if start is None:
+                break
+            pos = start
+            continue
+        run = _name_run(content, pos)
+        if run == pos:
+            break
+        first = next((i for i in range(run, pos) if not _DIGIT.match(content, i)), None)
+        if first is not None:
+            percents = 0
+            while first == run and percents < 2 and run - percents > 0 and content[run - percents - 1] == "%":
+                percents += 1
+            best = first - percents
+        if run > 0 and content[run - 1] == "." and not _DIGIT.match(content, run):
+            pos = run - 1
+            continue
+        break
+    if best is None:
+        return None
+    return content[best: end - q], content[end - q: end]
 
 
 @dataclass(frozen=True)
@@ -200,6 +262,23 @@ def _outside_kernel(prefix: str, original: str) -> str:
     return f"{prefix}None  # {' '.join(original.split())}\n"
 
 
+def _parses(text: str, mode: str) -> bool:
+    try:
+        ast.parse(text, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def magic_program(prefix: str, name: str, args: str, original: str, value: bool = False) -> str:
+    """What the grader runs for the line magic `name args`: `%time` runs its statement (or,
+    assigned, its expression) in the notebook's namespace, so that statement is what runs;
+    any other magic means nothing outside a kernel and is `None`."""
+    if name == "time" and args.strip() and _parses(args.strip(), "eval" if value else "exec"):
+        return f"{prefix}{args.strip()}\n"
+    return _outside_kernel(prefix, original)
+
+
 def _last_line_read(found: _Found, lines: list[str]) -> int:
     """The last line a rewrite of `found` reads: its outcome depends on nothing after it."""
     return found.q_line if found.kind == "help_end" else min(_continued_end(lines, found.line), len(lines) - 1)
@@ -211,23 +290,28 @@ def _rewrite(found: _Found, lines: list[str]) -> _Rewrite:
     start, col = found.line, found.col
     if found.kind == "help_end":
         piece = "".join(lines[start: found.q_line + 1])
-        m = _HELP_END.search(piece[col:])
-        if not m:
+        target = help_target(piece[col:])
+        if target is None:
             raise SyntaxError(piece[col:])
-        call = _help_call(m.group(1), m.group(3))
+        call = _help_call(*target)
         return _Rewrite(start, found.q_line, piece[:col] + call + "\n", _outside_kernel(piece[:col], piece[col:]))
     end = _continued_end(lines, start)
     rest = _assemble(lines, start, col, end)
     prefix = lines[start][:col]
     if found.kind == "magic_assign":
         name, _, args = rest[1:].partition(" ")
-        call = _magic_call(name, args)
-    elif found.kind == "system_assign":
+        return _Rewrite(start, end, prefix + _magic_call(name, args) + "\n",
+                        magic_program(prefix, name, args, rest, value=True))
+    if found.kind == "system_assign":
         call = f"get_ipython().getoutput({rest[1:]!r})"
+        return _Rewrite(start, end, prefix + call + "\n", _outside_kernel(prefix, rest))
+    escape = rest[:2] if len(rest) > 1 and rest[:2] in _ESCAPE_DOUBLES else rest[:1]
+    call = _escape_call(escape, rest[len(escape):])
+    if escape == "%":
+        name, _, args = rest[1:].partition(" ")
+        program: str | None = magic_program(prefix, name, args, rest)
     else:
-        escape = rest[:2] if len(rest) > 1 and rest[:2] in _ESCAPE_DOUBLES else rest[:1]
-        call = _escape_call(escape, rest[len(escape):])
-    program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
+        program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
     return _Rewrite(start, end, prefix + call + "\n", program)
 
 
@@ -278,8 +362,10 @@ class _Scan:
 
     def rewrite_in(self, k: int) -> bool:
         """Try the candidates of logical line k, earliest first; True once one is rewritten."""
-        lines = self.lines()
         found = [f for kind, finder in _FINDERS.items() if kind not in self.stuck and (f := finder(self.groups[k]))]
+        if not found:
+            return False
+        lines = self.lines()
         for f in sorted(found, key=lambda f: (f.line, f.col, f.priority)):
             try:
                 r = _rewrite(f, lines)
@@ -323,6 +409,11 @@ def token_transforms(pieces: list[Piece]) -> list[Piece]:
             if not scan.step():
                 return scan.pieces
     except IndentationError as exc:   # from the tokenizer: IPython fails the cell
-        raise CellNotRunnable(f"IndentationError: {exc.msg}") from None
+        row = (exc.lineno or 1) - 1
+        raise CellNotRunnable(exc.msg, scan.pieces[min(row, len(scan.pieces) - 1)].first) from None
+    except CellNotRunnable as exc:    # at a line of the scan's current text
+        if exc.line is not None:
+            exc.line = scan.pieces[min(exc.line, len(scan.pieces) - 1)].first
+        raise
     raise CellNotRunnable(f"IPython stops rewriting a cell's special syntax after {TRANSFORM_LOOP_LIMIT} "
                           "steps and refuses to run it: split the cell")

@@ -60,12 +60,22 @@ def _leading_empty_lines(pieces: list[Piece]) -> list[Piece]:
 
 def _with_texts(pieces: list[Piece], texts: list[str]) -> list[Piece]:
     """New texts for the same lines. Dedenting and prompt stripping remove spaces, tabs and
-    prompts only, never a line end, so the count of lines does not change (but see below)."""
-    if len(texts) != len(pieces):
-        # Only a prompt stripped from a line after an old-Mac "\r" can join two lines into one:
-        # IPython's text is kept, and its lines all stand for the whole stretch.
-        return [Piece(t, pieces[0].first, pieces[-1].last, True) for t in texts]
-    return [Piece(t, p.first, p.last, p.replaced, p.program) for p, t in zip(pieces, texts, strict=True)]
+    prompts only, never a line end, so each text is one of the lines, except where a line
+    ends in an old-Mac "\r" and the next was only a prompt: stripped to "\n", it joins the
+    "\r" into one line end, and that text stands for both lines."""
+    if len(texts) == len(pieces):
+        return [Piece(t, p.first, p.last, p.replaced, p.program) for p, t in zip(pieces, texts, strict=True)]
+    out: list[Piece] = []
+    i = 0
+    for t in texts:
+        j = i + 1 if (t.endswith("\r\n") and i + 1 < len(pieces) and pieces[i].text.endswith("\r")
+                      and not pieces[i].text.endswith("\r\n")) else i
+        j = min(j, len(pieces) - 1)
+        out.append(Piece(t, pieces[min(i, j)].first, pieces[j].last, True))
+        i = j + 1
+    if i < len(pieces):          # texts ran out first: the last one stands for the rest
+        out[-1] = Piece(out[-1].text, out[-1].first, pieces[-1].last, True)
+    return out
 
 
 def _leading_indent(pieces: list[Piece]) -> list[Piece]:

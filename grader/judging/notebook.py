@@ -1,40 +1,54 @@
 """Jupyter notebooks as submissions: the code cells as the program Jupyter would run, never executed here.
 
 The notebook is parsed as JSON and its code cells are taken in order, each read
-the way Jupyter reads it: through IPython's own transformation
-(judging/ipython_syntax.py), so that what IPython runs is what is graded. The
-calls on IPython that magics, shell escapes and help queries become
-(`get_ipython().run_line_magic(...)`) mean nothing outside a kernel and are
-replaced by `None`; so are the cells Otter-Grader adds to a notebook or its
-students run (`import otter`, `grader = otter.Notebook(...)`,
-`grader.check("q1")`, `grader.check_all()`, `grader.export(...)`), which are
-not part of the answer. A cell magic that only wraps ordinary code (`%%time`,
-`%%capture`) keeps its body, read again as a cell, as IPython does; any other
-cell magic (`%%bash`, `%%writefile`, `%%timeit`) makes its cell something the
-grader does not run, and a note says so (the static check quotes it when the
-function is then missing).
+the way a Jupyter kernel reads it (docs/feedback.md, "Notebooks"):
+
+1. IPython's TransformerManager (judging/ipython_syntax.py): prompts, indentation,
+   magics, shell escapes, help queries. What those become outside a kernel is
+   carried with each rewritten line (`None`, or the statement `%time` runs);
+2. a cell of one line through the kernel's prefilter, which makes `pip install x`
+   a magic (automagic, judging/jupyter_kernel.py);
+3. a cell magic that only wraps ordinary code (`%%time`, `%%capture`) keeps its
+   body, read again as a cell, as IPython runs it; any other cell magic (`%%bash`,
+   `%%writefile`, `%%timeit`), or a wrapping one IPython refuses for its arguments,
+   makes its cell something the grader does not run, and a note says so (the static
+   check quotes it when the function is then missing);
+4. the cell compiled on its own, then what only a kernel understands replaced
+   (judging/kernel_program.py: Otter's plumbing, `display`, `__future__` imports).
 
 Every cell keeps its line numbers: `line_map` maps each line of the program to
-"code cell C, line L" of the notebook, so messages point at the learner's cell
-even after a magic continued over three lines became one call. One extractor
-for the whole project: `grade`, `batch`, `watch` and the exports' programs all
-grade a notebook through this module.
+"code cell C, line L" of the notebook, so messages point at the learner's cell even
+after a magic continued over three lines became one call. One reader for the whole
+project: `grade`, `batch`, `watch` and the exports' programs all grade a notebook
+through this module.
 """
 from __future__ import annotations
 
-import ast
 import json
 import re
-import warnings
 from dataclasses import dataclass, field
 
-from .ipython_rewrites import CellNotRunnable, Piece
-from .ipython_syntax import Transformed, calls_on_ipython, split_pieces, transform_pieces
+from .ipython_rewrites import CellNotRunnable, Piece, magic_program
+from .ipython_syntax import CellMagic, Transformed, split_pieces, transform_pieces
+from .jupyter_kernel import automagic
+from .kernel_program import CellRefused, KernelState, finish_cell
 from .paths import shown
 
 
 class NotebookError(ValueError):
     """The file is not a readable Jupyter notebook."""
+
+
+class CellSyntaxError(NotebookError):
+    """A cell that neither Python nor IPython would run, with where and why."""
+
+
+class CodeTooLarge(NotebookError):
+    """The code cells hold more source than a submission may."""
+
+    def __init__(self, size: int):
+        super().__init__(f"the code cells hold {size} bytes of code")
+        self.size = size
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,10 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 # Cell magics that run their body as ordinary code in the notebook's own namespace and
 # only add something around it (a timing, captured output): their body is the cell's code.
 WRAPPER_MAGICS = frozenset({"time", "capture"})
+# IPython runs a wrapping magic's body as a new cell, nested calls and all; it runs out
+# of stack somewhere past 200 levels. The grader reads at most this many.
+MAX_WRAPPING = 100
+_CAPTURE_FLAGS = ("--no-stderr", "--no-stdout", "--no-display")
 
 # Why the other common cell magics do not make their body part of the program.
 _NOT_RUN = {
@@ -64,9 +82,6 @@ _NOT_RUN = {
     "latex": "displays its body", "markdown": "displays its body", "svg": "displays its body",
 }
 
-# Otter-Grader's Notebook methods a student or `otter assign` calls in a cell of its own.
-OTTER_METHODS = frozenset({"check", "check_all", "export", "to_pdf", "run_plugin", "add_plugin_files"})
-
 
 def _ends(text: str) -> int:
     return len(_LINE_END.findall(text))
@@ -74,7 +89,7 @@ def _ends(text: str) -> int:
 
 @dataclass
 class _Program:
-    """The program being assembled, with the notebook line each of its lines starts at."""
+    """A cell's program being assembled, with the cell line each of its lines starts at."""
     text: list[str] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
     line_open: bool = False      # the last text written did not end a line
@@ -85,7 +100,6 @@ class _Program:
             return
         if not self.line_open:
             self.labels.append(first_line)
-        text = _LINE_END.sub("\n", text)    # as compile() reads them: \r\n and \r are \n
         ends = [m.end() for m in _LINE_END.finditer(text)]
         self.labels += [first_line + k for k, end in enumerate(ends, 1) if end < len(text)]
         self.line_open = not ends or ends[-1] < len(text)
@@ -100,23 +114,26 @@ def _lines_before(texts: list[str]) -> list[int]:
     return starts
 
 
-def _render(pieces: tuple[Piece, ...], texts: list[str], prog: _Program, blank: bool) -> None:
-    """Write the cell: each piece where it stands (or empty lines when `blank`), and an
-    empty line for every original line no piece stands for (a blank line IPython dropped,
-    a wrapping magic's own line), so that later lines keep their numbers."""
+def _render(pieces: tuple[Piece, ...], texts: list[str], blank: bool) -> _Program:
+    """The cell: each piece where it stands (or empty lines when `blank`), and an empty line
+    for every original line no piece stands for (a blank line IPython dropped, a wrapping
+    magic's own line), so that later lines keep their numbers."""
+    prog = _Program()
     line_at = _lines_before(texts)
     covered = 0
     for p in pieces:
         for i in range(covered, p.first):
             prog.emit("\n" * _ends(texts[i]), line_at[i])
-        lines = _ends("".join(texts[p.first:p.last + 1]))
+        first = max(p.first, covered)      # a piece never stands for a line twice
+        lines = _ends("".join(texts[first:p.last + 1]))
         text = "\n" * lines if blank else p.runs
-        prog.emit(text, line_at[p.first])
+        prog.emit(text, line_at[min(first, len(texts) - 1)])
         if lines > _ends(text):
-            prog.emit("\n" * (lines - _ends(text)), line_at[p.first] + _ends(text))
-        covered = p.last + 1
+            prog.emit("\n" * (lines - _ends(text)), line_at[first] + _ends(text))
+        covered = max(covered, p.last + 1)
     for i in range(covered, len(texts)):
         prog.emit("\n" * _ends(texts[i]), line_at[i])
+    return prog
 
 
 def _cell_text(cell: dict, index: int) -> str:
@@ -142,164 +159,104 @@ def _refuse_surrogates(src: str, index: int) -> None:
                                 "the character it was meant to be")
 
 
-def _cell_program(text: str, index: int) -> tuple[str, list[int], str | None]:
-    """One cell as the program runs it: its text, the cell line each of its lines starts at,
-    and a note when the grader does not run the cell."""
+# --- one cell ------------------------------------------------------------------------------------------------
+
+def _one_line_magic(t: Transformed, bound: set[str]) -> Transformed:
+    """The kernel's prefilter on a cell of one line: automagic."""
+    if t.magic is not None or len(t.pieces) != 1 or len(t.text.splitlines()) != 1:
+        return t
+    piece = t.pieces[0]
+    line = piece.text.rstrip("\n")
+    found = automagic(line, bound)
+    if found is None:
+        return t
+    pre, name, args, call = found
+    program = magic_program(pre, name, args, line.strip())
+    return Transformed((Piece(call + "\n", piece.first, piece.last, True, program),), None)
+
+
+def kernel_text(cell: str, bound: frozenset[str] = frozenset()) -> str:
+    """The text a Jupyter kernel's `transform_cell` gives for `cell` (IPython's
+    TransformerManager, then the one-line prefilter), the notebook having bound `bound`."""
+    if not cell.endswith("\n"):
+        cell += "\n"
+    return _one_line_magic(transform_pieces(split_pieces(cell)), set(bound)).text
+
+
+def _capture_args_refused(args: str) -> bool:
+    """Would IPython's argument parser refuse `%%capture args` (then it runs nothing)?"""
+    positional = 0
+    for word in args.split():
+        if word.startswith("--") and len(word) > 2:
+            if sum(flag.startswith(word) for flag in _CAPTURE_FLAGS) != 1:
+                return True
+        elif word.startswith("-"):
+            return True
+        else:
+            positional += 1
+    return positional > 1
+
+
+def _refused_wrapper(magic: CellMagic) -> str | None:
+    if magic.name == "time" and magic.args:
+        return "IPython refuses a statement on the %%time line (UsageError), so the cell is not run"
+    if magic.name == "capture" and _capture_args_refused(magic.args):
+        return "IPython refuses these arguments (UsageError), so the cell is not run"
+    return None
+
+
+def _read_cell(text: str, index: int, bound: set[str]) -> tuple[Transformed, str | None]:
+    """The cell as IPython runs it, and why it is not run at all (a cell magic), if so."""
+    t = _one_line_magic(transform_pieces(split_pieces(text)), bound)
+    depth = 0
+    while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
+        refused = _refused_wrapper(t.magic)
+        if refused:
+            return t, refused
+        depth += 1
+        if depth > MAX_WRAPPING:
+            raise CellSyntaxError(f"code cell {index} has more than {MAX_WRAPPING} wrapping cell magics (%%time, "
+                                  "%%capture) one inside the other, more than the grader reads: remove them")
+        t = _one_line_magic(transform_pieces(list(t.magic.body)), bound)   # IPython runs the body as a cell
+    if t.magic is None:
+        return t, None
+    return t, _NOT_RUN.get(t.magic.name, "is an IPython cell magic, not Python")
+
+
+def _refusal(index: int, message: str, line: int | None, original: list[str]) -> CellSyntaxError:
+    if line is None or not 0 < line <= len(original):
+        return CellSyntaxError(f"code cell {index} cannot run in Jupyter either: {message}")
+    quoted = shown(original[line - 1].strip(), 200)
+    return CellSyntaxError(f"syntax error in code cell {index}, line {line}: {message}"
+                           + (f": {quoted}" if quoted else ""))
+
+
+def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[int], str | None]:
+    """One cell as a piece of the program: its text, the cell line each of its lines starts
+    at, and a note when the grader does not run the cell."""
     texts = [p.text for p in split_pieces(text)]
+    original = _LINE_END.split(text)
     try:
-        t: Transformed = transform_pieces(split_pieces(text))
-        while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
-            t = transform_pieces(list(t.magic.body))       # IPython runs the body as a cell of its own
+        t, why = _read_cell(text, index, state.bound)
     except CellNotRunnable as exc:
-        raise NotebookError(f"code cell {index} cannot run in Jupyter either: {exc}") from None
+        line = _lines_before(texts)[exc.line] if exc.line is not None else None
+        raise _refusal(index, str(exc), line, original) from None
     note = None
-    if t.magic is not None:
+    if why is not None and t.magic is not None:
         magic_line = f"%%{t.magic.name} {t.magic.args}".strip()
-        why = _NOT_RUN.get(t.magic.name, "is an IPython cell magic, not Python")
         note = (f"code cell {index} starts with {shown(magic_line, 60)}, which {why}; move the code to an "
                 "ordinary code cell")
-    prog = _Program()
-    _render(t.pieces, texts, prog, blank=note is not None)
-    return "".join(prog.text), prog.labels, note
-
-
-# --- what only a kernel understands: calls on IPython, Otter's plumbing ---------------------------------------
-
-@dataclass
-class _Seen:
-    """What the cells before this one bound or started (the program is one module, the
-    notebook's cells are compiled one by one)."""
-    otter_modules: set[str] = field(default_factory=set)     # names `import otter` bound
-    otter_notebooks: set[str] = field(default_factory=set)   # names bound to otter.Notebook(...)
-    statements: bool = False                                 # a statement other than a docstring
-
-
-def _call_on(node: ast.AST, names: set[str], methods: frozenset[str]) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
-            and isinstance(node.func.value, ast.Name) and node.func.value.id in names)
-
-
-def _otter_plumbing(stmt: ast.stmt, seen: _Seen) -> bool:
-    """Does this top-level statement only drive Otter-Grader?"""
-    if isinstance(stmt, ast.Import) and all(a.name == "otter" for a in stmt.names):
-        seen.otter_modules |= {a.asname or "otter" for a in stmt.names}
-        return True
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and _call_on(stmt.value, seen.otter_modules, frozenset({"Notebook"}))):
-        seen.otter_notebooks.add(stmt.targets[0].id)
-        return True
-    return isinstance(stmt, ast.Expr) and _call_on(stmt.value, seen.otter_notebooks, OTTER_METHODS)
-
-
-def _misplaced_future(stmt: ast.stmt, seen: _Seen, first: bool) -> bool:
-    """A `from __future__ import` that Jupyter accepts at the top of a later cell but that
-    could not stand there in one module: it is dropped (a future import changes nothing
-    in Python 3 but `annotations`, which only delays evaluating annotations)."""
-    if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
-        return seen.statements
-    docstring = first and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
-        and isinstance(stmt.value.value, str)
-    seen.statements = seen.statements or not docstring
-    return False
-
-
-def _only_in_a_kernel(tree: ast.Module, seen: _Seen) -> list[ast.stmt | ast.expr]:
-    """What is replaced by None: Otter's plumbing, misplaced future imports, calls on IPython."""
-    nodes: list[ast.stmt | ast.expr] = []
-    for stmt in tree.body:
-        first = not seen.statements
-        if _otter_plumbing(stmt, seen) or _misplaced_future(stmt, seen, first):
-            nodes.append(stmt)
-    return nodes + calls_on_ipython(tree)
-
-
-def _lines_with_ends(text: str) -> list[str]:
-    parts: list[str] = []
-    pos = 0
-    for m in _LINE_END.finditer(text):
-        parts.append(text[pos:m.end()])
-        pos = m.end()
-    if pos < len(text):
-        parts.append(text[pos:])
-    return parts
-
-
-def _split_at(line: str, col: int) -> tuple[str, str]:
-    """A line cut at an ast column offset (which counts UTF-8 bytes)."""
-    data = line.encode("utf-8")
-    return data[:col].decode("utf-8"), data[col:].decode("utf-8")
-
-
-def _as_none(lines: list[str], node: ast.stmt | ast.expr) -> None:
-    """Replace the statement or expression `node` by `None`, keeping every line where it is."""
-    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-    head, _ = _split_at(lines[first], node.col_offset)
-    _, tail = _split_at(lines[last], node.end_col_offset or 0)
-    if first == last:
-        lines[first] = head + "None" + tail
-        return
-    end = _LINE_END.search(lines[first])
-    lines[first] = head + "(None" + (end.group() if end else "\n")
-    for i in range(first + 1, last):
-        middle = _LINE_END.search(lines[i])
-        lines[i] = middle.group() if middle else ""
-    lines[last] = ")" + tail
-
-
-class CellSyntaxError(NotebookError):
-    """A cell that does not compile on its own, as Jupyter compiles it."""
-
-
-def _compiled(program: str, index: int, numbers: list[int], source: str) -> ast.Module | None:
-    """The cell's syntax tree; CellSyntaxError when Python refuses the cell (on its own: an
-    unclosed bracket must not reach into the next cell), quoting the learner's own line.
-    None when the tree is too deep to build here: compiling the whole program reports it."""
+    prog = _render(t.pieces, texts, blank=note is not None)
+    program = "".join(prog.text)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # SyntaxWarning (an invalid escape) is not an error
-            tree = ast.parse(program)
-            compile(tree, "cell", "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        line = numbers[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(numbers) else None
-        if line is None:
-            raise CellSyntaxError(f"syntax error in code cell {index}: {exc.msg}") from None
-        original = _LINE_END.split(source)
-        text = shown(original[line - 1].strip(), 200) if line <= len(original) else ""
-        raise CellSyntaxError(f"syntax error in code cell {index}, line {line}: {exc.msg}"
-                              + (f": {text}" if text else "")) from None
-    except (ValueError, RecursionError, MemoryError):
-        return None
-    return tree
-
-
-def _finished(program: str, index: int, numbers: list[int], source: str, seen: _Seen) -> str:
-    """The cell checked on its own, with what only a kernel understands replaced by None."""
-    tree = _compiled(program, index, numbers, source)
-    if tree is None:
-        return program
-    nodes = _only_in_a_kernel(tree, seen)
-    if not nodes:
-        return program
-    kept: list[ast.stmt | ast.expr] = []
-    for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
-        if kept and (node.lineno, node.col_offset) < (kept[-1].end_lineno or 0, kept[-1].end_col_offset or 0):
-            continue          # inside a statement already replaced
-        kept.append(node)
-    lines = _lines_with_ends(program)
-    for node in reversed(kept):
-        _as_none(lines, node)
-    return "".join(lines)
+        program = finish_cell(program, state)
+    except CellRefused as exc:
+        line = prog.labels[exc.line - 1] if exc.line and 0 < exc.line <= len(prog.labels) else None
+        raise _refusal(index, str(exc), line, original) from None
+    return _LINE_END.sub("\n", program), prog.labels, note
 
 
 # --- the notebook --------------------------------------------------------------------------------------------
-
-class CodeTooLarge(NotebookError):
-    """The code cells hold more source than a submission may."""
-
-    def __init__(self, size: int):
-        super().__init__(f"the code cells hold {size} bytes of code")
-        self.size = size
-
 
 def _code_cells(text: str) -> list[dict]:
     try:
@@ -325,13 +282,16 @@ def extract(text: str, max_code_bytes: int | None = None) -> NotebookCode:
     parts: list[str] = []
     labels: list[str] = []
     skipped: list[str] = []
-    seen = _Seen()
+    state = KernelState()
     for index, source in enumerate(sources, 1):
-        program, lines, note = _cell_program(source, index)
+        program, lines, note = _cell_program(source, index, state)
         if note:
             skipped.append(note)
-        parts += [_finished(program, index, lines, source, seen), "\n"]
+        parts += [program, "\n"]
         labels += [f"code cell {index}, line {n}" for n in lines] + [f"after code cell {index}"]
+    if state.futures:     # Jupyter keeps a cell's future imports for the later cells: one line, first
+        parts.insert(0, f"from __future__ import {', '.join(state.futures)}\n")
+        labels.insert(0, "the __future__ imports of the notebook")
     return NotebookCode("".join(parts), tuple(labels), tuple(skipped))
 
 
