@@ -21,12 +21,12 @@ import pytest
 
 from conftest import ROOT
 from grader.problem.bundle import open_bundle
-from grader.batch.finish import write_outputs
+from grader.batch.gradebook_files import write_outputs
 from grader.batch.intake import IntakeError, unpack_zip, walk_folder
 from grader.batch.gradescope import MAX_METADATA
 from grader.batch.layouts import discover
 from grader.batch.outputs import load_report
-from grader.batch.seal import file_digest, sealed, verified
+from grader.batch.record_seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs
 from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, load_run, save_record, save_run
 from grader.batch.summary import render_summary

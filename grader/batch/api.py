@@ -28,13 +28,13 @@ from ..report.json_report import render_json
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import SandboxError
 from . import docker as docker_mode
-from .finish import Outputs, write_outputs
+from .gradebook_files import Outputs, write_outputs
 from .ids import unique_ids
 from .intake import IntakeError, unpack_zip, walk_folder
 from .layouts import Choice, Entry, discover, single_file, wrapper_prefix
 from .local import Task, file_sha256, grade_task, unjudged_report
 from .runner import Interrupted, interruptible, run_parallel
-from .seal import file_digest, load_key, sealed, verified
+from .record_seal import file_digest, load_key, sealed, verified
 from .shards import select
 from .similarity import fingerprint, windows
 from .state import (RunKey, StateDirError, StudentRecord, load_run, make_state_dirs, reusable, run_level_problems,

@@ -9,7 +9,8 @@ or a socket) was not made by batch, and is an OutputError naming the path,
 never replaced or written through. What a caller does with the error: a
 student's file is that student's "could not be judged" (api.py, shards.py);
 a run-level file is checked before grading starts (exit 2) and, if it turns
-bad during the run, reported after the rest is written (exit 1) (finish.py).
+bad during the run, reported after the rest is written (exit 1)
+(gradebook_files.py).
 """
 from __future__ import annotations
 
