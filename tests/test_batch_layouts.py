@@ -9,7 +9,7 @@ import pytest
 import batch_class as bc
 from grader.batch.api import find_entries
 from grader.batch.ids import clean_text, slug, unique_ids
-from grader.batch.intake import walk_folder
+from grader.batch.folder_intake import walk_folder
 from grader.batch.layouts import choose, discover, gradescope_submitters, parse_canvas
 from pathlib import PurePosixPath as P
 

@@ -30,7 +30,8 @@ from ..sandbox.launcher import SandboxError
 from . import docker as docker_mode
 from .gradebook_files import Outputs, write_outputs
 from .ids import unique_ids
-from .intake import IntakeError, unpack_zip, walk_folder
+from .folder_intake import walk_folder
+from .intake import IntakeError
 from .layouts import Choice, Entry, discover, single_file, wrapper_prefix
 from .local import Task, file_sha256, grade_task, unjudged_report
 from .runner import Interrupted, interruptible, run_parallel
@@ -40,6 +41,7 @@ from .similarity import fingerprint, windows
 from .state import (RunKey, StateDirError, StudentRecord, load_run, make_state_dirs, reusable, run_level_problems,
                     save_record, save_run, student_output_problem)
 from .writes import OutputError, atomic_write
+from .zip_intake import unpack_zip
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD = 0, 1, 2
 EXIT_INTERRUPTED = 130
