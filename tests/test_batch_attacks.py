@@ -26,7 +26,7 @@ from grader.batch.folder_intake import walk_folder
 from grader.batch.intake import IntakeError
 from grader.batch.gradescope import MAX_METADATA
 from grader.batch.layouts import discover
-from grader.batch.outputs import load_report
+from grader.batch.gradebook import load_report
 from grader.batch.record_seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs
 from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, load_run, save_record, save_run

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .outputs import Row, csv_text, load_rows
+from .gradebook import Row, csv_text, load_rows
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
 from .writes import OutputError, atomic_write

@@ -13,7 +13,7 @@ from statistics import mean, median
 from typing import Any
 
 from ..judging.verdict import VERDICTS, VERDICT_NAMES
-from .outputs import Row
+from .gradebook import Row
 from .similarity import Pair, identical_groups
 
 SLOWEST = 5
