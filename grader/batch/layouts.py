@@ -152,7 +152,7 @@ def _one_each(entries: list[Entry], label: str) -> list[Entry]:
     """One entry per id among those named by a file's or folder's own name: two that give the same
     id are one student's two submissions, refused together (see the module docstring)."""
     by_id: dict[str, list[Entry]] = {}
-    out = []
+    out: list[Entry] = []
     for e in entries:
         (by_id.setdefault(e.student, []) if e.layout in NAMED_BY_ID else out).append(e)
     for student, group in by_id.items():
