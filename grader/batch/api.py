@@ -3,10 +3,11 @@
 Steps: check the arguments; find the students in every input (unpacking zips
 safely into DIR/.batch/unpacked/); make ids unique; keep this shard's
 students; read the test cases and measure the speed probe once; skip the
-students whose result in DIR is still valid (resume); grade the rest, one
-process per submission (runner.py), locally or one container each; write the
-gradebook and the summary. Ctrl-C or SIGTERM ends every grading process and
-sandbox, keeps what is done, and writes the outputs for it.
+students whose result in DIR is still valid (resume); grade the rest
+(grading.py), one process per submission (runner.py), locally or one
+container each; write the gradebook and the summary. Ctrl-C or SIGTERM ends
+every grading process and sandbox, keeps what is done, and writes the outputs
+for it.
 """
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ def default_jobs() -> int:
 
 
 def _check_paths(opts: BatchOptions) -> None:
-    """BatchError for inputs that are missing, links, not files or folders, or nested with --out;
-    or a --file pattern that names nothing."""
+    """BatchError for an input that is missing, a link, not a file or folder, or nested with
+    --out; or a --file pattern that is blank or holds a NUL."""
     if not opts.inputs:
         raise BatchError("give at least one INPUT: a folder, a zip file or a submission file")
     out = opts.out.resolve()
