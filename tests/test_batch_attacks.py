@@ -21,15 +21,17 @@ import pytest
 
 from conftest import ROOT
 from grader.problem.bundle import open_bundle
-from grader.batch.finish import write_outputs
-from grader.batch.intake import IntakeError, unpack_zip, walk_folder
+from grader.batch.gradebook_files import write_outputs
+from grader.batch.folder_intake import walk_folder
+from grader.batch.intake import IntakeError
 from grader.batch.gradescope import MAX_METADATA
 from grader.batch.layouts import discover
-from grader.batch.outputs import load_report
-from grader.batch.seal import file_digest, sealed, verified
+from grader.batch.gradebook import load_report
+from grader.batch.record_seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs
 from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, load_run, save_record, save_run
 from grader.batch.summary import render_summary
+from grader.batch.zip_intake import unpack_zip
 
 KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
 GOOD = {"verdict": "WA", "score": 0, "max_score": 12, "summary": "Wrong Answer", "groups": [

@@ -16,7 +16,7 @@ import pytest
 
 import batch_class as bc
 from grader.batch.api import BatchError, BatchOptions, run_batch
-from grader.batch.finish import write_outputs
+from grader.batch.gradebook_files import write_outputs
 from grader.batch.state import load_records, state_dir
 from grader.batch.writes import OutputError, atomic_write
 

@@ -1,4 +1,4 @@
-"""grader/batch/intake.py: hostile zips and folders never get through, and each refusal names its entry."""
+"""grader/batch/intake.py, zip_intake.py and folder_intake.py: hostile zips and folders never get through, and each refusal names its entry."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.intake import IntakeError, IntakeLimits, unpack_zip, walk_folder
+from grader.batch.folder_intake import walk_folder
+from grader.batch.intake import IntakeError, IntakeLimits
+from grader.batch.zip_intake import unpack_zip
 from grader.batch.zipdir import read_directory
 from pathlib import PurePosixPath as P
 

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import ROOT
 from golden import check_golden
-from grader.batch.finish import write_outputs
-from grader.batch.outputs import cell
+from grader.batch.gradebook_files import write_outputs
+from grader.batch.gradebook import cell
 from grader.batch.shards import ShardError, parse_shard, select
 from grader.batch.similarity import (
     MIN_CONTAINED, THRESHOLD, fingerprint, flagged, identical_groups, normalise, overlap, similar_pairs, windows)

@@ -3,43 +3,39 @@
 Steps: check the arguments; find the students in every input (unpacking zips
 safely into DIR/.batch/unpacked/); make ids unique; keep this shard's
 students; read the test cases and measure the speed probe once; skip the
-students whose result in DIR is still valid (resume); grade the rest, one
-process per submission (runner.py), locally or one container each; write the
-gradebook and the summary. Ctrl-C or SIGTERM ends every grading process and
-sandbox, keeps what is done, and writes the outputs for it.
+students whose result in DIR is still valid (resume); grade the rest
+(grading.py), one process per submission (runner.py), locally or one
+container each; write the gradebook and the summary. Ctrl-C or SIGTERM ends
+every grading process and sandbox, keeps what is done, and writes the outputs
+for it.
 """
 from __future__ import annotations
 
 import os
 import shutil
-import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .. import __version__
 from ..judging.judge import GradeOptions, cases_step, probe_step
-from ..judging.notebook import NotebookError, extract_code
-from ..judging.paths import read_regular
-from ..judging.source import MAX_NOTEBOOK_BYTES
 from ..problem.bundle import Bundle, BundleError
 from ..problem.safe_write import WriteRefused, make_output_folder
-from ..report.json_report import render_json
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import SandboxError
 from . import docker as docker_mode
-from .finish import Outputs, write_outputs
+from .folder_intake import walk_folder
+from .gradebook_files import Outputs, write_outputs
+from .grading import Fingerprints, Grading, Judging, Progress, triage
 from .ids import unique_ids
-from .intake import IntakeError, unpack_zip, walk_folder
+from .intake import IntakeError
 from .layouts import Choice, Entry, discover, single_file, wrapper_prefix
-from .local import Task, file_sha256, grade_task, unjudged_report
-from .runner import Interrupted, interruptible, run_parallel
-from .seal import file_digest, load_key, sealed, verified
+from .record_seal import load_key
+from .runner import interruptible
 from .shards import select
-from .similarity import fingerprint, windows
-from .state import (RunKey, StateDirError, StudentRecord, load_run, make_state_dirs, reusable, run_level_problems,
-                    save_record, save_run, student_output_problem)
-from .writes import OutputError, atomic_write
+from .state import RunKey, StateDirError, load_run, make_state_dirs, run_level_problems, save_run
+from .writes import OutputError
+from .zip_intake import unpack_zip
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_BAD = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -50,20 +46,8 @@ class BatchError(Exception):
 
 
 @dataclass(frozen=True)
-class Progress:
-    done: int
-    total: int
-    not_judged: int
-    not_ac: int
-    elapsed_s: float
-
-    @property
-    def eta_s(self) -> float | None:
-        return None if not self.done else self.elapsed_s / self.done * (self.total - self.done)
-
-
-@dataclass(frozen=True)
 class BatchOptions:
+    """What to grade, where to, and how: `batch`'s command line (command.py), or a library caller's."""
     inputs: tuple[Path, ...]
     out: Path
     jobs: int = 0                         # 0: the number of cores
@@ -80,6 +64,7 @@ class BatchOptions:
 
 @dataclass(frozen=True)
 class BatchResult:
+    """What a run did: its outputs, how many students it graded or kept, and why it stopped early."""
     out: Path
     outputs: Outputs
     graded: int                # graded by this run
@@ -89,6 +74,8 @@ class BatchResult:
 
     @property
     def exit_status(self) -> int:
+        """130 when interrupted; 1 when a student or an input could not be judged, or an output
+        could not be written; else 0."""
         if self.interrupted:
             return EXIT_INTERRUPTED
         rows = self.outputs.rows
@@ -105,6 +92,8 @@ def default_jobs() -> int:
 
 
 def _check_paths(opts: BatchOptions) -> None:
+    """BatchError for an input that is missing, a link, not a file or folder, or nested with
+    --out; or a --file pattern that is blank or holds a NUL."""
     if not opts.inputs:
         raise BatchError("give at least one INPUT: a folder, a zip file or a submission file")
     out = opts.out.resolve()
@@ -126,23 +115,19 @@ def _check_paths(opts: BatchOptions) -> None:
 
 def find_entries(inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
                  ) -> tuple[list[Entry], list[str], list[str], list[str]]:
-    """(entries, refused entry lines, ignored files, refused inputs) of all inputs."""
-    entries, refused, ignored, problems = [], [], [], []
+    """(entries, refused entry lines, ignored files, refused inputs) of all inputs, the zips
+    unpacked into `work`/<n> (n: the input's place, from 1); ids made unique across inputs."""
+    entries: list[Entry] = []
+    refused: list[str] = []
+    ignored: list[str] = []
+    problems: list[str] = []
     for n, p in enumerate(inputs, 1):
         label = p.name if p.is_file() else (p.name or str(p))
         try:
             if p.is_dir():
                 found = discover(label, walk_folder(p), choice=choice)
             elif p.suffix.lower() == ".zip":
-                dest = work / f"{n}"
-                if dest.is_symlink():      # planted in a DIR someone else prepared: never unpack through it
-                    dest.unlink()
-                shutil.rmtree(dest, ignore_errors=True)
-                try:
-                    dest.mkdir(parents=True)
-                except OSError as exc:
-                    raise IntakeError(f"{dest}: cannot be made empty to unpack {p.name} into "
-                                      f"({exc.strerror or exc})") from None
+                dest = _emptied(work / f"{n}", p.name)
                 found = discover(label, unpack_zip(p, dest, wrapper=wrapper_prefix), unwrap=True, choice=choice)
             else:
                 entries.append(single_file(p, label))
@@ -158,24 +143,18 @@ def find_entries(inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
     return [replace(e, student=i) for e, i in zip(entries, ids)], refused, ignored, problems
 
 
-def _source_text(path: Path, limit: int) -> str:
-    """The code to fingerprint: "" for a file over the submission limit (a CE anyway), so a hostile
-    file cannot make the batch tokenize megabytes in the parent (1 MiB of '(' takes about 25 s)."""
-    notebook = path.name.lower().endswith(".ipynb")
-    cap = MAX_NOTEBOOK_BYTES if notebook else limit
+def _emptied(dest: Path, archive: str) -> Path:
+    """`dest`, made an empty folder to unpack `archive` into (an earlier run's copy removed);
+    IntakeError when it cannot be."""
+    if dest.is_symlink():      # planted in a DIR someone else prepared: never unpack through it
+        dest.unlink()
+    shutil.rmtree(dest, ignore_errors=True)
     try:
-        raw = read_regular(path, cap + 1)
-    except OSError:
-        return ""
-    if len(raw) > cap:
-        return ""
-    text = raw.decode("utf-8", "replace")
-    if notebook:
-        try:
-            text = extract_code(text)[0]
-        except (NotebookError, ValueError, RecursionError):
-            return ""
-    return text if len(text.encode("utf-8", "surrogatepass")) <= limit else ""
+        dest.mkdir(parents=True)
+    except OSError as exc:
+        raise IntakeError(f"{dest}: cannot be made empty to unpack {archive} into "
+                          f"({exc.strerror or exc})") from None
+    return dest
 
 
 def run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None = None) -> BatchResult:
@@ -192,57 +171,85 @@ def run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None = None)
                 zygote.close()
 
 
-def _triage(out: Path, entries: list[Entry], key: RunKey, seal_key: bytes | None
-            ) -> tuple[dict[str, StudentRecord], list[tuple[Entry, str]], int]:
-    """(records kept or not judged, students to grade with their file's sha256, how many were kept):
-    a student whose sealed result in DIR is still valid is kept (resume); one with a folder, link or
-    FIFO where its files belong in DIR is "could not be judged", and nothing of it is written."""
-    records: dict[str, StudentRecord] = {}
-    todo: list[tuple[Entry, str]] = []
-    reused = 0
-    for e in entries:
-        sha = file_sha256(e.path)
-        damaged = student_output_problem(out, e.student)
-        if damaged:
-            records[e.student] = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0,
-                                               False, damaged, "CE")
-            continue
-        kept = reusable(out, e.student, sha, key)
-        if kept is not None and kept.source == e.source and \
-                verified(kept, file_digest(out / f"{e.student}.json", out), seal_key):
-            records[e.student] = kept
-            reused += 1
-        else:
-            todo.append((e, sha))
-    return records, todo, reused
+@dataclass(frozen=True)
+class Students:
+    """Who a run grades, and what finding them in the inputs said."""
+    entries: list[Entry]       # this shard's students (every student without --shard)
+    all_ids: list[str]         # every student of the inputs, in all shards
+    refused: list[str]         # entries of the inputs that were not let through
+    ignored: list[str]         # files that are nobody's submission
+    problems: list[str]        # inputs refused as a whole
 
 
 def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> BatchResult:
-    _check_paths(opts)
-    out = opts.out
+    """run_batch's steps, in the order the module docstring gives."""
+    unpacked = _prepare_out(bundle, opts)
+    seed = _hidden_seed(opts)
+    if opts.docker:
+        _check_docker(opts.image)
+    students = _find_students(opts, unpacked)
+    judging = _prepare_judging(bundle, opts, seed, zygote)
+    key = RunKey(bundle.spec.id, bundle.spec.version, __version__, opts.tests, seed,
+                 f"docker:{opts.image}" if opts.docker else "local")
+    run = _run_record(bundle, opts, key, students)
     try:
-        make_output_folder(out, bundle.own_parts())
-        unpacked = make_state_dirs(out, "unpacked")
+        save_run(opts.out, run)
+    except OutputError as exc:
+        raise BatchError(str(exc)) from None
+    prints = Fingerprints.for_bundle(bundle)
+    seal_key = load_key()
+    triaged = triage(opts.out, students.entries, key, seal_key)
+    grading = Grading(opts.out, judging, key, seal_key, triaged, prints, opts.progress)
+    interrupted = grading.run(opts.jobs or default_jobs(), bundle.spec.limits.total_time_s + 180)
+    outputs = write_outputs(opts.out, run, grading.sorted_records())
+    return BatchResult(opts.out, outputs, grading.counts.done, triaged.reused, interrupted, tuple(students.problems))
+
+
+def _prepare_out(bundle: Bundle, opts: BatchOptions) -> Path:
+    """DIR made (or checked, when resuming) before anything is read: the folder the zips are
+    unpacked into; BatchError for bad arguments or a DIR the run may not write."""
+    _check_paths(opts)
+    try:
+        make_output_folder(opts.out, bundle.own_parts())
+        unpacked = make_state_dirs(opts.out, "unpacked")
     except (WriteRefused, StateDirError) as exc:
         raise BatchError(f"--out {exc}") from None
-    damaged = run_level_problems(out)
+    damaged = run_level_problems(opts.out)
     if damaged:
         raise BatchError(damaged[0])
-    seed = opts.secret_seed
-    if opts.random_seed:
-        previous = load_run(out) or {}
-        seed = previous.get("secret_seed") if isinstance(previous.get("secret_seed"), int) \
-            else int.from_bytes(os.urandom(8), "little")
-    if opts.docker:
-        try:
-            docker_mode.check_engine(opts.image)
-        except docker_mode.DockerUnavailable as exc:
-            raise BatchError(str(exc)) from None
+    return unpacked
+
+
+def _hidden_seed(opts: BatchOptions) -> int | None:
+    """The secret seed to judge on: --secret-seed's; with `random`, DIR's when resuming, else a new one."""
+    if not opts.random_seed:
+        return opts.secret_seed
+    previous = load_run(opts.out) or {}
+    seed = previous.get("secret_seed")
+    return seed if isinstance(seed, int) else int.from_bytes(os.urandom(8), "little")
+
+
+def _check_docker(image: str) -> None:
+    """BatchError unless the Docker engine answers and has `image`."""
+    try:
+        docker_mode.check_engine(image)
+    except docker_mode.DockerUnavailable as exc:
+        raise BatchError(str(exc)) from None
+
+
+def _find_students(opts: BatchOptions, unpacked: Path) -> Students:
+    """Every student of the inputs, with unique ids, and this shard's."""
     entries, refused, ignored, problems = find_entries(opts.inputs, unpacked, Choice(opts.file))
     all_ids = [e.student for e in entries]
     if opts.shard:
         mine = set(select(all_ids, *opts.shard))
         entries = [e for e in entries if e.student in mine]
+    return Students(entries, all_ids, refused, ignored, problems)
+
+
+def _prepare_judging(bundle: Bundle, opts: BatchOptions, seed: int | None, zygote: Spawned | None) -> Judging:
+    """The test cases read and, locally, the speed probe measured, once for every student; BatchError
+    for a broken bundle or a sandbox that cannot start."""
     # One worker per submission: the batch's jobs already use the cores.
     options = GradeOptions(tests=opts.tests, secret_seed=seed, isolation=opts.isolation, second_worker=False)
     try:
@@ -255,85 +262,13 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
         raise BatchError(str(exc)) from None
     except SandboxError as exc:
         raise BatchError(f"the sandbox cannot start here: {exc}") from None
-    key = RunKey(bundle.spec.id, bundle.spec.version, __version__, opts.tests, seed,
-                 f"docker:{opts.image}" if opts.docker else "local")
-    run = {**asdict(key),
-           "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
-           "students": sorted(all_ids), "shard_students": sorted(e.student for e in entries),
-           "students_in_shard": len(entries), "groups": bundle.group_names(opts.tests),
-           "refused": refused, "ignored": ignored, "input_problems": problems}
-    try:
-        save_run(out, run)
-    except OutputError as exc:
-        raise BatchError(str(exc)) from None
-    starter_path = bundle.root / "starter" / "solution.py"
-    starter = windows(starter_path.read_text(encoding="utf-8")) if starter_path.is_file() else set()
+    return Judging(bundle, options, cases, docker_mode.DockerConfig(opts.image) if opts.docker else None)
 
-    seal_key = load_key()
-    source_limit = bundle.spec.limits.source_kib * 1024
-    records, todo, reused = _triage(out, entries, key, seal_key)
-    token = os.urandom(4).hex()
-    tasks = [Task(e.student, e.path, e.problem, out / f"{e.student}.json",
-                  container=f"vit-batch-{token}-{i}" if opts.docker else "", within=e.within)
-             for i, (e, _) in enumerate(todo)]
-    started = time.monotonic()
-    counts = {"done": 0, "not_judged": 0, "not_ac": 0}
 
-    def report_progress() -> None:
-        if opts.progress:
-            opts.progress(Progress(counts["done"], len(tasks), counts["not_judged"], counts["not_ac"],
-                                   time.monotonic() - started))
-
-    def print_of(path: Path | None) -> list[int]:
-        return fingerprint(_source_text(path, source_limit), starter) if path else []
-
-    def on_done(index: int, result: dict) -> None:
-        e, sha = todo[index]
-        prints = result.get("fingerprint")
-        if not (isinstance(prints, list) and all(type(x) is int for x in prints)):
-            prints = print_of(e.path)
-        if "error" in result:   # the grading process itself failed: the student is not judged
-            reason = f"grading failed: {result['error']}"
-            result = {"verdict": "CE", "judged": False, "reason": reason, "seconds": 0.0}
-            try:
-                atomic_write(tasks[index].out_json, render_json(unjudged_report(bundle, options, cases, reason)))
-            except OutputError as exc:
-                result["reason"] = f"{reason}; {exc}"
-        rec = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, float(result["seconds"]),
-                            bool(result["judged"]), str(result["reason"]), str(result["verdict"]), prints)
-        rec = sealed(rec, file_digest(tasks[index].out_json, out), seal_key)
-        try:
-            save_record(out, rec)
-        except OutputError as exc:   # kept in memory: the gradebook still lists the student, as not judged
-            rec = replace(rec, judged=False, reason=str(exc))
-        records[e.student] = rec
-        counts["done"] += 1
-        counts["not_judged"] += not rec.judged
-        counts["not_ac"] += rec.verdict != "AC"
-        report_progress()
-
-    if opts.docker:
-        cfg = docker_mode.DockerConfig(opts.image)
-
-        def grade_one(task: Task) -> dict:
-            return docker_mode.docker_task(cfg, bundle, options, cases, task)
-    else:
-        def grade_one(task: Task) -> dict:
-            return grade_task(bundle, options, cases, task)
-
-    def work(task: Task) -> dict:
-        # The similarity fingerprint is taken in the task's own process: in parallel,
-        # not before the first grading starts (0.15 s for 40 students).
-        return {**grade_one(task), "fingerprint": print_of(task.path)}
-    jobs = opts.jobs or default_jobs()
-    interrupted = None
-    try:
-        run_parallel(tasks, work, jobs, timeout_s=bundle.spec.limits.total_time_s + 180,
-                     on_done=on_done, on_tick=report_progress)
-    except Interrupted as exc:
-        interrupted = str(exc)
-    finally:
-        if opts.docker:
-            docker_mode.remove_containers([t.container for t in tasks])
-    outputs = write_outputs(out, run, [records[s] for s in sorted(records)])
-    return BatchResult(out, outputs, counts["done"], reused, interrupted, tuple(problems))
+def _run_record(bundle: Bundle, opts: BatchOptions, key: RunKey, students: Students) -> dict[str, Any]:
+    """DIR/.batch/_run.json: how the run was made and whom it found (state.py reads it back)."""
+    return {**asdict(key),
+            "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
+            "students": sorted(students.all_ids), "shard_students": sorted(e.student for e in students.entries),
+            "students_in_shard": len(students.entries), "groups": bundle.group_names(opts.tests),
+            "refused": students.refused, "ignored": students.ignored, "input_problems": students.problems}

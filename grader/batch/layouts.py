@@ -1,17 +1,11 @@
 """Which download this is, and one Entry per student.
 
-Recognised layouts (the naming is cited in docs/batch.md):
-
-- file per student: `alice.py`, `alice.ipynb` (id: the file name's stem);
-- folder per student: `alice/solution.py`, and GitHub Classroom's
-  `gh classroom clone student-repos`, `<slug>-submissions/<slug>-<login>/`
-  (id: the login);
-- Gradescope "Export submissions": `submission_metadata.yml` next to
-  `submission_<n>/` folders (id: the submitters' SIDs, else their names);
-- Moodle "Download all submissions": `Full Name_<participant>_assignsubmission_file_/`
-  folders, or the same prefix on flat file names (id: name and participant number);
-- Canvas "Download submissions": `<name>[_late]_<user id>_<attachment id>_<file>`
-  (id: name and user id; `late` is kept as a flag).
+The input's files below its wrapper folder (if it has one) are sorted by
+their top-level name; each top-level folder and each loose file is then
+claimed by the first layout detector that knows it (layout_detectors.py has
+the layouts, file per student, folder per student, GitHub Classroom,
+Gradescope, Moodle and Canvas, and the order they are tried in). A folder is
+one student's; loose files an LMS named are grouped by the student they give.
 
 In a student's folder the candidates are the .py and .ipynb files (intake.py
 has already skipped hidden folders, `__pycache__` and the like). Exactly one is
@@ -28,22 +22,19 @@ one of them chosen; students of different inputs are told apart by `-2`.
 from __future__ import annotations
 
 import fnmatch
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Iterable
 
 import yaml
 
-from .gradescope import GRADESCOPE_METADATA, gradescope_id, gradescope_submitters, read_metadata
+from .gradescope import GRADESCOPE_METADATA, gradescope_submitters, read_metadata
 from .ids import clean_text, slug
 from .intake import Intake, Refusal, oversized_reason, skipped_dir
+from .layout_detectors import (MOODLE_DIR, SUFFIXES, Claim, TopFolder, claim_file, claim_folder, claim_given_file,
+                               gradescope_folders, lms_named, own_name)
 
-SUFFIXES = (".py", ".ipynb")
 PREFERRED = ("solution.py", "solution.ipynb")
-MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
-MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_file_(?P<file>.+)$")
-CANVAS_NAME = re.compile(r"^[a-z0-9_]*$")
-CANVAS_RESUBMISSION = re.compile(r"-\d+(?=\.[^.]*$)")    # Canvas's "solution-1.py" for a re-submitted "solution.py"
 NAMED_BY_ID = frozenset({"file", "folder", "github-classroom"})   # layouts whose id is a file's or folder's own name
 
 
@@ -92,18 +83,6 @@ def _candidates(files: list[PurePosixPath]) -> list[PurePosixPath]:
     return sorted(p for p in files if p.suffix in SUFFIXES and visible(p))
 
 
-def own_name(layout: str, filename: str) -> str:
-    """The name the student gave a file: without Canvas's or flat Moodle's prefix (and Canvas's
-    re-submission number), which the LMS adds on download."""
-    if layout == "canvas":
-        parsed = parse_canvas(filename)
-        return CANVAS_RESUBMISSION.sub("", parsed[3]) if parsed else filename
-    if layout == "moodle":
-        m = MOODLE_FILE.match(filename)
-        return m["file"] if m else filename
-    return filename
-
-
 def choose(files: list[PurePosixPath], refused: list[Refusal], where: str, choice: Choice = Choice(),
            layout: str = "folder") -> tuple[PurePosixPath | None, str]:
     """The one file to grade among a student's files, or None and the CE message."""
@@ -123,28 +102,12 @@ def choose(files: list[PurePosixPath], refused: list[Refusal], where: str, choic
     return None, why
 
 
-def parse_canvas(filename: str) -> tuple[str, str, bool, str] | None:
-    """(name, user id, late, original file name) from a Canvas download's file name, or None."""
-    tokens = filename.split("_")
-    for i in range(len(tokens) - 2):
-        if tokens[i].isdigit() and tokens[i + 1].isdigit() and len(tokens[i]) >= 2:
-            name_tokens = tokens[:i]
-            late = bool(name_tokens) and name_tokens[-1] == "late"
-            if late:
-                name_tokens = name_tokens[:-1]
-            name = "_".join(name_tokens)
-            if not CANVAS_NAME.match(name):
-                return None
-            return name, tokens[i], late, "_".join(tokens[i + 2:])
-    return None
-
-
 def _holds_students(files: list[PurePosixPath]) -> bool:
     """Does a folder holding these files (paths inside it) look like a class, not one student?"""
     loose = [f for f in files if len(f.parts) == 1]
     if any(f.name == GRADESCOPE_METADATA for f in loose):
         return True
-    lms = [f for f in loose if MOODLE_FILE.match(f.name) or parse_canvas(f.name)]
+    lms = [f for f in loose if lms_named(f.name)]
     own = [f for f in loose if f.suffix in SUFFIXES and f not in lms]
     folders = any(len(f.parts) > 1 for f in files)
     if lms or not own:
@@ -172,7 +135,7 @@ def wrapper_prefix(files: list[PurePosixPath]) -> PurePosixPath:
     return prefix
 
 
-def _below(paths, prefix: PurePosixPath) -> list[PurePosixPath]:
+def _below(paths: Iterable[PurePosixPath], prefix: PurePosixPath) -> list[PurePosixPath]:
     """The paths under `prefix`, relative to it."""
     out = []
     for p in paths:
@@ -189,7 +152,7 @@ def _one_each(entries: list[Entry], label: str) -> list[Entry]:
     """One entry per id among those named by a file's or folder's own name: two that give the same
     id are one student's two submissions, refused together (see the module docstring)."""
     by_id: dict[str, list[Entry]] = {}
-    out = []
+    out: list[Entry] = []
     for e in entries:
         (by_id.setdefault(e.student, []) if e.layout in NAMED_BY_ID else out).append(e)
     for student, group in by_id.items():
@@ -205,53 +168,66 @@ def _one_each(entries: list[Entry], label: str) -> list[Entry]:
 
 
 class _Discovery:
-    """One input's files below its wrapper folder, sorted into students."""
+    """One input's files below its wrapper folder, sorted by top-level name into the students
+    found so far (`entries`), and what is nobody's (`ignored`)."""
 
-    def __init__(self, label: str, intake: Intake, prefix: PurePosixPath, choice: Choice):
+    def __init__(self, label: str, intake: Intake, prefix: PurePosixPath, choice: Choice) -> None:
         self.label, self.intake, self.prefix, self.choice = label, intake, prefix, choice
         self.base = intake.root / prefix
         self.refused = list(intake.refused)
         self.entries: list[Entry] = []
         self.ignored: list[str] = []
-        self.by_top: dict[str, list[PurePosixPath]] = {}
-        self.loose: list[PurePosixPath] = []
-        for f in _below(intake.files, prefix):
+        self.by_top: dict[str, list[PurePosixPath]] = {}     # top-level folder -> the files in it
+        self.loose: list[PurePosixPath] = []                 # the files at the top
+        self.skipped: dict[str, list[str]] = {}              # top-level folder -> its skipped folders (.git)
+        self.unreadable = {d.parts[0] for d in _below(intake.unreadable_dirs, prefix)}
+        self.oversized = {d.parts[0]: why for d, why in zip(_below(intake.oversized, prefix),
+                                                            intake.oversized.values())}
+        self.duplicates = set(_below(intake.duplicates, prefix))
+        self._sort_files()
+        self._add_folders()
+
+    def _sort_files(self) -> None:
+        """Each file below the prefix: loose at the top, or in its top-level folder."""
+        for f in _below(self.intake.files, self.prefix):
             if skipped_dir(f.parts[0]):   # .git, .vscode, __pycache__ at the top (a hidden file too): nobody's
                 continue
             if len(f.parts) == 1:
                 self.loose.append(f)
             else:
                 self.by_top.setdefault(f.parts[0], []).append(PurePosixPath(*f.parts[1:]))
-        # Folders that hold nothing unpacked (empty, or only .git) are students all the same.
-        dirs = _below(intake.dirs, prefix)
-        inside_skipped = [d for d in _below(intake.skipped_dirs, prefix) if len(d.parts) > 1]
-        self.skipped: dict[str, list[str]] = {}
+
+    def _add_folders(self) -> None:
+        """Top-level folders that hold no file let through (empty, only .git, unreadable, over the
+        limit) are students all the same."""
+        dirs = _below(self.intake.dirs, self.prefix)
+        inside_skipped = [d for d in _below(self.intake.skipped_dirs, self.prefix) if len(d.parts) > 1]
         for d in inside_skipped:
             if len(d.parts) == 2:
                 self.skipped.setdefault(d.parts[0], []).append(d.name)
         for d in (*dirs, *inside_skipped):
             if not skipped_dir(d.parts[0]):
                 self.by_top.setdefault(d.parts[0], [])
-        self.unreadable = {d.parts[0] for d in _below(intake.unreadable_dirs, prefix)}
-        self.oversized = {d.parts[0]: why for d, why in zip(_below(intake.oversized, prefix),
-                                                            intake.oversized.values())}
-        self.duplicates = set(_below(intake.duplicates, prefix))
         for top in (*self.unreadable, *self.oversized):
             self.by_top.setdefault(top, [])
 
     def src(self, rel: PurePosixPath | str) -> str:
+        """Where something came from, for people: "INPUT:path below the input"."""
         return clean_text(f"{self.label}:{(self.prefix / rel).as_posix()}" if str(rel) else self.label)
 
     def duplicated(self, paths: list[PurePosixPath]) -> str:
+        """The CE message when the zip held one of these paths more than once, else ""."""
         twice = sorted(p for p in paths if p in self.duplicates)
         return (f"the zip holds {clean_text(twice[0].as_posix(), 80)!r} more than once: refused rather than "
                 "choosing one (unzip would keep the last); hand in one") if twice else ""
 
     def refused_under(self, top: str) -> list[Refusal]:
+        """What the intake refused inside the top-level folder `top`."""
         head = (self.prefix / top).as_posix()
         return [r for r in self.refused if r.entry == head or r.entry.startswith(head + "/")]
 
     def folder_entry(self, top: str, student: str, layout: str, name: str = "") -> Entry:
+        """A student whose submission is the folder `top`: the file to grade in it, or the CE."""
         shown = clean_text(top, 80)
         problem = ""
         if top in self.unreadable:
@@ -285,7 +261,11 @@ class _Discovery:
                                           problem=f"refused: {r.line()}"))
 
     def gradescope(self) -> set[str] | None:
-        """The export's students (None if its metadata cannot be read); the folders it names."""
+        """Gradescope's export, when submission_metadata.yml is at the top: an entry for each folder
+        it lists, and those folders (none: not an export); None when the metadata cannot be read,
+        the input then being that one CE (which replaces every entry found so far)."""
+        if GRADESCOPE_METADATA not in {f.name for f in self.loose}:
+            return set()
         self.loose = [f for f in self.loose if f.name != GRADESCOPE_METADATA]
         try:
             meta = gradescope_submitters(read_metadata(self.base / GRADESCOPE_METADATA, self.intake.root))
@@ -293,89 +273,74 @@ class _Discovery:
             why = f"{self.label}: cannot read {GRADESCOPE_METADATA}: {clean_text(str(exc), 200)}"
             self.entries = [Entry(slug(self.label), self.src(GRADESCOPE_METADATA), None, "gradescope", problem=why)]
             return None
-        for folder in sorted(meta):
-            student, name = gradescope_id(folder, meta[folder])
+        for folder, claim in gradescope_folders(meta).items():
             if folder in self.by_top:
-                self.entries.append(self.folder_entry(folder, student, "gradescope", name))
+                self.entries.append(self.folder_entry(folder, claim.student, claim.layout, claim.name))
             else:
-                self.entries.append(Entry(student, self.src(folder), None, "gradescope", name,
+                self.entries.append(Entry(claim.student, self.src(folder), None, claim.layout, claim.name,
                                           problem=f"{GRADESCOPE_METADATA} lists {clean_text(folder, 80)!r}, "
                                                   "but the export has no such folder"))
         return set(meta)
 
-    def folders(self, tops: list[str]) -> None:
-        gh = self.base.name[: -len("-submissions")] + "-" if self.base.name.endswith("-submissions") else None
-        for top in tops:
-            m = MOODLE_DIR.match(top)
-            if m:
-                if m["plugin"] != "assignsubmission_file":
-                    self.ignored.append(self.src(top))   # online text, feedback files: not a file submission
-                    continue
-                name = clean_text(m["name"], 120)
-                self.entries.append(self.folder_entry(top, slug(f"{name}_{m['pid']}"), "moodle", name))
-            elif gh and top.startswith(gh) and len(top) > len(gh):
-                self.entries.append(self.folder_entry(top, slug(top[len(gh):]), "github-classroom"))
-            else:
-                git = self.prefix / top / ".git" in self.intake.skipped_dirs
-                self.entries.append(self.folder_entry(top, slug(top), "github-classroom" if git else "folder"))
+    def folder(self, top: str) -> None:
+        """One top-level folder: the student the first folder detector claims it for, or ignored."""
+        claim = claim_folder(TopFolder(top, self.base.name, self.prefix / top / ".git" in self.intake.skipped_dirs))
+        if claim.ignored:
+            self.ignored.append(self.src(top))
+        else:
+            self.entries.append(self.folder_entry(top, claim.student, claim.layout, claim.name))
 
     def loose_files(self) -> None:
-        grouped: dict[tuple[str, str], list[PurePosixPath]] = {}
-        names: dict[tuple[str, str], tuple[str, bool]] = {}
+        """The files at the top: a student's own file is its own entry, LMS-named files are grouped
+        by the student they give, any other is ignored."""
+        groups: dict[tuple[str, str], list[PurePosixPath]] = {}
+        claims: dict[tuple[str, str], Claim] = {}
         for f in sorted(self.loose):
-            moodle, canvas = MOODLE_FILE.match(f.name), parse_canvas(f.name)
-            if moodle:
-                key = ("moodle", slug(f"{moodle['name']}_{moodle['pid']}"))
-                names[key] = (clean_text(moodle["name"], 120), False)
-            elif canvas:
-                cname, uid, late, _orig = canvas
-                key = ("canvas", slug(f"{cname}_{uid}" if cname else f"anonymous_{uid}"))
-                names[key] = (cname, names.get(key, ("", False))[1] or late)
-            elif f.suffix in SUFFIXES:
-                twice = self.duplicated([f])
-                self.entries.append(Entry(slug(f.stem), self.src(f), None if twice else self.base / f, "file",
-                                          problem=twice))
-                continue
-            else:
+            claim = claim_file(f.name)
+            if claim is None:
                 self.ignored.append(self.src(f))
-                continue
-            grouped.setdefault(key, []).append(f)
-        for (layout, student), group in sorted(grouped.items()):
-            name, late = names[(layout, student)]
-            limits = self.intake.limits
-            why = self.duplicated(group) or (f"{len(group)} files: {oversized_reason(limits)}"
-                                             if len(group) > limits.max_student_entries else "")
-            chosen, why = (None, why) if why else \
-                choose(group, [], f"the {layout.capitalize()} files of {student}", self.choice, layout)
-            self.entries.append(Entry(student, self.src(chosen) if chosen else self.src(group[0]),
-                                      self.base / chosen if chosen else None, layout, name, late, why))
+            elif claim.layout == "file":
+                twice = self.duplicated([f])
+                self.entries.append(Entry(claim.student, self.src(f), None if twice else self.base / f, "file",
+                                          problem=twice))
+            else:
+                key = (claim.layout, claim.student)
+                groups.setdefault(key, []).append(f)
+                late = claim.late or (key in claims and claims[key].late)   # any of the files late
+                claims[key] = replace(claim, late=late)
+        for key, group in sorted(groups.items()):
+            self.entries.append(self.lms_files_entry(claims[key], group))
+
+    def lms_files_entry(self, claim: Claim, group: list[PurePosixPath]) -> Entry:
+        """One student of loose LMS-named files: the file to grade among them, or the CE."""
+        limits = self.intake.limits
+        why = self.duplicated(group) or (f"{len(group)} files: {oversized_reason(limits)}"
+                                         if len(group) > limits.max_student_entries else "")
+        chosen, why = (None, why) if why else \
+            choose(group, [], f"the {claim.layout.capitalize()} files of {claim.student}", self.choice, claim.layout)
+        return Entry(claim.student, self.src(chosen) if chosen else self.src(group[0]),
+                     self.base / chosen if chosen else None, claim.layout, claim.name, claim.late, why)
 
 
 def discover(label: str, intake: Intake, unwrap: bool = False, choice: Choice = Choice()) -> Found:
-    """The students in one unpacked zip (unwrap=True: look inside a wrapper folder) or folder."""
+    """The students in one unpacked zip (unwrap=True: look inside a wrapper folder) or folder:
+    Gradescope's listed folders first, then every other top-level folder and loose file as its
+    layout's detector claims it (see the module docstring)."""
     prefix = intake.prefix if intake.prefix.parts or not unwrap else wrapper_prefix(list(intake.files))
-    d = _Discovery(label, intake, prefix, choice)
-    d.refused_students()
-    tops = sorted(d.by_top)
-    if GRADESCOPE_METADATA in {f.name for f in d.loose}:
-        listed = d.gradescope()
-        if listed is None:
-            return Found([replace(e, within=intake.root) for e in d.entries], d.refused, [])
-        tops = [t for t in tops if t not in listed]
-    d.folders(tops)
-    d.loose_files()
-    return Found([replace(e, within=intake.root) for e in _one_each(d.entries, label)], d.refused, d.ignored)
+    discovery = _Discovery(label, intake, prefix, choice)
+    discovery.refused_students()
+    listed = discovery.gradescope()
+    if listed is None:
+        return Found([replace(e, within=intake.root) for e in discovery.entries], discovery.refused, [])
+    for top in sorted(discovery.by_top):
+        if top not in listed:
+            discovery.folder(top)
+    discovery.loose_files()
+    entries = _one_each(discovery.entries, label)
+    return Found([replace(e, within=intake.root) for e in entries], discovery.refused, discovery.ignored)
 
 
 def single_file(path: Path, label: str) -> Entry:
-    """A file given on the command line: one student."""
-    canvas = parse_canvas(path.name)
-    if canvas:
-        cname, uid, late, _ = canvas
-        return Entry(slug(f"{cname}_{uid}" if cname else f"anonymous_{uid}"), clean_text(label), path,
-                     "canvas", cname, late)
-    moodle = MOODLE_FILE.match(path.name)
-    if moodle:
-        return Entry(slug(f"{moodle['name']}_{moodle['pid']}"), clean_text(label), path, "moodle",
-                     clean_text(moodle["name"], 120))
-    return Entry(slug(path.stem), clean_text(label), path, "file")
+    """A file given on the command line: one student (Canvas's or Moodle's name, else the stem)."""
+    claim = claim_given_file(path.name)
+    return Entry(claim.student, clean_text(label), path, claim.layout, claim.name, claim.late)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from .api import Progress
+from .grading import Progress
 
 
 def _clock(seconds: float | None) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder
-from .finish import Outputs, write_outputs
+from .gradebook_files import Outputs, write_outputs
 from .fit import record_misfit, run_misfit, score_misfit
-from .outputs import report_shape_ok
+from .gradebook import report_shape_ok
 from .state import (RUN_FILE, StateDirError, load_records, load_run, make_state_dirs, parse_json, read_state,
                     StudentRecord, run_level_problems, save_record, save_run, state_dir,
                     student_output_problem)

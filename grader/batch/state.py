@@ -65,8 +65,8 @@ class StudentRecord:
     reason: str
     verdict: str
     fingerprint: list[int] = field(default_factory=list)   # similarity k-gram hashes
-    report_sha256: str = ""   # of DIR/<id>.json as written (seal.py)
-    seal: str = ""            # HMAC of this record with the user's key (seal.py); "" when unsealed
+    report_sha256: str = ""   # of DIR/<id>.json as written (record_seal.py)
+    seal: str = ""            # HMAC of this record with the user's key (record_seal.py); "" when unsealed
 
 
 def state_dir(out: Path) -> Path:
@@ -184,7 +184,7 @@ def load_records(out: Path) -> list[StudentRecord]:
 
 def reusable(out: Path, student: str, sha256: str, key: RunKey) -> StudentRecord | None:
     """The stored record if this student's result can be kept as it is (the caller then checks
-    its seal: seal.verified)."""
+    its seal: record_seal.verified)."""
     rec = load_record(out, student)
     if rec is None or rec.key != key or rec.sha256 != sha256 or not sha256:
         return None

@@ -7,9 +7,10 @@ its own outputs, rewritten on every run and on resume (docs/batch.md). Any
 other thing where a file belongs (a folder, a symbolic link, a FIFO, a device
 or a socket) was not made by batch, and is an OutputError naming the path,
 never replaced or written through. What a caller does with the error: a
-student's file is that student's "could not be judged" (api.py, shards.py);
+student's file is that student's "could not be judged" (grading.py, shards.py);
 a run-level file is checked before grading starts (exit 2) and, if it turns
-bad during the run, reported after the rest is written (exit 1) (finish.py).
+bad during the run, reported after the rest is written (exit 1)
+(gradebook_files.py).
 """
 from __future__ import annotations
 

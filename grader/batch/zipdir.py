@@ -5,7 +5,7 @@ can count them: a zip of a million entries costs about 500 MiB and several
 seconds before a limit could refuse it. The record at the end of the file
 (and its zip64 counterpart, which zipfile prefers whenever its locator is
 there) says how many entries and how many bytes the directory holds, in a
-few dozen bytes read from the file's tail; intake.py refuses on them first.
+few dozen bytes read from the file's tail; zip_intake.py refuses on them first.
 The record is the archive's own claim: zipfile reads the directory by its
 size, so both the count and the size are bounded.
 """

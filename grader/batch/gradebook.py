@@ -17,6 +17,7 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from ..feedback.mistakes import CATALOGUE
 from ..judging.verdict import VERDICTS
@@ -30,8 +31,9 @@ TAIL = ("mistakes", "similar_to", "similarity", "sha256", "grading_s", "judged",
 
 @dataclass(frozen=True)
 class Row:
+    """One student's line of the gradebook: the record, and the verdict JSON it points to."""
     record: StudentRecord
-    report: dict | None       # the verdict JSON, None if it is missing or damaged
+    report: dict[str, Any] | None   # the verdict JSON, None if it is missing or damaged
 
     @property
     def student(self) -> str:
@@ -69,7 +71,8 @@ class Row:
     def group_score(self, group: str) -> int | None:
         for g in (self.report or {}).get("groups", []):
             if g.get("name") == group:
-                return g.get("score")
+                score: int | None = g.get("score")   # report_shape_ok checked it is a count
+                return score
         return None
 
     def mistakes(self) -> list[tuple[str, str]]:
@@ -87,11 +90,12 @@ class Row:
         return fp.get("status") == "ambiguous"
 
 
-def _count(value: object) -> bool:
+def _count(value: object) -> TypeGuard[int]:
+    """A whole number of 0 or more (a score, a count), and not a bool."""
     return type(value) is int and value >= 0
 
 
-def report_shape_ok(report: object) -> bool:
+def report_shape_ok(report: object) -> TypeGuard[dict[str, Any]]:
     """Has this verdict JSON the shape of one `grade` writes, in every field the gradebook reads?"""
     if not isinstance(report, dict) or report.get("verdict") not in VERDICTS:
         return False
@@ -112,16 +116,18 @@ def report_shape_ok(report: object) -> bool:
     return type(mistakes) is list and all(isinstance(m, dict) and m.get("id") in CATALOGUE for m in mistakes)
 
 
-def load_report(out: Path, student: str) -> dict | None:
+def load_report(out: Path, student: str) -> dict[str, Any] | None:
     """DIR/<id>.json, or None if it is missing, not a regular file, or not of the right shape."""
     report = read_json(out / f"{student}.json", out)
     return report if report_shape_ok(report) else None
 
+
 def load_rows(out: Path, records: list[StudentRecord]) -> list[Row]:
+    """The gradebook's rows, by id: each record with its verdict JSON read back from DIR."""
     return [Row(rec, load_report(out, rec.student)) for rec in sorted(records, key=lambda r: r.student)]
 
 
-def cell(value) -> str:
+def cell(value: object) -> str:
     """One CSV cell: one line, never a formula."""
     if value is None:
         return ""

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .outputs import Row, csv_text, load_rows
+from .gradebook import Row, csv_text, load_rows
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
 from .writes import OutputError, atomic_write
@@ -18,13 +19,14 @@ from .summary import render_summary
 
 @dataclass(frozen=True)
 class Outputs:
+    """What writing the gradebook files made: the rows and pairs they show, the summary's text."""
     rows: list[Row]
     pairs: list[Pair]
     summary: str
     problems: tuple[str, ...] = ()     # run-level files that could not be written
 
 
-def write_outputs(out: Path, run: dict, records: list[StudentRecord]) -> Outputs:
+def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord]) -> Outputs:
     """grades.csv and summary.md in `out` for these students (similarity across all of them)."""
     rows = load_rows(out, records)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})

@@ -12,7 +12,7 @@ graded again. Without a usable key (no writable home) nothing is kept: slower,
 never wrong.
 
 batch-merge cannot verify seals made on other machines: it re-checks the
-shape of every file instead (outputs.report_shape_ok) and trusts the shard
+shape of every file instead (gradebook.report_shape_ok) and trusts the shard
 workers, which are the operator's own (docs/batch.md).
 """
 from __future__ import annotations
