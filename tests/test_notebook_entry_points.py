@@ -110,3 +110,20 @@ def test_watch_survives_every_notebook_and_grades_the_honest_ones(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def test_a_class_with_a_notebook_over_the_code_limit_finishes(tmp_path):
+    """The batch reads each notebook's code for the similarity report in its own process: a
+    notebook over the code limit is refused before its cells are read there too (3 MB of
+    one-line cells took that process more than 10 minutes)."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "big.ipynb").write_text(nb("1\n" * 1_000_000), encoding="utf-8")
+    (klass / "ok.ipynb").write_text(NOTEBOOKS["magics"][0], encoding="utf-8")
+    out = tmp_path / "out"
+    r = run_cli("batch", str(klass), "--out", str(out), "--tests", "sample", timeout=PATIENCE_S)
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr[-2000:]
+    with (out / "grades.csv").open(encoding="utf-8-sig") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert rows["big"]["verdict"] == "CE" and "code cells hold" in rows["big"]["message"]
+    assert rows["ok"]["verdict"] == "AC"

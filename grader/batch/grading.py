@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..judging.judge import GradeOptions
-from ..judging.notebook import NotebookError, extract_code
+from ..judging.notebook import NotebookError, extract
 from ..judging.paths import read_regular
 from ..judging.source import MAX_NOTEBOOK_BYTES
 from ..judging.verdict import GradeReport
@@ -102,8 +102,8 @@ def _source_text(path: Path, limit: int) -> str:
     text = raw.decode("utf-8", "replace")
     if notebook:
         try:
-            text = extract_code(text)[0]
-        except (NotebookError, ValueError, RecursionError):
+            text = extract(text, limit).source     # code over the limit is refused before it is read
+        except (NotebookError, ValueError, RecursionError, MemoryError):
             return ""
     return text if len(text.encode("utf-8", "surrogatepass")) <= limit else ""
 
