@@ -9,7 +9,6 @@ installed IPython on cells generated afresh, and the tokenizer with Python 3.11'
 from __future__ import annotations
 
 import ast
-import io
 import json
 import sys
 import tokenize
@@ -20,7 +19,8 @@ import pytest
 
 from ipython_corpus import CORPUS, build_corpus, corpus_text, generated_cells
 from grader.judging import python_tokens
-from grader.judging.ipython_rewrites import TRANSFORM_LOOP_LIMIT, CellNotRunnable
+from grader.judging.ipython_rewrites import CellNotRunnable
+from grader.judging.ipython_scan import TRANSFORM_LOOP_LIMIT
 from grader.judging.ipython_syntax import calls_on_ipython, ipython_text, transform_cell
 from grader.judging import jupyter_kernel
 from grader.judging.notebook import WRAPPER_MAGICS, CellSyntaxError, extract, kernel_text
@@ -330,16 +330,16 @@ def test_each_cell_runs_as_ipython_would_run_it_and_keeps_its_line_numbers(index
 
 def test_a_cell_of_many_short_lines_is_not_copied_line_by_line(monkeypatch):
     """The scan copies the cell's lines once per rewrite, not once per logical line."""
-    from grader.judging import ipython_rewrites
+    from grader.judging import ipython_scan
     copies = 0
-    real = ipython_rewrites._Scan.lines
+    real = ipython_scan._Scan.lines
 
     def counting(self):
         nonlocal copies
         copies += 1
         return real(self)
 
-    monkeypatch.setattr(ipython_rewrites._Scan, "lines", counting)
+    monkeypatch.setattr(ipython_scan._Scan, "lines", counting)
     cell = "x\n" * 30000 + "".join(f"%ls {i}\n" for i in range(10))
     assert transform_cell(cell).text.count("get_ipython()") == 10
     assert copies <= 3 * 11, copies

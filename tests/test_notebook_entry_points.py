@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from conftest import ROOT, run_cli
 from own_processes import reaped

@@ -1,33 +1,21 @@
-"""IPython's token transforms: finding its special syntax in a cell and rewriting it, one instance at a time.
+"""IPython's token transforms: finding one instance of its special syntax in a cell, and rewriting it.
 
 IPython (IPython.core.inputtransformer2, 9.18) looks at a cell's tokens grouped
 into logical lines. Four transformers each find the first instance of their
 syntax (`a = %foo`, `a = !foo`, an escaped line such as `%foo`, `!foo`, `?foo`,
 `/f a`, and `foo?` at a line's end); the earliest found is rewritten (if it
-cannot be, the next earliest), the cell is tokenized again, and so on, until
-nothing is found or 500 rewrites were made (then IPython refuses the cell).
-
-This module makes the same rewrites in the same order, with one difference in
-cost only: IPython tokenizes the whole cell again after each rewrite; here the
-tokens, each line's tokenizer state (judging/python_tokens.py) and what each
-transformer found are kept for the lines before the rewritten logical line,
-and tokenizing resumes there and stops at the next rewrite. The result is
-IPython's, rewrite for rewrite (tests/test_ipython_syntax.py), in time
-proportional to the cell.
+cannot be, the next earliest). This module holds the four finders, which look
+at one logical line at a time, and the rewrite of what one of them found, with
+the line the grader runs in its place (judging/ipython_scan.py makes every
+rewrite of a cell, in IPython's order).
 """
 from __future__ import annotations
 
 import ast
 import re
 import tokenize
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from tokenize import TokenInfo
-
-from .python_tokens import LineState, TokenError, tokens_from
-
-# IPython gives up on a cell whose special syntax is still changing after this many steps.
-TRANSFORM_LOOP_LIMIT = 500
 
 
 class CellNotRunnable(ValueError):
@@ -37,21 +25,6 @@ class CellNotRunnable(ValueError):
     def __init__(self, message: str, line: int | None = None):
         super().__init__(message)
         self.line = line
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One line as IPython holds it (a `str.splitlines(keepends=True)` piece), and the
-    original pieces it stands for: itself, or the lines a transformation replaced."""
-    text: str
-    first: int
-    last: int
-    replaced: bool = False
-    program: str | None = None   # what the grader runs instead, when `text` calls on IPython
-
-    @property
-    def runs(self) -> str:
-        return self.text if self.program is None else self.program
 
 
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
@@ -65,7 +38,7 @@ def _first_significant(line: list[TokenInfo]) -> int:
 
 
 @dataclass(frozen=True)
-class _Found:
+class Found:
     kind: str
     line: int        # 0-based line of the special syntax's start
     col: int
@@ -86,7 +59,7 @@ def _assign_index(line: list[TokenInfo]) -> int | None:
     return None
 
 
-def _magic_assign(line: list[TokenInfo]) -> _Found | None:
+def _magic_assign(line: list[TokenInfo]) -> Found | None:
     """`a = %foo`"""
     i = _assign_index(line)
     if i is None or len(line) < i + 2 or line[i + 1].string != "%":
@@ -95,11 +68,11 @@ def _magic_assign(line: list[TokenInfo]) -> _Found | None:
         raise CellNotRunnable("IPython fails on a magic assignment cut short by an unclosed string",
                               line[i + 1].start[0] - 1)
     if line[i + 2].type == tokenize.NAME:
-        return _Found("magic_assign", line[i + 1].start[0] - 1, line[i + 1].start[1], 10)
+        return Found("magic_assign", line[i + 1].start[0] - 1, line[i + 1].start[1], 10)
     return None
 
 
-def _system_assign(line: list[TokenInfo]) -> _Found | None:
+def _system_assign(line: list[TokenInfo]) -> Found | None:
     """`a = !foo` (the `!` is an error token to Python 3.11's tokenizer, spaces before it too)"""
     i = _assign_index(line)
     if i is None or line[i].line.strip().startswith("=") or len(line) < i + 2:
@@ -108,7 +81,7 @@ def _system_assign(line: list[TokenInfo]) -> _Found | None:
         if tok.type != tokenize.ERRORTOKEN:
             break
         if tok.string == "!":
-            return _Found("system_assign", tok.start[0] - 1, tok.start[1], 10)
+            return Found("system_assign", tok.start[0] - 1, tok.start[1], 10)
         if not tok.string.isspace():
             break
     return None
@@ -118,20 +91,26 @@ _ESCAPE_SINGLES = {"!", "?", "%", ",", ";", "/"}
 _ESCAPE_DOUBLES = {"!!", "??"}
 
 
-def _escaped(line: list[TokenInfo]) -> _Found | None:
+def _escaped(line: list[TokenInfo]) -> Found | None:
     """`%magic`, `!shell`, `?help`, `/f a`, ... at the start of a logical line"""
     ix = _first_significant(line)
     if ix < len(line) and line[ix].string in _ESCAPE_SINGLES:
-        return _Found("escaped", line[ix].start[0] - 1, line[ix].start[1], 10)
+        return Found("escaped", line[ix].start[0] - 1, line[ix].start[1], 10)
     return None
 
 
-def _help_end(line: list[TokenInfo]) -> _Found | None:
+def _help_end(line: list[TokenInfo]) -> Found | None:
     """`obj?` and `obj??`: a question mark just before the end of the logical line"""
     if len(line) > 2 and line[-2].string == "?":
         ix = _first_significant(line)
-        return _Found("help_end", line[ix].start[0] - 1, line[ix].start[1], 5, line[-2].start[0] - 1)
+        return Found("help_end", line[ix].start[0] - 1, line[ix].start[1], 5, line[-2].start[0] - 1)
     return None
+
+
+# IPython's transformers, in its order; each looks at one logical line at a time.
+FINDERS = {"magic_assign": _magic_assign, "system_assign": _system_assign, "escaped": _escaped,
+            "help_end": _help_end}
+
 
 
 # --- rewriting one instance -----------------------------------------------------------------------------------
@@ -250,7 +229,7 @@ def help_target(content: str) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True)
-class _Rewrite:
+class Rewrite:
     start: int               # first and last line replaced
     end: int
     text: str                # IPython's line
@@ -279,12 +258,12 @@ def magic_program(prefix: str, name: str, args: str, original: str, value: bool 
     return _outside_kernel(prefix, original)
 
 
-def _last_line_read(found: _Found, lines: list[str]) -> int:
+def last_line_read(found: Found, lines: list[str]) -> int:
     """The last line a rewrite of `found` reads: its outcome depends on nothing after it."""
     return found.q_line if found.kind == "help_end" else min(_continued_end(lines, found.line), len(lines) - 1)
 
 
-def _rewrite(found: _Found, lines: list[str]) -> _Rewrite:
+def rewrite(found: Found, lines: list[str]) -> Rewrite:
     """The line replacing the special syntax found; SyntaxError when it is not one IPython
     can rewrite (then the next candidate is tried)."""
     start, col = found.line, found.col
@@ -294,17 +273,17 @@ def _rewrite(found: _Found, lines: list[str]) -> _Rewrite:
         if target is None:
             raise SyntaxError(piece[col:])
         call = _help_call(*target)
-        return _Rewrite(start, found.q_line, piece[:col] + call + "\n", _outside_kernel(piece[:col], piece[col:]))
+        return Rewrite(start, found.q_line, piece[:col] + call + "\n", _outside_kernel(piece[:col], piece[col:]))
     end = _continued_end(lines, start)
     rest = _assemble(lines, start, col, end)
     prefix = lines[start][:col]
     if found.kind == "magic_assign":
         name, _, args = rest[1:].partition(" ")
-        return _Rewrite(start, end, prefix + _magic_call(name, args) + "\n",
+        return Rewrite(start, end, prefix + _magic_call(name, args) + "\n",
                         magic_program(prefix, name, args, rest, value=True))
     if found.kind == "system_assign":
         call = f"get_ipython().getoutput({rest[1:]!r})"
-        return _Rewrite(start, end, prefix + call + "\n", _outside_kernel(prefix, rest))
+        return Rewrite(start, end, prefix + call + "\n", _outside_kernel(prefix, rest))
     escape = rest[:2] if len(rest) > 1 and rest[:2] in _ESCAPE_DOUBLES else rest[:1]
     call = _escape_call(escape, rest[len(escape):])
     if escape == "%":
@@ -312,108 +291,6 @@ def _rewrite(found: _Found, lines: list[str]) -> _Rewrite:
         program: str | None = magic_program(prefix, name, args, rest)
     else:
         program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
-    return _Rewrite(start, end, prefix + call + "\n", program)
+    return Rewrite(start, end, prefix + call + "\n", program)
 
 
-# --- the scan: every rewrite, in IPython's order -------------------------------------------------------------
-
-# IPython's transformers, in its order; each looks at one logical line at a time.
-_FINDERS = {"magic_assign": _magic_assign, "system_assign": _system_assign, "escaped": _escaped,
-            "help_end": _help_end}
-
-
-@dataclass
-class _Scan:
-    """The cell being rewritten, and what is known about its logical lines so far."""
-    pieces: list[Piece]
-    states: list[LineState] = field(default_factory=list)       # tokenizer state at each line's start
-    groups: list[list[TokenInfo]] = field(default_factory=list)  # logical lines scanned, in order
-    starts: list[tuple[int, int]] = field(default_factory=list)  # (line, IPython's bracket depth) at each
-    stuck: dict[str, tuple[int, int]] = field(default_factory=dict)  # finder -> (group, last line read)
-    resume: int = 0                                              # the first logical line to scan again
-
-    def lines(self) -> list[str]:
-        return [p.text for p in self.pieces]
-
-    def groups_from(self, k: int) -> Iterator[int]:
-        """Scan logical lines k, k+1, ... (tokenizing from line k's start), yielding each index."""
-        line, depth = self.starts[k] if k < len(self.starts) else (0, 0)
-        del self.groups[k:], self.starts[k:]
-        state = self.states[line] if line < len(self.states) else LineState()
-        current: list[TokenInfo] = []
-        try:
-            for tok in tokens_from(self.lines(), line, state, self.states):
-                if not current:
-                    self.starts.append((tok.start[0] - 1, depth))
-                current.append(tok)
-                if tok.type == tokenize.NEWLINE or (tok.type == tokenize.NL and depth <= 0):
-                    self.groups.append(current)
-                    current = []
-                    yield len(self.groups) - 1
-                elif tok.type == tokenize.OP and tok.string in _OPEN:
-                    depth += 1
-                elif tok.type == tokenize.OP and tok.string in _CLOSE and depth > 0:
-                    depth -= 1
-        except TokenError:
-            pass              # the input ended inside a string or brackets: the tokens so far count
-        if current:
-            self.groups.append(current)
-            yield len(self.groups) - 1
-
-    def rewrite_in(self, k: int) -> bool:
-        """Try the candidates of logical line k, earliest first; True once one is rewritten."""
-        found = [f for kind, finder in _FINDERS.items() if kind not in self.stuck and (f := finder(self.groups[k]))]
-        if not found:
-            return False
-        lines = self.lines()
-        for f in sorted(found, key=lambda f: (f.line, f.col, f.priority)):
-            try:
-                r = _rewrite(f, lines)
-            except SyntaxError:
-                self.stuck[f.kind] = (k, _last_line_read(f, lines))
-                continue
-            end = min(r.end, len(self.pieces) - 1)    # a backslash on the last line continues past it
-            new = Piece(r.text, self.pieces[r.start].first, self.pieces[end].last, True, r.program)
-            self.pieces[r.start: end + 1] = [new]
-            line = self.starts[k][0]
-            self.resume = min([k] + [g for g, last in self.stuck.values() if last >= line])
-            self.stuck = {kind: (g, last) for kind, (g, last) in self.stuck.items()
-                          if g < self.resume and last < line}
-            return True
-        return False
-
-    def step(self) -> bool:
-        """IPython's do_one_token_transform: True when a rewrite was made."""
-        return any(self.rewrite_in(k) for k in self.groups_from(self.resume))
-
-
-def _tokenize_all(lines: list[str]) -> None:
-    """IPython tokenizes the whole cell before its first rewrite: an IndentationError anywhere
-    fails the cell even where a rewrite would have removed its cause (an unbalanced bracket in
-    a magic's arguments). The scan itself stops at each rewrite, so this is checked once here.
-    (An indentation error that appears only between two rewrites and is gone after the second
-    is the one case the scan does not see.)"""
-    try:
-        for _ in tokens_from(lines, 0, LineState(), []):
-            pass
-    except TokenError:
-        pass
-
-
-def token_transforms(pieces: list[Piece]) -> list[Piece]:
-    """IPython's do_token_transforms. Raises CellNotRunnable where IPython raises."""
-    scan = _Scan(list(pieces))
-    try:
-        _tokenize_all(scan.lines())
-        for _ in range(TRANSFORM_LOOP_LIMIT):
-            if not scan.step():
-                return scan.pieces
-    except IndentationError as exc:   # from the tokenizer: IPython fails the cell
-        row = (exc.lineno or 1) - 1
-        raise CellNotRunnable(exc.msg, scan.pieces[min(row, len(scan.pieces) - 1)].first) from None
-    except CellNotRunnable as exc:    # at a line of the scan's current text
-        if exc.line is not None:
-            exc.line = scan.pieces[min(exc.line, len(scan.pieces) - 1)].first
-        raise
-    raise CellNotRunnable(f"IPython stops rewriting a cell's special syntax after {TRANSFORM_LOOP_LIMIT} "
-                          "steps and refuses to run it: split the cell")

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from textwrap import dedent
 
-from .ipython_rewrites import CellNotRunnable, Piece, token_transforms
+from .ipython_scan import Piece, token_transforms
 
 @dataclass(frozen=True)
 class CellMagic:

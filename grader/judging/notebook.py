@@ -28,7 +28,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .ipython_rewrites import CellNotRunnable, Piece, magic_program
+from .ipython_rewrites import CellNotRunnable, magic_program
+from .ipython_scan import Piece
 from .ipython_syntax import CellMagic, Transformed, split_pieces, transform_pieces
 from .jupyter_kernel import automagic
 from .kernel_program import CellRefused, KernelState, finish_cell
