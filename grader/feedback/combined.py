@@ -35,6 +35,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..problem.cases import TestCase
+from ..problem.comparison import tolerance
 from .fingerprint import (ROUNDING_FACTOR, Fingerprint, Observation, _consistent, _enough, _evidence_order,
                           _spread, passes, subsample)
 from .mistakes import CATALOGUE, PART_SECTIONS, STATEMENT
@@ -181,7 +182,7 @@ def _mismatch(ev: _Evaluator, variant, obs: Observation, rtol: float, atol: floa
     if not np.array_equal(fin, np.isfinite(got)) or not np.array_equal(np.isnan(m), np.isnan(got)):
         return math.inf              # NaN/inf where the other has a number: no fit explains that
     with np.errstate(invalid="ignore", over="ignore"):
-        r = np.abs(got[fin] - m[fin]) / (atol + rtol * np.abs(m[fin]))
+        r = np.abs(got[fin] - m[fin]) / tolerance(m[fin], rtol, atol)
     return float(r.max()) if r.size else 0.0
 
 

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 
 from ..problem.cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
+from ..problem.comparison import within_tolerance
 from ..problem.portable_arithmetic import rounded
 from .mistakes import CATALOGUE
 
@@ -201,8 +202,7 @@ def read_sample_file(path: Path) -> dict[str, Any] | None:
 
 def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
     """The grading comparison: finite and |got - expected| <= atol + rtol*|expected| everywhere."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        return bool(np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected)))
+    return bool(np.all(within_tolerance(got, expected, rtol, atol)))
 
 
 def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -> bool:
@@ -215,7 +215,7 @@ def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -
         return False
     fin = np.isfinite(got)
     r, a = max(MATCH_FACTOR * rtol, MATCH_FLOOR), max(MATCH_FACTOR * atol, MATCH_FLOOR)
-    return bool(np.all(np.abs(got[fin] - mistake[fin]) <= a + r * np.abs(mistake[fin])))
+    return bool(np.all(within_tolerance(got[fin], mistake[fin], r, a)))
 
 
 def _spread(a: np.ndarray, b: np.ndarray) -> float:
