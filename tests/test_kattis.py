@@ -236,3 +236,17 @@ def test_verifyproblem_accepts_the_export_and_every_verdict(package):
     assert ok == exported, sorted(set(exported) ^ set(ok))
     limit = re.search(r"setting timelim to ([\d.]+) secs", out)
     assert limit, "problemtools did not report the time limit it derived"
+
+
+def test_a_program_includes_only_a_module_that_imports_nothing():
+    from grader.platforms.files import included
+    text = included("problem/input_rules.py")
+    assert "def shape_problems(" in text and "import" not in text.split("---\n", 1)[1]
+    with pytest.raises(ExportError, match="imports"):
+        included("problem/validate.py")
+
+
+def test_the_exported_input_validator_carries_the_graders_rules(package):
+    text = (package / "input_validators/validate/validate.py").read_text()
+    assert "# INCLUDE" not in text
+    assert (ROOT / "grader/problem/input_rules.py").read_text().split('from __future__ import annotations\n')[1].strip() in text
