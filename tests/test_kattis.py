@@ -192,6 +192,7 @@ def test_exiting_during_the_call_is_a_run_time_error(package, tmp_path, body):
     (lambda t: t.replace("1.0", "1e9", 1), False),                  # above max_abs_input
     (lambda t: t.replace('"num_heads":1', '"num_heads":true'), False),
     (lambda t: t[:-2], False),                                      # truncated
+    (lambda t: t.replace("1.0", "1" + "0" * 400, 1), False),        # an integer no float can hold
     (lambda t: "[]\n", False),
 ])
 def test_input_validator(package, mutate, accepted):

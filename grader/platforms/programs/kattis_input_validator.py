@@ -77,7 +77,7 @@ def main() -> int:
         if text != canonical(raw):
             raise Invalid("not in canonical form (compact JSON in parameter order, shortest float repr, "
                           "one final newline)")
-    except (Invalid, ValueError, RecursionError) as exc:
+    except (Invalid, ValueError, OverflowError, RecursionError) as exc:   # OverflowError: an integer beyond float
         print(f"invalid input: {exc}", file=sys.stderr)
         return INVALID
     return VALID
