@@ -250,4 +250,5 @@ def test_a_program_includes_only_a_module_that_imports_nothing():
 def test_the_exported_input_validator_carries_the_graders_rules(package):
     text = (package / "input_validators/validate/validate.py").read_text()
     assert "# INCLUDE" not in text
+    assert not re.search(r"^\s*(from|import)\s+grader\b", text, re.MULTILINE)
     assert (ROOT / "grader/problem/input_rules.py").read_text().split('from __future__ import annotations\n')[1].strip() in text

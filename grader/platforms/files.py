@@ -8,9 +8,11 @@ Paths are checked before anything is written; files are created with
 O_EXCL|O_NOFOLLOW.
 
 A program under programs/ runs on the platform without the grader, but may
-share a rule with it: a line `# INCLUDE problem/<module>.py` is replaced, in
-the exported copy, by that grader module's definitions (`included`), which is
-why such a module imports nothing.
+share a rule with it: an import line ending in `# INCLUDE`
+(`from grader.problem.x import f, g  # INCLUDE`) is replaced, in the exported
+copy, by that grader module's definitions (`included`), which is why such a
+module imports nothing. In the repository the program imports the module, so
+it runs and type-checks as it is.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from ..problem.safe_write import WriteRefused, make_output_folder
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 GRADER = Path(__file__).resolve().parent.parent
 _CONFIG_LINE = re.compile(r"^CONFIG: dict = .*?\n(?=\S)", re.MULTILINE | re.DOTALL)
-_INCLUDE_LINE = re.compile(r"^# INCLUDE ([\w/]+\.py)\n", re.MULTILINE)
+_INCLUDE_LINE = re.compile(r"^from grader\.([\w.]+) import ([\w, ]+?)\s+# INCLUDE\n", re.MULTILINE)
 
 
 class ExportError(RuntimeError):
@@ -58,11 +60,21 @@ def included(rel: str) -> str:
     return f"# --- grader/{rel}: the grader's own rules, copied in by the export ---\n\n{body}\n"
 
 
+def _include(m: re.Match[str]) -> str:
+    rel = m.group(1).replace(".", "/") + ".py"
+    text = included(rel)
+    names = {n.name for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    missing = [n.strip() for n in m.group(2).split(",") if n.strip() not in names]
+    if missing:
+        raise ExportError(f"grader/{rel} defines no {', '.join(missing)}")
+    return text
+
+
 def program(name: str, config: Mapping | None = None) -> bytes:
     """The text of programs/<name>.py, with its CONFIG assignment set to `config` and each
-    `# INCLUDE` line replaced by the module it names (`included`)."""
+    import marked `# INCLUDE` replaced by the module it imports from (`included`)."""
     text = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
-    text = _INCLUDE_LINE.sub(lambda m: included(m.group(1)), text)
+    text = _INCLUDE_LINE.sub(_include, text)
     if config is not None:
         text, n = _CONFIG_LINE.subn(lambda _m: f"CONFIG: dict = {dict(config)!r}\n", text, count=1)
         if n != 1:

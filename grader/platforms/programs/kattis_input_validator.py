@@ -10,9 +10,10 @@ it mutated copies, which must be rejected. Pure Python, so it runs with any
 python3 the judge has.
 
 The rules themselves (shapes, size ranges, magnitudes) are the grader's own
-validator's: the export pastes grader/problem/input_rules.py in place of the
-INCLUDE line below. This program only reads the JSON form of a case into
-shapes and numbers.
+validator's, grader/problem/input_rules.py: the repository's copy of this
+program imports them, the exported copy has the module's text pasted in
+their place (platforms/files.py), so it needs no grader. This program only
+reads the JSON form of a case into shapes and numbers.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ CONFIG: dict = {"parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "
                                 "num_heads": [1, 256], "max_abs_input": 1000.0}}
 VALID, INVALID = 42, 43
 
-# INCLUDE problem/input_rules.py
+from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
 
 
 class Invalid(Exception):
