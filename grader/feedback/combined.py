@@ -257,32 +257,44 @@ def consistent_hypotheses(evidence: Sequence[Observation], variants: ModuleType,
         n = _check(ev, compose(variants, ids), _kind(ids), evidence, rtol, atol)
         if n is not None:
             found.append((Hypothesis(ids), n))
-    fit_on = failing[0]
     for name, ids in fits:
         if ev.exhausted:
             break
-        c = CONSTANTS[name]
-        kind = _kind(ids)
-        hit = None
-        # With a second mistake, only the most common wrong values (the grid's head) are tried.
-        for value in (c.grid if not ids else c.grid[:COMBO_GRID]):
-            variant = compose(variants, ids, name, value)
-            # Cheap screen on the smallest failing test before checking everything.
-            if variant is None or (kind == "values" and _mismatch(ev, variant, fit_on, rtol, atol) > 1.0):
-                continue
-            n = _check(ev, variant, kind, evidence, rtol, atol)
-            if n is not None:
-                hit = (Hypothesis(tuple(ids), name, value), n)
-                break
-        if hit is None and not ids and kind == "values":
-            value = _fit(ev, c, ids, fit_on, rtol, atol)
-            variant = None if value is None else compose(variants, ids, name, value)
-            n = None if variant is None else _check(ev, variant, kind, evidence, rtol, atol)
-            if n is not None and not math.isclose(value, c.correct, rel_tol=1e-9):
-                hit = (Hypothesis((), name, value), n)
+        hit = (_grid_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol)
+               or _fit_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol))
         if hit is not None:
             found.append(hit)
     return _simplest(variants, found), ev.exhausted
+
+
+def _grid_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Sequence[Observation],
+              fit_on: Observation, rtol: float, atol: float) -> tuple[Hypothesis, int] | None:
+    """The first value of the constant's grid (with a second mistake, only the most common wrong
+    values: the grid's head) consistent with the evidence, and the failures it reproduces."""
+    kind = _kind(ids)
+    for value in (c.grid if not ids else c.grid[:COMBO_GRID]):
+        variant = compose(ev.variants, ids, c.name, value)
+        # Cheap screen on the smallest failing test before checking everything.
+        if variant is None or (kind == "values" and _mismatch(ev, variant, fit_on, rtol, atol) > 1.0):
+            continue
+        n = _check(ev, variant, kind, evidence, rtol, atol)
+        if n is not None:
+            return Hypothesis(tuple(ids), c.name, value), n
+    return None
+
+
+def _fit_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Sequence[Observation],
+             fit_on: Observation, rtol: float, atol: float) -> tuple[Hypothesis, int] | None:
+    """The constant alone (`ids` empty; with a second mistake only the grid is tried) fitted on
+    `fit_on`, when the fitted value is consistent with the evidence and not the correct one."""
+    if ids:
+        return None
+    value = _fit(ev, c, ids, fit_on, rtol, atol)
+    variant = None if value is None else compose(ev.variants, ids, c.name, value)
+    n = None if variant is None else _check(ev, variant, "values", evidence, rtol, atol)
+    if value is None or n is None or math.isclose(value, c.correct, rel_tol=1e-9):
+        return None
+    return Hypothesis((), c.name, value), n
 
 
 def _simplest(variants: ModuleType, found: list[tuple[Hypothesis, int]]) -> list[tuple[Hypothesis, int]]:
