@@ -97,7 +97,8 @@ def _changes(variants: ModuleType, mid: str) -> dict[str, Any]:
     return {f.name: getattr(v, f.name) for f in fields(v) if getattr(v, f.name) != getattr(ok, f.name)}
 
 
-def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None, value: float | None = None):
+def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None,
+            value: float | None = None) -> Any:
     """One Variant with every change of `ids` (and the constant); None if two changes collide."""
     merged: dict[str, Any] = {}
     for mid in ids:
@@ -120,12 +121,12 @@ def _kind(ids: Sequence[str]) -> str:
 class _Evaluator:
     """Runs variants on cases, memoised, counting evaluations against the budget."""
 
-    def __init__(self, variants: ModuleType):
+    def __init__(self, variants: ModuleType) -> None:
         self.variants = variants
         self.count = 0
         self._memo: dict[tuple, np.ndarray] = {}
 
-    def output(self, variant, case: TestCase) -> np.ndarray:
+    def output(self, variant: Any, case: TestCase) -> np.ndarray:
         key = (variant, case.name)
         if key not in self._memo:
             self.count += 1
@@ -138,7 +139,7 @@ class _Evaluator:
         return self.count >= MAX_EVALUATIONS
 
 
-def _check(ev: _Evaluator, variant, kind: str, evidence: Sequence[Observation], rtol: float,
+def _check(ev: _Evaluator, variant: Any, kind: str, evidence: Sequence[Observation], rtol: float,
            atol: float) -> int | None:
     """Failures reproduced when `variant` is consistent with every observation; else None."""
     reproduced = 0
@@ -154,7 +155,7 @@ def _check(ev: _Evaluator, variant, kind: str, evidence: Sequence[Observation], 
     return reproduced if _enough(kind, reproduced, len(evidence)) else None
 
 
-def _rounding_consistent(ev: _Evaluator, obs: Observation, variant, m: np.ndarray, rtol: float,
+def _rounding_consistent(ev: _Evaluator, obs: Observation, variant: Any, m: np.ndarray, rtol: float,
                          atol: float) -> tuple[bool, bool]:
     """A composition with float32: the submission must sit within float32 rounding noise of it
     (stricter than fingerprint's rule for float32 alone, which compares error sizes only), and a
@@ -174,7 +175,7 @@ def _rounding_consistent(ev: _Evaluator, obs: Observation, variant, m: np.ndarra
     return same, same and rounding_shows and not passes(m, expected, rtol, atol)
 
 
-def _mismatch(ev: _Evaluator, variant, obs: Observation, rtol: float, atol: float) -> float:
+def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol: float) -> float:
     """How far `variant` is from the submission on one case, in units of the match tolerance."""
     m = ev.output(variant, obs.case)
     got = obs.array[:m.shape[0]]

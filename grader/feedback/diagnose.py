@@ -185,8 +185,8 @@ def _summary(reading: GroupReading | None, fp_message: str, fp: Fingerprint | No
     return "\n".join(lines)
 
 
-def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOutputs,
-              reading: GroupReading | None, rtol: float, atol: float):
+def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOutputs, reading: GroupReading | None,
+              rtol: float, atol: float) -> tuple[Fingerprint, str, dict[str, Any], str] | None:
     """A pair of mistakes or a fitted constant when no single mistake matches (feedback/combined.py)."""
     variants = outputs.variants
     found = combined.search(observed, variants, reading.parts if reading else (), rtol, atol)

@@ -105,7 +105,7 @@ class LiveOutputs:
     """Evaluates reference/variants.block per mistake, memoised for one grading run."""
     source = "live"
 
-    def __init__(self, variants: ModuleType):
+    def __init__(self, variants: ModuleType) -> None:
         self._variants = variants
         self.variants = variants        # the combined search composes its configurations
         self._memo: dict[tuple[str, str], np.ndarray] = {}
@@ -122,7 +122,7 @@ class StoredOutputs:
     """Outputs read from SAMPLE_FILE; a case whose inputs changed since is unknown."""
     source = "precomputed"
 
-    def __init__(self, document: dict[str, Any]):
+    def __init__(self, document: dict[str, Any]) -> None:
         self._cases = document.get("cases", {})
 
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:

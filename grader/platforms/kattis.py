@@ -91,7 +91,7 @@ def shortname(spec: ProblemSpec) -> str:
     return name
 
 
-def _json(value) -> bytes:
+def _json(value: object) -> bytes:
     return (json.dumps(value, separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 

@@ -69,7 +69,7 @@ def _code(text: str, output: str | None = None) -> dict[str, Any]:
             "source": _lines(text)}
 
 
-def _array(value) -> str:
+def _array(value: Any) -> str:
     if hasattr(value, "tolist"):
         return f"np.array({value.tolist()!r}, dtype=np.float64)"
     return repr(int(value))
