@@ -27,7 +27,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from golden import check_golden
-from grader.platforms.formats import render_platform, render_platform_error
+from grader.platforms.formats import export_platform, render_platform, render_platform_error
 from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
 from grader.platforms import exercism, gradescope, junit
@@ -520,3 +520,42 @@ def test_exercism_runner_script(tmp_path):
     finally:
         os.chmod(inp, 0o755)
     assert doc["status"] == "pass" and len(doc["tests"]) == 3   # the samples: no overflow there
+
+
+# --- the registry (grader/platforms/registry.py) ---------------------------------------------
+
+def test_every_platform_module_registers_what_the_listing_says():
+    from grader.platforms import registry
+    for name, listed in registry.LISTED.items():
+        record = registry.platform(name)
+        assert record.name == name
+        assert (record.render is not None, record.render_error is not None) == (listed.results, listed.results), name
+        assert (record.export is not None) == listed.exports, name
+    assert registry.PLATFORM_FORMATS == ("gradescope", "exercism", "junit", "prairielearn")
+    assert registry.EXPORT_PLATFORMS == ("gradescope", "kattis", "prairielearn", "otter")
+
+
+def test_the_listing_costs_no_platform_import():
+    code = ("import sys\nfrom grader.platforms.formats import PLATFORM_FORMATS\n"
+            "print(sorted(m for m in sys.modules if m.startswith('grader.platforms.')))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["['grader.platforms.files',", "'grader.platforms.formats',",
+                                "'grader.platforms.registry']"]
+
+
+def test_the_registry_passes_the_time_and_the_duration(reports, bundle):
+    assert render_platform("junit", reports["accepted"], bundle, ELAPSED_S, FIXED_TIME) == \
+        junit.render(reports["accepted"], ELAPSED_S, FIXED_TIME)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda b: render_platform("kattis", None, b), "unknown format 'kattis' (use one of gradescope, exercism, junit, "
+                                                   "prairielearn)"),
+    (lambda b: render_platform_error("nope", b, Path("x.py"), "r"), "unknown format 'nope'"),
+    (lambda b: export_platform("exercism", b), "unknown platform 'exercism' (use one of gradescope, kattis, "
+                                               "prairielearn, otter)"),
+])
+def test_an_unknown_name_is_refused(bundle, call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call(bundle)

@@ -192,6 +192,7 @@ def test_exiting_during_the_call_is_a_run_time_error(package, tmp_path, body):
     (lambda t: t.replace("1.0", "1e9", 1), False),                  # above max_abs_input
     (lambda t: t.replace('"num_heads":1', '"num_heads":true'), False),
     (lambda t: t[:-2], False),                                      # truncated
+    (lambda t: t.replace("1.0", "1" + "0" * 400, 1), False),        # an integer no float can hold
     (lambda t: "[]\n", False),
 ])
 def test_input_validator(package, mutate, accepted):
@@ -236,3 +237,18 @@ def test_verifyproblem_accepts_the_export_and_every_verdict(package):
     assert ok == exported, sorted(set(exported) ^ set(ok))
     limit = re.search(r"setting timelim to ([\d.]+) secs", out)
     assert limit, "problemtools did not report the time limit it derived"
+
+
+def test_a_program_includes_only_a_module_that_imports_nothing():
+    from grader.platforms.files import included
+    text = included("problem/input_rules.py")
+    assert "def shape_problems(" in text and "import" not in text.split("---\n", 1)[1]
+    with pytest.raises(ExportError, match="imports"):
+        included("problem/validate.py")
+
+
+def test_the_exported_input_validator_carries_the_graders_rules(package):
+    text = (package / "input_validators/validate/validate.py").read_text()
+    assert "# INCLUDE" not in text
+    assert not re.search(r"^\s*(from|import)\s+grader\b", text, re.MULTILINE)
+    assert (ROOT / "grader/problem/input_rules.py").read_text().split('from __future__ import annotations\n')[1].strip() in text

@@ -5,6 +5,11 @@ mapping, every required key removed, and every leaf replaced by a value of
 the wrong type. Both the schema (with jsonschema) and the loader the grader
 really uses (grader/problem/spec.py) must reject each one, the loader with a message
 that names where the problem is.
+
+The schema is generated from the loader's own definition (spec.PROBLEM_YAML,
+scripts/problem_schema.py): the checked-in file must be exactly what it
+generates, and the two must agree on further valid and broken documents,
+except for the few rules JSON Schema cannot say (LOADER_ONLY).
 """
 from __future__ import annotations
 
@@ -202,3 +207,101 @@ def test_schema_rejects_mutation(validator, mutation):
     changed = mutation.changed
     paths = [tuple(e.absolute_path) for e in errors]
     assert any(changed[:len(p)] == p or p[:len(changed)] == changed for p in paths), paths
+
+
+# --- one definition: the schema is generated from the loader's own (grader/problem/spec.py) ------
+
+def test_the_checked_in_schema_is_the_generated_one():
+    from grader.problem.spec import problem_schema_text
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == problem_schema_text(), \
+        "schemas/problem.schema.json is out of date: run python3 scripts/problem_schema.py"
+
+
+def _set(path: tuple, value: Any) -> Callable[[dict], None]:
+    def apply(d: dict) -> None:
+        _get(d, path[:-1])[path[-1]] = value
+    return apply
+
+
+def _append_group(name: str, **changes: Any) -> Callable[[dict], None]:
+    def apply(d: dict) -> None:
+        d["tests"]["groups"].append({**copy.deepcopy(d["tests"]["groups"][1]), "name": name, **changes})
+    return apply
+
+
+# Documents both must accept: what problem.yaml may say beyond what ours says.
+VALID_VARIANTS: dict[str, Callable[[dict], None]] = {
+    "as it is": lambda d: None,
+    "an int parameter with dtype float64": _set(("entry_point", "parameters", 1, "dtype"), "float64"),
+    "no parameters": _set(("entry_point", "parameters"), []),
+    "a group named with digits only": _append_group("123"),
+    "a group named _": _append_group("_"),
+    "a group with no points": _append_group("extra", points=0),
+    "a range of one value": _set(("constraints", "M"), [7, 7]),
+    "negative seeds": _set(("tests", "generator_seed"), -5),
+    "an integer tolerance": _set(("comparison", "rtol"), 1),
+    "schema_version written 1.0": _set(("schema_version",), 1.0),
+    "empty lists of strings": _set(("allowed_imports", "stdlib"), []),
+    "the sample group only": _set(("tests", "groups"), [{"name": "sample", "visible": True, "points": 1,
+                                                        "description": "", "exercises": []}]),
+}
+# Documents both must refuse (besides MUTATIONS).
+INVALID_VARIANTS: dict[str, Callable[[dict], None]] = {
+    "an int parameter with dtype float32": _set(("entry_point", "parameters", 1, "dtype"), "float32"),
+    "an array parameter without dtype": lambda d: d["entry_point"]["parameters"][0].pop("dtype"),
+    "schema_version true": _set(("schema_version",), True),
+    "a group name with an accent": _append_group("caf\u00e9"),
+    "an empty group name": _append_group(""),
+    "a group name with a dash": _append_group("a-b"),
+    "no groups": _set(("tests", "groups"), []),
+    "the sample group second": lambda d: d["tests"]["groups"].reverse(),
+    "a range of three": _set(("constraints", "D"), [1, 2, 3]),
+    "a range from 0": _set(("constraints", "D"), [0, 2]),
+    "a range with a bool": _set(("constraints", "M"), [1, True]),
+    "a zero tolerance": _set(("comparison", "atol"), 0),
+    "a float memory limit below 1": _set(("limits", "memory_mib"), 0.5),
+    "a feedback level in a list": _set(("feedback", "hidden"), ["full"]),
+    "output float32": _set(("output", "dtype"), "float32"),
+    "visible written 1": _set(("tests", "groups", 0, "visible"), 1),
+    "a top level that is a list": lambda d: d.clear(),
+}
+# What JSON Schema cannot say, so only the loader refuses (spec_rules.py's docstring; the schema's
+# description names them).
+LOADER_ONLY: dict[str, Callable[[dict], None]] = {
+    "an integer written as a float": _set(("track", "step"), 4.0),
+    "a memory limit written as a float": _set(("limits", "memory_mib"), 512.0),
+    "a range bound written as a float": _set(("constraints", "B"), [1, 4.0]),
+    "NaN": _set(("comparison", "atol"), float("nan")),
+    "infinity": _set(("limits", "total_time_s"), float("inf")),
+    "min above max": _set(("constraints", "N"), [5, 2]),
+    "two groups of one name": lambda d: d["tests"]["groups"].append(copy.deepcopy(d["tests"]["groups"][1])),
+    "two parameters of one name": lambda d: d["entry_point"]["parameters"].append(
+        copy.deepcopy(d["entry_point"]["parameters"][0])),
+}
+
+
+def _verdicts(validator, apply: Callable[[dict], None]) -> tuple[bool, bool]:
+    """(the loader accepts, the schema accepts)."""
+    doc = _raw()
+    apply(doc)
+    try:
+        parse_spec(doc)
+        loader = True
+    except SpecError:
+        loader = False
+    return loader, validator.is_valid(doc)
+
+
+@pytest.mark.parametrize("name", sorted(VALID_VARIANTS))
+def test_both_accept(validator, name):
+    assert _verdicts(validator, VALID_VARIANTS[name]) == (True, True)
+
+
+@pytest.mark.parametrize("name", sorted(INVALID_VARIANTS))
+def test_both_refuse(validator, name):
+    assert _verdicts(validator, INVALID_VARIANTS[name]) == (False, False)
+
+
+@pytest.mark.parametrize("name", sorted(LOADER_ONLY))
+def test_only_the_loader_refuses_what_json_schema_cannot_say(validator, name):
+    assert _verdicts(validator, LOADER_ONLY[name]) == (False, True)

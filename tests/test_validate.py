@@ -157,3 +157,94 @@ def test_cli_validate_fails_on_a_bad_folder(tmp_path, cli, base):
     result = cli("validate", str(tmp_path))
     assert result.returncode == 1
     assert "is not divisible by num_heads" in result.stdout and "problem(s)" in result.stdout
+
+
+# --- the Kattis input validator applies the same rules (grader/problem/input_rules.py) ----------
+
+KATTIS_VALIDATOR = "vitencoderblock/input_validators/validate/validate.py"
+
+
+@pytest.fixture(scope="module")
+def kattis_check(bundle):
+    """The exported validator's `check`, loaded from the export's own text (no grader import in it)."""
+    from grader.platforms.kattis import kattis_files
+    text = kattis_files(bundle)[KATTIS_VALIDATOR].data.decode()
+    assert "import grader" not in text and "from grader" not in text
+    namespace: dict = {"__name__": "exported_validate"}
+    exec(compile(text, KATTIS_VALIDATOR, "exec"), namespace)
+
+    def check(case: TestCase) -> str | None:
+        raw = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in case.inputs.items()}
+        try:
+            namespace["check"](raw)
+        except namespace["Invalid"] as exc:
+            return str(exc)
+        return None
+    return check
+
+
+def test_both_validators_accept_every_case(bundle, spec, kattis_check):
+    cases = load_cases(bundle.testcases, bundle.group_names("all"))
+    cases += load_cases(bundle.testcases, bundle.case_sources("practice")[1][1], under="practice")
+    assert len(cases) > 40
+    for case in cases:
+        assert case_problems(case, spec) == [], case.name
+        assert kattis_check(case) is None, case.name
+
+
+def _sized(base: TestCase, B: int, N: int, D: int, M: int, heads: int) -> TestCase:
+    rng = np.random.default_rng(B * 1000 + N * 100 + D * 10 + M + heads)
+    case = _with(base, x=rng.uniform(-1, 1, (B, N, D)), num_heads=heads,
+                 **{k: rng.uniform(-1, 1, (D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
+                 W1=rng.uniform(-1, 1, (D, M)), W2=rng.uniform(-1, 1, (M, D)))
+    return dataclasses.replace(case, expected=np.zeros((B, N, D)))
+
+
+def _broken(base: TestCase, spec) -> dict[str, TestCase]:
+    x, D = base.inputs["x"], base.dims["D"]
+    M = base.inputs["W1"].shape[1]
+    H = next(h for h in range(2, D + 1) if D % h)
+    lo_hi = spec.constraints
+
+    def poke(key: str, value: float) -> TestCase:
+        a = np.array(base.inputs[key], copy=True)
+        a.flat[1] = value
+        return _with(base, **{key: a})
+    return {
+        "x without its batch axis": _with(base, x=x[0]),
+        "x of rank 4": _with(base, x=x[None]),
+        "W1 of the wrong width": _with(base, W1=np.ones((D + 1, M))),
+        "W1 of rank 1": _with(base, W1=np.ones(D)),
+        "Wk not square": _with(base, Wk=np.ones((D, D + 1))),
+        "W2 of the wrong height": _with(base, W2=np.ones((M + 1, D))),
+        "heads not dividing D": _with(base, num_heads=H),
+        "no heads": _with(base, num_heads=0),
+        "negative heads": _with(base, num_heads=-2),
+        "too many heads": _sized(base, 1, 2, 4, 4, lo_hi["num_heads"][1] + 1),
+        "too many batches": _sized(base, lo_hi["B"][1] + 1, 2, 4, 4, 2),
+        "too many tokens": _sized(base, 1, lo_hi["N"][1] + 1, 2, 2, 1),
+        "too wide": _sized(base, 1, 1, lo_hi["D"][1] + 1, 1, 1),
+        "MLP too wide": _sized(base, 1, 1, 2, lo_hi["M"][1] + 1, 1),
+        "NaN in x": poke("x", np.nan),
+        "infinity in Wv": poke("Wv", np.inf),
+        "minus infinity in W2": poke("W2", -np.inf),
+        "a value too large in Wq": poke("Wq", lo_hi["max_abs_input"] * 1.5),
+        "a value too small in W1": poke("W1", -lo_hi["max_abs_input"] * 1.5),
+    }
+
+
+def test_both_validators_refuse_each_broken_case_for_the_same_reason(base, spec, kattis_check):
+    for what, case in _broken(base, spec).items():
+        mine = case_problems(case, spec)
+        theirs = kattis_check(case)
+        assert mine, what
+        assert theirs is not None, what
+        # The exported validator stops at the first problem, and names the value it read.
+        assert any(theirs == p or theirs.startswith(p + ": ") for p in mine), (what, theirs, mine)
+
+
+def test_the_bound_itself_is_valid_for_both(base, spec, kattis_check):
+    edge = np.array(base.inputs["x"], copy=True)
+    edge.flat[0] = -spec.constraints["max_abs_input"]
+    case = _with(base, x=edge)
+    assert case_problems(case, spec) == [] and kattis_check(case) is None

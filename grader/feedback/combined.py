@@ -35,6 +35,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..problem.cases import TestCase
+from ..problem.comparison import tolerance
 from .fingerprint import (ROUNDING_FACTOR, Fingerprint, Observation, _consistent, _enough, _evidence_order,
                           _spread, passes, subsample)
 from .mistakes import CATALOGUE, PART_SECTIONS, STATEMENT
@@ -96,7 +97,8 @@ def _changes(variants: ModuleType, mid: str) -> dict[str, Any]:
     return {f.name: getattr(v, f.name) for f in fields(v) if getattr(v, f.name) != getattr(ok, f.name)}
 
 
-def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None, value: float | None = None):
+def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None,
+            value: float | None = None) -> Any:
     """One Variant with every change of `ids` (and the constant); None if two changes collide."""
     merged: dict[str, Any] = {}
     for mid in ids:
@@ -119,12 +121,12 @@ def _kind(ids: Sequence[str]) -> str:
 class _Evaluator:
     """Runs variants on cases, memoised, counting evaluations against the budget."""
 
-    def __init__(self, variants: ModuleType):
+    def __init__(self, variants: ModuleType) -> None:
         self.variants = variants
         self.count = 0
         self._memo: dict[tuple, np.ndarray] = {}
 
-    def output(self, variant, case: TestCase) -> np.ndarray:
+    def output(self, variant: Any, case: TestCase) -> np.ndarray:
         key = (variant, case.name)
         if key not in self._memo:
             self.count += 1
@@ -137,7 +139,7 @@ class _Evaluator:
         return self.count >= MAX_EVALUATIONS
 
 
-def _check(ev: _Evaluator, variant, kind: str, evidence: Sequence[Observation], rtol: float,
+def _check(ev: _Evaluator, variant: Any, kind: str, evidence: Sequence[Observation], rtol: float,
            atol: float) -> int | None:
     """Failures reproduced when `variant` is consistent with every observation; else None."""
     reproduced = 0
@@ -153,7 +155,7 @@ def _check(ev: _Evaluator, variant, kind: str, evidence: Sequence[Observation], 
     return reproduced if _enough(kind, reproduced, len(evidence)) else None
 
 
-def _rounding_consistent(ev: _Evaluator, obs: Observation, variant, m: np.ndarray, rtol: float,
+def _rounding_consistent(ev: _Evaluator, obs: Observation, variant: Any, m: np.ndarray, rtol: float,
                          atol: float) -> tuple[bool, bool]:
     """A composition with float32: the submission must sit within float32 rounding noise of it
     (stricter than fingerprint's rule for float32 alone, which compares error sizes only), and a
@@ -173,7 +175,7 @@ def _rounding_consistent(ev: _Evaluator, obs: Observation, variant, m: np.ndarra
     return same, same and rounding_shows and not passes(m, expected, rtol, atol)
 
 
-def _mismatch(ev: _Evaluator, variant, obs: Observation, rtol: float, atol: float) -> float:
+def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol: float) -> float:
     """How far `variant` is from the submission on one case, in units of the match tolerance."""
     m = ev.output(variant, obs.case)
     got = obs.array[:m.shape[0]]
@@ -181,7 +183,7 @@ def _mismatch(ev: _Evaluator, variant, obs: Observation, rtol: float, atol: floa
     if not np.array_equal(fin, np.isfinite(got)) or not np.array_equal(np.isnan(m), np.isnan(got)):
         return math.inf              # NaN/inf where the other has a number: no fit explains that
     with np.errstate(invalid="ignore", over="ignore"):
-        r = np.abs(got[fin] - m[fin]) / (atol + rtol * np.abs(m[fin]))
+        r = np.abs(got[fin] - m[fin]) / tolerance(m[fin], rtol, atol)
     return float(r.max()) if r.size else 0.0
 
 
@@ -256,32 +258,44 @@ def consistent_hypotheses(evidence: Sequence[Observation], variants: ModuleType,
         n = _check(ev, compose(variants, ids), _kind(ids), evidence, rtol, atol)
         if n is not None:
             found.append((Hypothesis(ids), n))
-    fit_on = failing[0]
     for name, ids in fits:
         if ev.exhausted:
             break
-        c = CONSTANTS[name]
-        kind = _kind(ids)
-        hit = None
-        # With a second mistake, only the most common wrong values (the grid's head) are tried.
-        for value in (c.grid if not ids else c.grid[:COMBO_GRID]):
-            variant = compose(variants, ids, name, value)
-            # Cheap screen on the smallest failing test before checking everything.
-            if variant is None or (kind == "values" and _mismatch(ev, variant, fit_on, rtol, atol) > 1.0):
-                continue
-            n = _check(ev, variant, kind, evidence, rtol, atol)
-            if n is not None:
-                hit = (Hypothesis(tuple(ids), name, value), n)
-                break
-        if hit is None and not ids and kind == "values":
-            value = _fit(ev, c, ids, fit_on, rtol, atol)
-            variant = None if value is None else compose(variants, ids, name, value)
-            n = None if variant is None else _check(ev, variant, kind, evidence, rtol, atol)
-            if n is not None and not math.isclose(value, c.correct, rel_tol=1e-9):
-                hit = (Hypothesis((), name, value), n)
+        hit = (_grid_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol)
+               or _fit_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol))
         if hit is not None:
             found.append(hit)
     return _simplest(variants, found), ev.exhausted
+
+
+def _grid_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Sequence[Observation],
+              fit_on: Observation, rtol: float, atol: float) -> tuple[Hypothesis, int] | None:
+    """The first value of the constant's grid (with a second mistake, only the most common wrong
+    values: the grid's head) consistent with the evidence, and the failures it reproduces."""
+    kind = _kind(ids)
+    for value in (c.grid if not ids else c.grid[:COMBO_GRID]):
+        variant = compose(ev.variants, ids, c.name, value)
+        # Cheap screen on the smallest failing test before checking everything.
+        if variant is None or (kind == "values" and _mismatch(ev, variant, fit_on, rtol, atol) > 1.0):
+            continue
+        n = _check(ev, variant, kind, evidence, rtol, atol)
+        if n is not None:
+            return Hypothesis(tuple(ids), c.name, value), n
+    return None
+
+
+def _fit_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Sequence[Observation],
+             fit_on: Observation, rtol: float, atol: float) -> tuple[Hypothesis, int] | None:
+    """The constant alone (`ids` empty; with a second mistake only the grid is tried) fitted on
+    `fit_on`, when the fitted value is consistent with the evidence and not the correct one."""
+    if ids:
+        return None
+    value = _fit(ev, c, ids, fit_on, rtol, atol)
+    variant = None if value is None else compose(ev.variants, ids, c.name, value)
+    n = None if variant is None else _check(ev, variant, "values", evidence, rtol, atol)
+    if value is None or n is None or math.isclose(value, c.correct, rel_tol=1e-9):
+        return None
+    return Hypothesis((), c.name, value), n
 
 
 def _simplest(variants: ModuleType, found: list[tuple[Hypothesis, int]]) -> list[tuple[Hypothesis, int]]:

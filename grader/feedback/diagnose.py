@@ -22,6 +22,7 @@ import numpy as np
 
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
+from ..problem.comparison import within_tolerance
 from .fingerprint import (SAMPLE_FILE, Fingerprint, LiveOutputs, MistakeOutputs, Observation,
                           StoredOutputs, fingerprint, read_sample_file)
 from . import combined
@@ -53,8 +54,7 @@ def _spell(runs: list[list[int]]) -> str:
 
 def off_mask(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     """True where a value fails the comparison (NaN and inf always fail)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        return ~(np.abs(got - expected) <= atol + rtol * np.abs(expected))
+    return ~within_tolerance(got, expected, rtol, atol)
 
 
 def locate(got: np.ndarray, expected: np.ndarray, num_heads: int, rtol: float, atol: float) -> dict[str, Any]:
@@ -185,8 +185,8 @@ def _summary(reading: GroupReading | None, fp_message: str, fp: Fingerprint | No
     return "\n".join(lines)
 
 
-def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOutputs,
-              reading: GroupReading | None, rtol: float, atol: float):
+def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOutputs, reading: GroupReading | None,
+              rtol: float, atol: float) -> tuple[Fingerprint, str, dict[str, Any], str] | None:
     """A pair of mistakes or a fitted constant when no single mistake matches (feedback/combined.py)."""
     variants = outputs.variants
     found = combined.search(observed, variants, reading.parts if reading else (), rtol, atol)

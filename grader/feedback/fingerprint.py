@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterable, Protocol, Sequence
@@ -34,6 +34,7 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 
 from ..problem.cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
+from ..problem.comparison import within_tolerance
 from ..problem.portable_arithmetic import rounded
 from .mistakes import CATALOGUE
 
@@ -104,7 +105,7 @@ class LiveOutputs:
     """Evaluates reference/variants.block per mistake, memoised for one grading run."""
     source = "live"
 
-    def __init__(self, variants: ModuleType):
+    def __init__(self, variants: ModuleType) -> None:
         self._variants = variants
         self.variants = variants        # the combined search composes its configurations
         self._memo: dict[tuple[str, str], np.ndarray] = {}
@@ -121,7 +122,7 @@ class StoredOutputs:
     """Outputs read from SAMPLE_FILE; a case whose inputs changed since is unknown."""
     source = "precomputed"
 
-    def __init__(self, document: dict[str, Any]):
+    def __init__(self, document: dict[str, Any]) -> None:
         self._cases = document.get("cases", {})
 
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
@@ -201,8 +202,7 @@ def read_sample_file(path: Path) -> dict[str, Any] | None:
 
 def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
     """The grading comparison: finite and |got - expected| <= atol + rtol*|expected| everywhere."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        return bool(np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected)))
+    return bool(np.all(within_tolerance(got, expected, rtol, atol)))
 
 
 def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -> bool:
@@ -215,7 +215,7 @@ def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -
         return False
     fin = np.isfinite(got)
     r, a = max(MATCH_FACTOR * rtol, MATCH_FLOOR), max(MATCH_FACTOR * atol, MATCH_FLOOR)
-    return bool(np.all(np.abs(got[fin] - mistake[fin]) <= a + r * np.abs(mistake[fin])))
+    return bool(np.all(within_tolerance(got[fin], mistake[fin], r, a)))
 
 
 def _spread(a: np.ndarray, b: np.ndarray) -> float:
@@ -276,50 +276,63 @@ def _dtype_fingerprint(observations: Sequence[Observation]) -> Fingerprint | Non
                        failures_reproduced=sum(o.check == "dtype" for o in observations))
 
 
+@dataclass
+class _Elimination:
+    """What comparing the surviving mistakes with each observation left: the survivors with the
+    failures each reproduced and the cases each was compared on, and which cases could be compared."""
+    reproduced: dict[str, int]
+    seen: dict[str, int]
+    compared: set[str] = field(default_factory=set)
+    unavailable: set[str] = field(default_factory=set)
+    subsampled: set[str] = field(default_factory=set)
+
+
+def _eliminate(observations: Sequence[Observation], outputs: MistakeOutputs, ids: Sequence[str], rtol: float,
+               atol: float) -> _Elimination:
+    """Every mistake of `ids` compared with each observation, small cases first, until it is inconsistent."""
+    e = _Elimination({mid: 0 for mid in ids}, {mid: 0 for mid in ids})
+    for obs in _evidence_order(observations):
+        if not e.reproduced:
+            break
+        for mid in list(e.reproduced):
+            m = outputs.output(mid, obs.case)
+            if m is None:
+                e.unavailable.add(obs.case.name)
+                continue
+            if m.shape[0] < obs.case.expected.shape[0]:
+                e.subsampled.add(obs.case.name)
+            e.compared.add(obs.case.name)
+            e.seen[mid] += 1
+            ok, again = _consistent(obs, m, CATALOGUE[mid].match, rtol, atol)
+            if not ok:
+                del e.reproduced[mid]
+            elif again:
+                e.reproduced[mid] += 1
+    return e
+
+
 def fingerprint(observations: Sequence[Observation], outputs: MistakeOutputs, rtol: float, atol: float,
                 ids: Sequence[str] | None = None) -> Fingerprint:
     """Which catalogue mistakes are consistent with everything the submission did."""
     ids = list(CATALOGUE if ids is None else ids)
     without = tuple(o.case.name for o in observations if o.verdict != "AC" and o.array is None)
-    failing = [o for o in observations if o.verdict != "AC" and o.array is not None]
-    if not failing:
+    if not any(o.verdict != "AC" and o.array is not None for o in observations):
         found = _dtype_fingerprint(observations)
         if found is not None:
             return found
         return Fingerprint("no_evidence", source=outputs.source, without_evidence=without)
-    reproduced = {mid: 0 for mid in ids}      # surviving mistake -> failures it reproduces
-    seen = {mid: 0 for mid in ids}            # surviving mistake -> cases compared
-    compared: set[str] = set()
-    unavailable: set[str] = set()
-    subsampled: set[str] = set()
-    for obs in _evidence_order(observations):
-        if not reproduced:
-            break
-        for mid in list(reproduced):
-            m = outputs.output(mid, obs.case)
-            if m is None:
-                unavailable.add(obs.case.name)
-                continue
-            if m.shape[0] < obs.case.expected.shape[0]:
-                subsampled.add(obs.case.name)
-            compared.add(obs.case.name)
-            seen[mid] += 1
-            ok, again = _consistent(obs, m, CATALOGUE[mid].match, rtol, atol)
-            if not ok:
-                del reproduced[mid]
-            elif again:
-                reproduced[mid] += 1
-    common = dict(source=outputs.source, compared=len(compared), without_evidence=without,
-                  unavailable=tuple(sorted(unavailable)), subsampled=tuple(sorted(subsampled)))
-    if not compared:
+    e = _eliminate(observations, outputs, ids, rtol, atol)
+    common = dict(source=outputs.source, compared=len(e.compared), without_evidence=without,
+                  unavailable=tuple(sorted(e.unavailable)), subsampled=tuple(sorted(e.subsampled)))
+    if not e.compared:
         return Fingerprint("unavailable", **common)
-    matched = tuple(mid for mid in ids if mid in reproduced
-                    and _enough(CATALOGUE[mid].match, reproduced[mid], seen[mid]))
+    matched = tuple(mid for mid in ids if mid in e.reproduced
+                    and _enough(CATALOGUE[mid].match, e.reproduced[mid], e.seen[mid]))
     if not matched:
         return Fingerprint("no_match", **common)
     status = "match" if len(matched) == 1 else "ambiguous"
     return Fingerprint(status, matched, basis="values",
-                       failures_reproduced=min(reproduced[mid] for mid in matched), **common)
+                       failures_reproduced=min(e.reproduced[mid] for mid in matched), **common)
 
 
 def sample_file_text(bundle_root: Path, variants: ModuleType, cases: Sequence[TestCase]) -> tuple[Path, str]:

@@ -12,6 +12,7 @@ from ..judging.judge import GradeOptions, judge
 from ..judging.verdict import GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
+from ..sandbox.early import Spawned
 
 
 def grade(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),

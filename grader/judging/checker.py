@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..problem.comparison import within_tolerance
 from ..sandbox import child
 from ..sandbox.records import ErrorInfo, RunOutcome
 from .hidden import HIDDEN_SIGNALS, exception_name, order_of_magnitude
@@ -288,7 +289,7 @@ def hidden_summary(e: ErrorSummary) -> ErrorSummary:
 def _exact_summary(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float,
                    show_values: bool) -> ErrorSummary:
     diff = np.abs(got - expected)
-    outside = int(np.count_nonzero(diff > atol + rtol * np.abs(expected)))
+    outside = int(np.count_nonzero(~within_tolerance(got, expected, rtol, atol)))
     abs_at = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(expected != 0, diff / np.abs(expected), np.where(diff == 0, 0.0, np.inf))

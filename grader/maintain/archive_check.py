@@ -111,39 +111,55 @@ def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, dest: Path) -> None:
             left -= len(chunk)
 
 
+def _placed(m: tarfile.TarInfo, top: str | None, caps: Caps) -> tuple[PurePosixPath, bool]:
+    """Member `m`'s relative path and whether it is a folder, once it may be unpacked below the
+    single top-level folder `top` (None: `m` is the first member, and its first part becomes it)."""
+    path = _member_path(m.name)
+    kind = _member_kind(m)
+    if kind not in ("file", "dir"):
+        raise ArchiveRejected(f"member {m.name!r} is a {kind}: only regular files and folders are allowed")
+    top = top or path.parts[0]
+    if path.parts[0] != top:
+        raise ArchiveRejected(f"member {m.name!r} is outside the archive's single top-level folder {top!r}")
+    if kind == "dir":
+        return path, True
+    if len(path.parts) < 2:
+        raise ArchiveRejected(f"member {m.name!r} is a file at the top level, outside {top!r}")
+    if m.size > caps.file_bytes:
+        raise ArchiveRejected(f"member {m.name!r} is {m.size} bytes, over the {_size(caps.file_bytes)} cap")
+    return path, False
+
+
+def _unpack_members(tar: tarfile.TarFile, dest: Path, caps: Caps) -> str | None:
+    """Write every member of the streamed `tar` under `dest`, within `caps`; the top-level folder."""
+    top: str | None = None
+    total = members = 0
+    for m in tar:
+        members += 1
+        if members > caps.members:
+            raise ArchiveRejected(f"the archive has more than {caps.members} members")
+        path, folder = _placed(m, top, caps)
+        top = top or path.parts[0]
+        if folder:
+            (dest / path).mkdir(parents=True, exist_ok=True)
+            continue
+        total += m.size
+        if total > caps.total_bytes:
+            raise ArchiveRejected(f"the archive unpacks to more than {_size(caps.total_bytes)}")
+        _write_member(tar, m, dest / path)
+    return top
+
+
 def safe_unpack(archive: Path, dest: Path, caps: Caps = Caps()) -> Path:
     """Unpack into `dest` (which must be empty); return the single top-level folder."""
     archive, dest = Path(archive), Path(dest)
     if archive.stat().st_size > caps.total_bytes:
         raise ArchiveRejected(f"the archive file is larger than {_size(caps.total_bytes)}")
-    top: str | None = None
-    total = members = 0
     try:
         with open(archive, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             reader = io.BufferedReader(_CappedReader(gz, caps.total_bytes + 1024 * caps.members + (1 << 20)))
             with tarfile.open(fileobj=reader, mode="r|") as tar:
-                for m in tar:
-                    members += 1
-                    if members > caps.members:
-                        raise ArchiveRejected(f"the archive has more than {caps.members} members")
-                    path = _member_path(m.name)
-                    kind = _member_kind(m)
-                    if kind not in ("file", "dir"):
-                        raise ArchiveRejected(f"member {m.name!r} is a {kind}: only regular files and folders are allowed")
-                    top = top or path.parts[0]
-                    if path.parts[0] != top:
-                        raise ArchiveRejected(f"member {m.name!r} is outside the archive's single top-level folder {top!r}")
-                    if kind == "dir":
-                        (dest / path).mkdir(parents=True, exist_ok=True)
-                        continue
-                    if len(path.parts) < 2:
-                        raise ArchiveRejected(f"member {m.name!r} is a file at the top level, outside {top!r}")
-                    if m.size > caps.file_bytes:
-                        raise ArchiveRejected(f"member {m.name!r} is {m.size} bytes, over the {_size(caps.file_bytes)} cap")
-                    total += m.size
-                    if total > caps.total_bytes:
-                        raise ArchiveRejected(f"the archive unpacks to more than {_size(caps.total_bytes)}")
-                    _write_member(tar, m, dest / path)
+                top = _unpack_members(tar, dest, caps)
             # Read to the end so gzip checks its CRC and length trailer.
             while reader.read(CHUNK):
                 pass

@@ -297,38 +297,48 @@ def render_report(report: VerifyReport, root: Path) -> str:
         lines.append("")
         lines.append("submissions were not judged: the bundle checks above failed")
     if report.submissions:
-        m = f"{report.margin_factor:g}x"
-        rows = [("submission", "expected", "got", f"got@{m}", "slowest case", "result")]
-        for s in report.submissions:
-            rows.append((s.submission.display(root), s.submission.expected, s.at_limit.verdict,
-                         s.at_margin.verdict, _time(s.at_limit), "OK" if s.ok else "FAIL"))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines.append("")
-        for r in rows:
-            lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
-        failing = [s for s in report.submissions if not s.ok]
-        if failing:
-            lines.append("")
-            for s in failing:
-                for p in s.problems:
-                    lines.append(f"  FAIL {s.submission.display(root)}: {p}")
-        margin = accepted_margin(report)
-        if margin is not None and margin[1]:
-            slowest, limit = margin
-            lines.append("")
-            lines.append(f"  slowest accepted case: {slowest:.3f} s of CPU time against a limit of {limit:.3f} s "
-                         f"here ({limit / slowest:.1f}x headroom)")
+        lines += _submission_lines(report, root)
     for p in report.problems:
         lines.append(f"  FAIL {p}")
     lines.append("")
+    lines.append(_outcome(report))
+    return "\n".join(lines) + "\n"
+
+
+def _submission_lines(report: VerifyReport, root: Path) -> list[str]:
+    """The table of submissions, each failing one's problems, and the accepted ones' headroom."""
+    m = f"{report.margin_factor:g}x"
+    rows = [("submission", "expected", "got", f"got@{m}", "slowest case", "result")]
+    for s in report.submissions:
+        rows.append((s.submission.display(root), s.submission.expected, s.at_limit.verdict,
+                     s.at_margin.verdict, _time(s.at_limit), "OK" if s.ok else "FAIL"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [""]
+    for r in rows:
+        lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    failing = [s for s in report.submissions if not s.ok]
+    if failing:
+        lines.append("")
+        for s in failing:
+            for p in s.problems:
+                lines.append(f"  FAIL {s.submission.display(root)}: {p}")
+    margin = accepted_margin(report)
+    if margin is not None and margin[1]:
+        slowest, limit = margin
+        lines.append("")
+        lines.append(f"  slowest accepted case: {slowest:.3f} s of CPU time against a limit of {limit:.3f} s "
+                     f"here ({limit / slowest:.1f}x headroom)")
+    return lines
+
+
+def _outcome(report: VerifyReport) -> str:
+    """The last line: OK, or what failed."""
     n = len(report.submissions)
     bad = sum(not s.ok for s in report.submissions)
     if report.ok:
-        lines.append(f"verify: OK ({n} submissions got their folder's verdict at 1x and "
-                     f"{report.margin_factor:g}x the time limit)")
-    else:
-        what = [f"{bad} of {n} submissions failed" if bad else "",
-                "bundle checks failed" if not all(c.ok for c in report.bundle_checks) else "",
-                f"{len(report.problems)} folder problem(s)" if report.problems else ""]
-        lines.append("verify: FAILED (" + "; ".join(w for w in what if w) + ")")
-    return "\n".join(lines) + "\n"
+        return (f"verify: OK ({n} submissions got their folder's verdict at 1x and "
+                f"{report.margin_factor:g}x the time limit)")
+    what = [f"{bad} of {n} submissions failed" if bad else "",
+            "bundle checks failed" if not all(c.ok for c in report.bundle_checks) else "",
+            f"{len(report.problems)} folder problem(s)" if report.problems else ""]
+    return "verify: FAILED (" + "; ".join(w for w in what if w) + ")"

@@ -36,6 +36,7 @@ from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
 from ..judging.paths import read_regular
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
+from .registry import Platform, Rendering
 
 VERSION = 3
 OUTPUT_LIMIT = 500
@@ -182,3 +183,16 @@ def render(r: GradeReport, spec: ProblemSpec | None = None, cases: Mapping[str, 
 
 def render_error(reason: str, solution_dir: Path | None = None) -> str:
     return json.dumps(exercism_error(reason, solution_dir), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- the registry's record (registry.py) ---------------------------------------------------
+
+def _render(report: GradeReport, ctx: Rendering) -> str:
+    return render(report, ctx.bundle.spec, visible_cases(ctx.bundle))
+
+
+def _render_error(ctx: Rendering, submission: Path, reason: str) -> str:
+    return render_error(reason, submission.parent)
+
+
+PLATFORM = Platform("exercism", _render, _render_error)

@@ -6,6 +6,13 @@ stale files of an older export never mix with a new one), whose parent exists,
 that is not a symbolic link and not inside the bundle (problem/safe_write.py).
 Paths are checked before anything is written; files are created with
 O_EXCL|O_NOFOLLOW.
+
+A program under programs/ runs on the platform without the grader, but may
+share a rule with it: an import line ending in `# INCLUDE`
+(`from grader.problem.x import f, g  # INCLUDE`) is replaced, in the exported
+copy, by that grader module's definitions (`included`), which is why such a
+module imports nothing. In the repository the program imports the module, so
+it runs and type-checks as it is.
 """
 from __future__ import annotations
 
@@ -20,7 +27,9 @@ from typing import Mapping, Sequence
 from ..problem.safe_write import WriteRefused, make_output_folder
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
+GRADER = Path(__file__).resolve().parent.parent
 _CONFIG_LINE = re.compile(r"^CONFIG: dict = .*?\n(?=\S)", re.MULTILINE | re.DOTALL)
+_INCLUDE_LINE = re.compile(r"^from grader\.([\w.]+) import ([\w, ]+?)\s+# INCLUDE\n", re.MULTILINE)
 
 
 class ExportError(RuntimeError):
@@ -33,9 +42,39 @@ class ExportFile:
     executable: bool = False
 
 
+def included(rel: str) -> str:
+    """The definitions of grader/<rel>, as text to paste into a program: the module without its
+    docstring and its `from __future__` import (the program has its own), under a line naming it.
+    ExportError if the module imports anything else: the program runs without the grader."""
+    text = (GRADER / rel).read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    start = 0
+    for i, node in enumerate(tree.body):
+        if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            start = node.end_lineno or 0
+        elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            start = node.end_lineno or 0
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            raise ExportError(f"grader/{rel} imports {ast.unparse(node)!r}: a program cannot include it")
+    body = "".join(text.splitlines(keepends=True)[start:]).strip("\n")
+    return f"# --- grader/{rel}: the grader's own rules, copied in by the export ---\n\n{body}\n"
+
+
+def _include(m: re.Match[str]) -> str:
+    rel = m.group(1).replace(".", "/") + ".py"
+    text = included(rel)
+    names = {n.name for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    missing = [n.strip() for n in m.group(2).split(",") if n.strip() not in names]
+    if missing:
+        raise ExportError(f"grader/{rel} defines no {', '.join(missing)}")
+    return text
+
+
 def program(name: str, config: Mapping | None = None) -> bytes:
-    """The text of programs/<name>.py, with its CONFIG assignment set to `config`."""
+    """The text of programs/<name>.py, with its CONFIG assignment set to `config` and each
+    import marked `# INCLUDE` replaced by the module it imports from (`included`)."""
     text = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
+    text = _INCLUDE_LINE.sub(_include, text)
     if config is not None:
         text, n = _CONFIG_LINE.subn(lambda _m: f"CONFIG: dict = {dict(config)!r}\n", text, count=1)
         if n != 1:

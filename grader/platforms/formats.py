@@ -5,77 +5,60 @@
 results.json); `render_platform_error` gives the same format's "could not be
 judged" document, so a platform shows the student a reason instead of a
 broken run. `export_platform` writes one platform's package into a folder.
-Each platform's own module holds the format and the export; this module only
-dispatches by name.
+Each platform's own module holds the format and the export and registers
+them (registry.py); this module only checks the name, and for an export the
+output path, then dispatches through the registry.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..problem.bundle import Bundle
 from ..judging.verdict import GradeReport
+from ..problem.bundle import Bundle
+from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder, target_problem
+from .files import ExportError
+from .registry import EXPORT_PLATFORMS, PLATFORM_FORMATS, Exported, ExportTarget, Platform, Rendering, platform
 
-PLATFORM_FORMATS = ("gradescope", "exercism", "junit", "prairielearn")
-EXPORT_PLATFORMS = ("gradescope", "kattis", "prairielearn", "otter")
+__all__ = ["EXPORT_PLATFORMS", "PLATFORM_FORMATS", "Exported", "export_platform", "render_platform",
+           "render_platform_error"]
 
 
-@dataclass(frozen=True)
-class Exported:
-    """What an export wrote: the main path, and the one line telling the owner what to do with it."""
-    path: Path
-    next_step: str
+def _results_platform(fmt: str) -> Platform:
+    if fmt not in PLATFORM_FORMATS:
+        raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(PLATFORM_FORMATS)})")
+    return platform(fmt)
 
 
 def render_platform(fmt: str, report: GradeReport, bundle: Bundle, elapsed_s: float | None = None,
                     timestamp: datetime | None = None) -> str:
     """The report in one platform's format."""
-    if fmt == "gradescope":
-        from . import gradescope
-        return gradescope.render(report, elapsed_s)
-    if fmt == "exercism":
-        from . import exercism
-        return exercism.render(report, bundle.spec, exercism.visible_cases(bundle))
-    if fmt == "junit":
-        from . import junit
-        return junit.render(report, elapsed_s, timestamp)
-    if fmt == "prairielearn":
-        from . import prairielearn
-        return prairielearn.render(report)
-    raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(PLATFORM_FORMATS)})")
+    render = _results_platform(fmt).render
+    assert render is not None          # LISTED says it has one; tests/test_formats.py checks
+    return render(report, Rendering(bundle, elapsed_s, timestamp))
 
 
 def render_platform_error(fmt: str, bundle: Bundle, submission: Path, reason: str) -> str:
     """The platform's document for a submission that cannot be judged at all."""
-    if fmt == "gradescope":
-        from . import gradescope
-        return gradescope.render_error(bundle.spec, reason)
-    if fmt == "exercism":
-        from . import exercism
-        return exercism.render_error(reason, Path(submission).parent)
-    if fmt == "junit":
-        from . import junit
-        return junit.render_error(bundle.spec, reason)
-    if fmt == "prairielearn":
-        from . import prairielearn
-        return prairielearn.render_error(bundle.spec, reason)
-    raise ValueError(f"unknown format {fmt!r} (use one of {', '.join(PLATFORM_FORMATS)})")
+    render_error = _results_platform(fmt).render_error
+    assert render_error is not None
+    return render_error(Rendering(bundle), Path(submission), reason)
 
 
-def export_platform(platform: str, bundle: Bundle, out: Path | None = None, zip_file: bool = False,
+def export_platform(platform_name: str, bundle: Bundle, out: Path | None = None, zip_file: bool = False,
                     force: bool = False) -> Exported:
-    """Write `platform`'s package into `out`, a new or empty folder (default dist/<id>-<version>-<platform>).
+    """Write `platform_name`'s package into `out`, a new or empty folder (default dist/<id>-<version>-<platform>).
 
     `zip_file` (Gradescope only, the `export-gradescope` spelling): `out` names the zip itself, which
     replaces an existing file only with `force`. Either is refused by problem/safe_write.py's rules
     (never through a link, never into the bundle) before anything is built. Raises ExportError with
     a one-line reason."""
-    from .files import ExportError
-    from ..maintain.pack import PackError
-    from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder, target_problem
+    if platform_name not in EXPORT_PLATFORMS:
+        raise ValueError(f"unknown platform {platform_name!r} (use one of {', '.join(EXPORT_PLATFORMS)})")
+    export = platform(platform_name).export
+    assert export is not None
     spec = bundle.spec
-    stem = f"{spec.id}-{spec.version}-{platform}"
+    stem = f"{spec.id}-{spec.version}-{platform_name}"
     try:
         if out is None:     # the default's folder, dist/, is made; a folder the user names must exist
             out = make_output_folder(bundle.root / "dist") / (stem + (".zip" if zip_file else ""))
@@ -84,34 +67,6 @@ def export_platform(platform: str, bundle: Bundle, out: Path | None = None, zip_
         problem = target_problem(out, force, protected) if zip_file else folder_problem(out, protected)
         if problem:
             raise WriteRefused(problem)
-        return _export(platform, bundle, out, stem, zip_file, force)
-    except (PackError, WriteRefused) as exc:
+    except WriteRefused as exc:
         raise ExportError(str(exc)) from None
-
-
-def _export(platform: str, bundle: Bundle, out: Path, stem: str, zip_file: bool, force: bool) -> Exported:
-    if platform == "gradescope":
-        from .files import write_export
-        from . import gradescope
-        if not zip_file:
-            write_export(out, {})          # the same folder checks as every export
-        path = gradescope.export_gradescope(bundle, out if zip_file else out / f"{stem}.zip", force)
-        return Exported(path, f"{path.stat().st_size / 1e6:.2f} MB; upload it as the autograder of a "
-                              "Gradescope programming assignment")
-    if platform == "kattis":
-        from . import kattis
-        path = kattis.export_kattis(bundle, out)
-        return Exported(path, f"check it with `{kattis.verify_command(path)}` (PyPI problemtools, with a "
-                              "python3 that has NumPy on PATH: the languages.yaml beside it makes python3 "
-                              "CPython), then upload the folder")
-    if platform == "prairielearn":
-        from . import prairielearn
-        path = prairielearn.export_prairielearn(bundle, out)
-        return Exported(path, f"copy it into your course's questions/ folder; build and push the grading image "
-                              f"{prairielearn.image_name(bundle.spec)} with {path}/image/Dockerfile (docs/platforms.md)")
-    if platform == "otter":
-        from . import otter
-        path = otter.export_otter(bundle, out)
-        return Exported(path, f"run `otter assign {path} DIST` (PyPI otter-grader): it checks that the "
-                              "reference scores 100% and writes DIST/student/ and DIST/autograder/")
-    raise ValueError(f"unknown platform {platform!r} (use one of {', '.join(EXPORT_PLATFORMS)})")
+    return export(ExportTarget(bundle, out, stem, zip_file, force))

@@ -42,6 +42,8 @@ from ..problem.safe_write import WriteRefused, write_file
 from ..problem.spec import ProblemSpec
 from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
+from .files import ExportError, write_export
+from .registry import Exported, ExportTarget, Platform, Rendering
 from .uploads import unlocated_reason, upload_files
 
 VISIBLE, HIDDEN = "visible", "after_published"
@@ -315,3 +317,29 @@ def export_gradescope(bundle: Bundle, dest: Path, force: bool = False) -> Path:
     except WriteRefused as exc:
         raise PackError(str(exc)) from None
     return dest
+
+
+# --- the registry's record (registry.py) ---------------------------------------------------
+
+def _render(report: GradeReport, ctx: Rendering) -> str:
+    return render(report, ctx.elapsed_s)
+
+
+def _render_error(ctx: Rendering, submission: Path, reason: str) -> str:
+    return render_error(ctx.bundle.spec, reason)
+
+
+def _export(target: ExportTarget) -> Exported:
+    """The zip itself when `target.zip_file`, else OUT/<stem>.zip in a new or empty folder OUT."""
+    if not target.zip_file:
+        write_export(target.out, {})          # the same folder checks as every export
+    try:
+        path = export_gradescope(target.bundle, target.out if target.zip_file else target.out / f"{target.stem}.zip",
+                                 target.force)
+    except PackError as exc:
+        raise ExportError(str(exc)) from None
+    return Exported(path, f"{path.stat().st_size / 1e6:.2f} MB; upload it as the autograder of a "
+                          "Gradescope programming assignment")
+
+
+PLATFORM = Platform("gradescope", _render, _render_error, _export)

@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
+from pathlib import Path
 
 from ..problem.spec import ProblemSpec
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
+from .registry import Platform, Rendering
 
 # XML 1.0 allows tab, LF, CR and everything from U+0020 except surrogates and U+FFFE/U+FFFF.
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -125,3 +127,16 @@ def render_error(spec: ProblemSpec, reason: str, timestamp: datetime | None = No
     ET.SubElement(suite, "system-out").text = ""
     ET.SubElement(suite, "system-err").text = ""
     return _serialise(root)
+
+
+# --- the registry's record (registry.py) ---------------------------------------------------
+
+def _render(report: GradeReport, ctx: Rendering) -> str:
+    return render(report, ctx.elapsed_s, ctx.timestamp)
+
+
+def _render_error(ctx: Rendering, submission: Path, reason: str) -> str:
+    return render_error(ctx.bundle.spec, reason)
+
+
+PLATFORM = Platform("junit", _render, _render_error)

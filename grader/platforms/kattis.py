@@ -35,6 +35,7 @@ from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
 from .files import ExportError, ExportFile, program, write_export
+from .registry import Exported, ExportTarget, Platform
 
 FORMAT_VERSION = "legacy"
 # Our submissions/ folders that mean the same in the Kattis format. compile_error has no
@@ -90,7 +91,7 @@ def shortname(spec: ProblemSpec) -> str:
     return name
 
 
-def _json(value) -> bytes:
+def _json(value: object) -> bytes:
     return (json.dumps(value, separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
@@ -203,3 +204,15 @@ def export_kattis(bundle: Bundle, out_dir: Path) -> Path:
     """Write the package under `out_dir`; returns the problem folder (OUT/<shortname>)."""
     write_export(out_dir, kattis_files(bundle))
     return Path(out_dir) / shortname(bundle.spec)
+
+
+# --- the registry's record (registry.py) ---------------------------------------------------
+
+def _export(target: ExportTarget) -> Exported:
+    path = export_kattis(target.bundle, target.out)
+    return Exported(path, f"check it with `{verify_command(path)}` (PyPI problemtools, with a "
+                          "python3 that has NumPy on PATH: the languages.yaml beside it makes python3 "
+                          "CPython), then upload the folder")
+
+
+PLATFORM = Platform("kattis", export=_export)

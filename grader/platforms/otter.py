@@ -35,9 +35,10 @@ import yaml
 from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from ..maintain.pack import COMPRESSLEVEL, select_files
+from ..maintain.pack import COMPRESSLEVEL, PackError, select_files
 from .files import ExportError, ExportFile, platform_starter, program, write_export
 from .gradescope import runtime_entries, zip_info
+from .registry import Exported, ExportTarget, Platform
 
 BUNDLE_ZIP = "vit_grader_bundle.zip"
 CHECK_MODULE = "otter_check.py"
@@ -68,7 +69,7 @@ def _code(text: str, output: str | None = None) -> dict[str, Any]:
             "source": _lines(text)}
 
 
-def _array(value) -> str:
+def _array(value: Any) -> str:
     if hasattr(value, "tolist"):
         return f"np.array({value.tolist()!r}, dtype=np.float64)"
     return repr(int(value))
@@ -159,3 +160,17 @@ def export_otter(bundle: Bundle, out_dir: Path) -> Path:
     """Write the master notebook and its files into `out_dir`; returns the notebook's path."""
     write_export(out_dir, otter_files(bundle))
     return Path(out_dir) / notebook_name(bundle.spec)
+
+
+# --- the registry's record (registry.py) ---------------------------------------------------
+
+def _export(target: ExportTarget) -> Exported:
+    try:
+        path = export_otter(target.bundle, target.out)
+    except PackError as exc:
+        raise ExportError(str(exc)) from None
+    return Exported(path, f"run `otter assign {path} DIST` (PyPI otter-grader): it checks that the "
+                          "reference scores 100% and writes DIST/student/ and DIST/autograder/")
+
+
+PLATFORM = Platform("otter", export=_export)

@@ -40,6 +40,7 @@ from ..problem.spec import ProblemSpec
 from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
 from .files import ExportFile, platform_starter, write_export
 from .gradescope import case_lines
+from .registry import Exported, ExportTarget, Platform, Rendering
 from .uploads import unlocated_reason, upload_files
 
 ENTRYPOINT = "/usr/local/bin/grade-prairielearn"
@@ -202,3 +203,22 @@ def export_prairielearn(bundle: Bundle, out_dir: Path) -> Path:
     """Write the question folder `out_dir` (new or empty); returns it."""
     write_export(out_dir, prairielearn_files(bundle))
     return Path(out_dir)
+
+
+# --- the registry's record (registry.py) ---------------------------------------------------
+
+def _render(report: GradeReport, ctx: Rendering) -> str:
+    return render(report)
+
+
+def _render_error(ctx: Rendering, submission: Path, reason: str) -> str:
+    return render_error(ctx.bundle.spec, reason)
+
+
+def _export(target: ExportTarget) -> Exported:
+    path = export_prairielearn(target.bundle, target.out)
+    return Exported(path, f"copy it into your course's questions/ folder; build and push the grading image "
+                          f"{image_name(target.bundle.spec)} with {path}/image/Dockerfile (docs/platforms.md)")
+
+
+PLATFORM = Platform("prairielearn", _render, _render_error, _export)

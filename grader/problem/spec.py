@@ -3,18 +3,26 @@
 Every key is checked: unknown keys, missing keys and wrong types raise
 SpecError naming the offending path, so a broken bundle is refused before any
 submission is judged (as the Kattis format does).
+
+problem.yaml's rules are written once, as `PROBLEM_YAML`, a tree of the rule
+kinds of spec_rules.py. `parse_spec` checks a document against it and builds
+the typed records below; `problem_schema` writes the same tree as JSON Schema,
+which scripts/problem_schema.py saves as schemas/problem.schema.json
+(tests/test_schema.py fails when the saved file differs, and checks that the
+loader and the schema agree on valid and broken documents).
 """
 from __future__ import annotations
 
-import math
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .spec_rules import (ROOT, Boolean, Choice, First, IntRange, Integer, ListOf, PositiveInteger, PositiveNumber, Record,
+                         RequiredWhen, SpecError, Text, TextList, json_schema)
 
-
-class SpecError(ValueError):
-    """problem.yaml is missing, unreadable or does not follow the schema."""
+__all__ = ["PROBLEM_YAML", "AllowedImports", "Comparison", "Feedback", "Group", "Limits", "Parameter", "ProblemSpec",
+           "SpecError", "TimeCalibration", "load_spec", "parse_spec", "problem_schema", "problem_schema_text"]
 
 
 @dataclass(frozen=True)
@@ -128,164 +136,98 @@ class ProblemSpec:
         return sum(g.points for g in self.groups)
 
 
-# --- strict reading helpers -------------------------------------------------
+# --- problem.yaml, once: the loader and schemas/problem.schema.json both come from this ---
 
-def _mapping(value: Any, where: str, required: set[str], optional: set[str] = frozenset()) -> dict:
-    if not isinstance(value, dict):
-        raise SpecError(f"{where}: expected a mapping, got {type(value).__name__}")
-    keys = set(value)
-    unknown = keys - required - set(optional)
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
-    missing = required - keys
-    if missing:
-        raise SpecError(f"{where}: missing key(s) {', '.join(sorted(missing))}")
-    return value
+_ARRAY_DTYPE = "arrays must be float64"
+_PARAMETER = Record({
+    "name": Text(),
+    "type": Choice(("ndarray", "int"), "must be 'ndarray' or 'int', got {value!r}", typed_as=str),
+    "dtype": Choice(("float64",), _ARRAY_DTYPE),
+    "shape": TextList(),
+}, optional=frozenset({"dtype"}), required_when=RequiredWhen("dtype", "type", "ndarray", _ARRAY_DTYPE),
+    def_name="parameter")
+_GROUP = Record({
+    "name": Text(pattern="[a-z0-9_]+", message="use lower-case letters, digits and '_' ({value!r})"),
+    "visible": Boolean(),
+    "points": Integer(minimum=0, message="must be >= 0"),
+    "description": Text(),
+    "exercises": TextList(),
+}, def_name="group")
+_FEEDBACK_LEVEL = Choice(("full", "summary"), "must be 'full' or 'summary', got {value!r}")
+
+PROBLEM_YAML = Record({
+    "schema_version": Choice((1,), "only version 1 is understood, got {value!r}"),
+    "id": Text(),
+    "title": Text(),
+    "version": Text(),
+    "track": Record({"name": Text(), "step": Integer(), "steps": Integer()}),
+    "difficulty": Text(),
+    "license": Record({"statement": Text(), "code": Text()}),
+    "credits": TextList(),
+    "entry_point": Record({"file": Text(), "function": Text(),
+                           "parameters": ListOf(_PARAMETER, unique_key="name", noun="parameter")}),
+    "output": Record({"type": Choice(("ndarray",), "only 'ndarray' is supported, got {value!r}"),
+                      "dtype": Choice(("float64",), "only 'float64' is supported, got {value!r}"),
+                      "shape": TextList()}),
+    "constraints": Record({"B": IntRange(), "N": IntRange(), "D": IntRange(), "M": IntRange(),
+                           "num_heads": IntRange(), "max_abs_input": PositiveNumber()}),
+    "comparison": Record({"rule": Text(), "rtol": PositiveNumber(), "atol": PositiveNumber(), "evidence": Text()}),
+    "limits": Record({"time_per_test_s": PositiveNumber(), "wall_factor": PositiveNumber(),
+                      "total_time_s": PositiveNumber(), "memory_mib": PositiveInteger(),
+                      "output_mib": PositiveInteger(), "captured_output_kib": PositiveInteger(),
+                      "output_flood_mib": PositiveInteger(), "source_kib": PositiveInteger()}),
+    "time_calibration": Record({"probe_time_s": PositiveNumber(), "safety_factor": PositiveNumber(),
+                                "tle_margin": PositiveNumber(), "file": Text()}),
+    "allowed_imports": Record({"packages": TextList(), "exclude": TextList(), "stdlib": TextList()}),
+    "feedback": Record({"visible": _FEEDBACK_LEVEL, "hidden": _FEEDBACK_LEVEL}),
+    "tests": Record({"generator_seed": Integer(), "practice_seed": Integer(),
+                     "groups": ListOf(_GROUP, First({"name": "sample", "visible": True},
+                                                    "the first group must be the visible 'sample' group",
+                                                    "The first group is the visible sample group."),
+                                      unique_key="name", noun="group")}),
+})
+
+SCHEMA_TITLE = "problem.yaml of the ViT Encoder Block bundle (schema_version 1)"
+SCHEMA_DESCRIPTION = ("Generated from PROBLEM_YAML in grader/problem/spec.py, the rules the grader checks "
+                      "problem.yaml against at every run (python3 scripts/problem_schema.py writes this file). "
+                      "Every object is closed (additionalProperties: false), so an unknown key is an error, as in "
+                      "the Kattis problem format. The grader also refuses what JSON Schema cannot say: an integer "
+                      "written as a float (4.0), NaN and infinity, a range whose min exceeds its max, and two "
+                      "parameters or groups of the same name.")
+_DEF_ORDER = ("string_list", "positive_number", "positive_integer", "int_range", "parameter", "group")
 
 
-def _typed(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
-    # bool is an int subclass; a YAML "yes" must not pass as a number.
-    if isinstance(value, bool) and kind is not bool:
-        raise SpecError(f"{where}: expected {getattr(kind, '__name__', kind)}, got bool")
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise SpecError(f"{where}: expected {names}, got {type(value).__name__}")
-    return value
+def problem_schema() -> dict[str, Any]:
+    """schemas/problem.schema.json, as data: PROBLEM_YAML written as JSON Schema."""
+    return json_schema(PROBLEM_YAML, SCHEMA_TITLE, SCHEMA_DESCRIPTION, _DEF_ORDER)
 
 
-def _positive(value: Any, where: str) -> float:
-    v = _typed(value, (int, float), where)
-    if not math.isfinite(v) or v <= 0:
-        raise SpecError(f"{where}: must be a positive finite number, got {v!r}")
-    return v
-
-
-def _str_list(value: Any, where: str) -> tuple[str, ...]:
-    _typed(value, list, where)
-    return tuple(_typed(v, str, f"{where}[{i}]") for i, v in enumerate(value))
-
-
-def _parameter(raw: Any, where: str) -> Parameter:
-    m = _mapping(raw, where, {"name", "type", "shape"}, {"dtype"})
-    kind = _typed(m["type"], str, f"{where}.type")
-    if kind not in ("ndarray", "int"):
-        raise SpecError(f"{where}.type: must be 'ndarray' or 'int', got {kind!r}")
-    dtype = m.get("dtype")
-    if kind == "ndarray" and dtype != "float64":
-        raise SpecError(f"{where}.dtype: arrays must be float64")
-    return Parameter(_typed(m["name"], str, f"{where}.name"), kind, dtype,
-                     _str_list(m["shape"], f"{where}.shape"))
-
-
-def _group(raw: Any, where: str) -> Group:
-    m = _mapping(raw, where, {"name", "visible", "points", "description", "exercises"})
-    points = _typed(m["points"], int, f"{where}.points")
-    if points < 0:
-        raise SpecError(f"{where}.points: must be >= 0")
-    name = _typed(m["name"], str, f"{where}.name")
-    if not name.replace("_", "").isalnum() or not name.islower():
-        raise SpecError(f"{where}.name: use lower-case letters, digits and '_' ({name!r})")
-    return Group(name, _typed(m["visible"], bool, f"{where}.visible"), points,
-                 _typed(m["description"], str, f"{where}.description"),
-                 _str_list(m["exercises"], f"{where}.exercises"))
-
-
-def _constraints(raw: Any, where: str) -> dict[str, Any]:
-    m = _mapping(raw, where, {"B", "N", "D", "M", "num_heads", "max_abs_input"})
-    out: dict[str, Any] = {}
-    for key in ("B", "N", "D", "M", "num_heads"):
-        pair = _typed(m[key], list, f"{where}.{key}")
-        if len(pair) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair):
-            raise SpecError(f"{where}.{key}: expected [min, max] integers")
-        if not 1 <= pair[0] <= pair[1]:
-            raise SpecError(f"{where}.{key}: need 1 <= min <= max, got {pair}")
-        out[key] = (pair[0], pair[1])
-    out["max_abs_input"] = float(_positive(m["max_abs_input"], f"{where}.max_abs_input"))
-    return out
+def problem_schema_text() -> str:
+    """schemas/problem.schema.json's exact text (scripts/problem_schema.py writes it)."""
+    return json.dumps(problem_schema(), indent=2) + "\n"
 
 
 def parse_spec(raw: Any) -> ProblemSpec:
     """Build a ProblemSpec from the parsed YAML document, or raise SpecError."""
-    top = _mapping(raw, "problem.yaml", {
-        "schema_version", "id", "title", "version", "track", "difficulty", "license",
-        "credits", "entry_point", "output", "constraints", "comparison", "limits",
-        "time_calibration", "allowed_imports", "feedback", "tests"})
-    if top["schema_version"] != 1:
-        raise SpecError(f"schema_version: only version 1 is understood, got {top['schema_version']!r}")
-    track = _mapping(top["track"], "track", {"name", "step", "steps"})
-    lic = _mapping(top["license"], "license", {"statement", "code"})
-    entry = _mapping(top["entry_point"], "entry_point", {"file", "function", "parameters"})
-    params = tuple(_parameter(p, f"entry_point.parameters[{i}]")
-                   for i, p in enumerate(_typed(entry["parameters"], list, "entry_point.parameters")))
-    if len({p.name for p in params}) != len(params):
-        raise SpecError("entry_point.parameters: duplicate parameter names")
-    out = _mapping(top["output"], "output", {"type", "dtype", "shape"})
-    if out["type"] != "ndarray":
-        raise SpecError(f"output.type: only 'ndarray' is supported, got {out['type']!r}")
-    if out["dtype"] != "float64":
-        raise SpecError(f"output.dtype: only 'float64' is supported, got {out['dtype']!r}")
-    cmp_ = _mapping(top["comparison"], "comparison", {"rule", "rtol", "atol", "evidence"})
-    lim = _mapping(top["limits"], "limits", {
-        "time_per_test_s", "wall_factor", "total_time_s", "memory_mib", "output_mib",
-        "captured_output_kib", "output_flood_mib", "source_kib"})
-    cal = _mapping(top["time_calibration"], "time_calibration",
-                   {"probe_time_s", "safety_factor", "tle_margin", "file"})
-    imp = _mapping(top["allowed_imports"], "allowed_imports", {"packages", "exclude", "stdlib"})
-    fb = _mapping(top["feedback"], "feedback", {"visible", "hidden"})
-    for key in ("visible", "hidden"):
-        if fb[key] not in ("full", "summary"):
-            raise SpecError(f"feedback.{key}: must be 'full' or 'summary', got {fb[key]!r}")
-    tests = _mapping(top["tests"], "tests", {"generator_seed", "practice_seed", "groups"})
-    groups = tuple(_group(g, f"tests.groups[{i}]")
-                   for i, g in enumerate(_typed(tests["groups"], list, "tests.groups")))
-    if not groups or groups[0].name != "sample" or not groups[0].visible:
-        raise SpecError("tests.groups: the first group must be the visible 'sample' group")
-    if len({g.name for g in groups}) != len(groups):
-        raise SpecError("tests.groups: duplicate group names")
-    int_limit = lambda k: int(_positive(_typed(lim[k], int, f"limits.{k}"), f"limits.{k}"))  # noqa: E731
+    doc = PROBLEM_YAML.check(raw, ROOT)
+    entry, out, tests = doc["entry_point"], doc["output"], doc["tests"]
+    track, lim, cal, imp = doc["track"], doc["limits"], doc["time_calibration"], doc["allowed_imports"]
     return ProblemSpec(
-        schema_version=1,
-        id=_typed(top["id"], str, "id"),
-        title=_typed(top["title"], str, "title"),
-        version=_typed(top["version"], str, "version"),
-        track_name=_typed(track["name"], str, "track.name"),
-        track_step=_typed(track["step"], int, "track.step"),
-        track_steps=_typed(track["steps"], int, "track.steps"),
-        difficulty=_typed(top["difficulty"], str, "difficulty"),
-        license={k: _typed(v, str, f"license.{k}") for k, v in lic.items()},
-        credits=_str_list(top["credits"], "credits"),
-        entry_file=_typed(entry["file"], str, "entry_point.file"),
-        function=_typed(entry["function"], str, "entry_point.function"),
-        parameters=params,
-        output_type=out["type"],
-        output_dtype=out["dtype"],
-        output_shape=_str_list(out["shape"], "output.shape"),
-        constraints=_constraints(top["constraints"], "constraints"),
-        comparison=Comparison(_typed(cmp_["rule"], str, "comparison.rule"),
-                              float(_positive(cmp_["rtol"], "comparison.rtol")),
-                              float(_positive(cmp_["atol"], "comparison.atol")),
-                              _typed(cmp_["evidence"], str, "comparison.evidence")),
-        limits=Limits(
-            time_per_test_s=float(_positive(lim["time_per_test_s"], "limits.time_per_test_s")),
-            wall_factor=float(_positive(lim["wall_factor"], "limits.wall_factor")),
-            total_time_s=float(_positive(lim["total_time_s"], "limits.total_time_s")),
-            memory_mib=int_limit("memory_mib"),
-            output_mib=int_limit("output_mib"),
-            captured_output_kib=int_limit("captured_output_kib"),
-            output_flood_mib=int_limit("output_flood_mib"),
-            source_kib=int_limit("source_kib")),
-        time_calibration=TimeCalibration(
-            probe_time_s=float(_positive(cal["probe_time_s"], "time_calibration.probe_time_s")),
-            safety_factor=float(_positive(cal["safety_factor"], "time_calibration.safety_factor")),
-            tle_margin=float(_positive(cal["tle_margin"], "time_calibration.tle_margin")),
-            file=_typed(cal["file"], str, "time_calibration.file")),
-        allowed_imports=AllowedImports(_str_list(imp["packages"], "allowed_imports.packages"),
-                                       _str_list(imp["exclude"], "allowed_imports.exclude"),
-                                       _str_list(imp["stdlib"], "allowed_imports.stdlib")),
-        feedback=Feedback(fb["visible"], fb["hidden"]),
-        generator_seed=_typed(tests["generator_seed"], int, "tests.generator_seed"),
-        groups=groups,
-        practice_seed=_typed(tests["practice_seed"], int, "tests.practice_seed"),
+        schema_version=1, id=doc["id"], title=doc["title"], version=doc["version"],
+        track_name=track["name"], track_step=track["step"], track_steps=track["steps"],
+        difficulty=doc["difficulty"], license=doc["license"], credits=doc["credits"],
+        entry_file=entry["file"], function=entry["function"],
+        parameters=tuple(Parameter(p["name"], p["type"], p.get("dtype"), p["shape"]) for p in entry["parameters"]),
+        output_type=out["type"], output_dtype=out["dtype"], output_shape=out["shape"],
+        constraints=doc["constraints"],
+        comparison=Comparison(**doc["comparison"]),
+        limits=Limits(**lim),
+        time_calibration=TimeCalibration(**cal),
+        allowed_imports=AllowedImports(**imp),
+        feedback=Feedback(**doc["feedback"]),
+        generator_seed=tests["generator_seed"],
+        groups=tuple(Group(**g) for g in tests["groups"]),
+        practice_seed=tests["practice_seed"],
     )
 
 

@@ -8,7 +8,15 @@ on stderr: the Kattis problem package format's input-validator contract.
 problemtools (checks/validators.py) runs it on every test file and also feeds
 it mutated copies, which must be rejected. Pure Python, so it runs with any
 python3 the judge has.
+
+The rules themselves (shapes, size ranges, magnitudes) are the grader's own
+validator's, grader/problem/input_rules.py: the repository's copy of this
+program imports them, the exported copy has the module's text pasted in
+their place (platforms/files.py), so it needs no grader. This program only
+reads the JSON form of a case into shapes and numbers.
 """
+from __future__ import annotations
+
 import json
 import math
 import sys
@@ -18,13 +26,15 @@ CONFIG: dict = {"parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "
                                 "num_heads": [1, 256], "max_abs_input": 1000.0}}
 VALID, INVALID = 42, 43
 
+from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
+
 
 class Invalid(Exception):
     pass
 
 
-def shape_of(value, where: str) -> tuple:
-    """The shape of a nested list of numbers, rectangular or Invalid."""
+def shape_of(value: object, where: str) -> tuple[int, ...]:
+    """The shape of a nested list of numbers, rectangular or Invalid; every number within the bounds."""
     if isinstance(value, list):
         if not value:
             raise Invalid(f"{where}: empty list")
@@ -34,13 +44,16 @@ def shape_of(value, where: str) -> tuple:
         return (len(value), *shapes.pop())
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Invalid(f"{where}: {type(value).__name__} where a number belongs")
-    limit = CONFIG["constraints"]["max_abs_input"]
-    if not math.isfinite(value) or abs(value) > limit:
-        raise Invalid(f"{where}: {value!r} is not finite or above {limit:g} in magnitude")
+    finite = math.isfinite(value)
+    problem = magnitude_problem(where, finite, abs(value) if finite else math.inf,
+                                CONFIG["constraints"]["max_abs_input"])
+    if problem:
+        raise Invalid(f"{problem}: {value!r}")
     return ()
 
 
-def check(raw) -> None:
+def check(raw: object) -> None:
+    """Raise Invalid with the first rule `raw`, the parsed `.in` file, breaks."""
     params = CONFIG["parameters"]
     if not isinstance(raw, dict) or sorted(raw) != sorted(params):
         raise Invalid(f"expected a JSON object with exactly the keys {params}")
@@ -48,26 +61,12 @@ def check(raw) -> None:
     if isinstance(heads, bool) or not isinstance(heads, int):
         raise Invalid("num_heads must be an integer")
     shapes = {k: shape_of(raw[k], k) for k in params if k != "num_heads"}
-    if len(shapes["x"]) != 3:
-        raise Invalid(f"x must be 3-dimensional, got shape {shapes['x']}")
-    B, N, D = shapes["x"]
-    if len(shapes["W1"]) != 2 or shapes["W1"][0] != D:
-        raise Invalid(f"W1 must have shape ({D}, M), got {shapes['W1']}")
-    M = shapes["W1"][1]
-    wanted = {"Wq": (D, D), "Wk": (D, D), "Wv": (D, D), "Wo": (D, D), "W2": (M, D)}
-    for k, s in wanted.items():
-        if shapes[k] != s:
-            raise Invalid(f"{k} must have shape {s}, got {shapes[k]}")
-    dims = {"B": B, "N": N, "D": D, "M": M, "num_heads": heads}
-    for k, value in dims.items():
-        lo, hi = CONFIG["constraints"][k]
-        if not lo <= value <= hi:
-            raise Invalid(f"{k} = {value} is outside [{lo}, {hi}]")
-    if D % heads:
-        raise Invalid(f"D = {D} is not divisible by num_heads = {heads}")
+    problems = shape_problems(shapes) or size_problems(sizes(shapes, heads), CONFIG["constraints"])
+    if problems:
+        raise Invalid(problems[0])
 
 
-def canonical(raw) -> str:
+def canonical(raw: dict) -> str:
     return json.dumps({k: raw[k] for k in CONFIG["parameters"]}, separators=(",", ":"), allow_nan=False) + "\n"
 
 
@@ -79,7 +78,7 @@ def main() -> int:
         if text != canonical(raw):
             raise Invalid("not in canonical form (compact JSON in parameter order, shortest float repr, "
                           "one final newline)")
-    except (Invalid, ValueError, RecursionError) as exc:
+    except (Invalid, ValueError, OverflowError, RecursionError) as exc:   # OverflowError: an integer beyond float
         print(f"invalid input: {exc}", file=sys.stderr)
         return INVALID
     return VALID
