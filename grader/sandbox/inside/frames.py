@@ -5,10 +5,21 @@ little-endian float64 bytes of a returned array). Nothing is pickled. The
 parent's reader is grader/sandbox/protocol.py; it imports MAGIC and HEADER_CAP
 from here. Part of the code that runs inside the sandbox (grader/sandbox/child.py).
 """
+from __future__ import annotations
+
 import json
 import os
 import struct
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+    from typing import Any, TypeVar
+
+    Header = dict[str, Any]        # a frame's JSON header
+    T = TypeVar("T")
 
 MAGIC = b"VITR"
 HEADER_CAP = 64 * 1024          # a header longer than this is malformed
@@ -26,33 +37,38 @@ STATUS_FORBIDDEN_IMPORT = "forbidden_import"
 STATUS_CALL_EXCEPTION = "call_exception"
 
 
-def encode_frame(header, body=b""):
+def encode_frame(header: Header, body: bytes = b"") -> bytes:
+    """One frame: MAGIC, the header's length (u32, little-endian), the header as JSON, the body."""
     raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     return MAGIC + struct.pack("<I", len(raw)) + raw + body
 
 
-def _write_all(fd, data):
+def _write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd` (a pipe may take less than all at once)."""
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
         view = view[n:]
 
 
-def _short(text):
-    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
-    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + " [...]"
+def _short(text: object) -> str:
+    """str(text), printable (other characters become "?"), at most TEXT_CAP characters and a marker."""
+    shown = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
+    return shown if len(shown) <= TEXT_CAP else shown[:TEXT_CAP] + " [...]"
 
 
-def _guarded(fn, fallback):
+def _guarded(fn: Callable[[], T], fallback: T) -> T:
+    """fn(), or `fallback` if it raises anything at all."""
     try:
         return fn()
     except BaseException:  # the submission's object misbehaved while being described
         return fallback
 
 
-def _submission_frames(exc, filename):
+def _submission_frames(exc: BaseException, filename: str) -> list[tuple[int, str]]:
     """(line, function) of the traceback's frames that run the submission's code."""
-    out, tb = [], exc.__traceback__
+    out: list[tuple[int, str]] = []
+    tb = exc.__traceback__
     while tb is not None and len(out) < 100_000:
         code = tb.tb_frame.f_code
         if code.co_filename == filename and type(tb.tb_lineno) is int:
@@ -61,15 +77,15 @@ def _submission_frames(exc, filename):
     return out
 
 
-def _error_info(exc, filename, source_lines):
+def _error_info(exc: BaseException, filename: str, source_lines: list[str]) -> Header:
     """Exception type, message, and only the frames inside the submission.
 
     Source text comes from the zygote's own copy of the file, not from
     linecache (which the submission can rewrite) and without touching any
     other file (tracebacks through NumPy would try to read its sources)."""
-    frames = _guarded(lambda: _submission_frames(exc, filename), [])
+    frames: list[tuple[int, str]] = _guarded(lambda: _submission_frames(exc, filename), [])
 
-    def text(lineno):
+    def text(lineno: int) -> str:
         return source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
     lines = [f"line {n}, in {name}: {text(n)}" for n, name in frames]
     if len(lines) > TRACEBACK_LINES:
@@ -82,7 +98,7 @@ def _error_info(exc, filename, source_lines):
             "line": lineno if type(lineno) is int else None}
 
 
-def _exception_frame(exc, filename, source_lines, status):
+def _exception_frame(exc: BaseException, filename: str, source_lines: list[str], status: str) -> bytes:
     """The result frame reporting `exc`. The exception object is the
     submission's (its __str__, __class__ or metaclass may raise), so every use
     of it is guarded: a failure here must not escape into harness code."""
@@ -97,7 +113,8 @@ def _exception_frame(exc, filename, source_lines, status):
             "traceback": [], "line": None}})
 
 
-def _describe_type(value, np):
+def _describe_type(value: Any, np: ModuleType) -> str:
+    """The kind of value the submission returned, as the report names it."""
     t = type(value)
     if t is np.ndarray:
         return "ndarray" if value.ndim else "0-d array"
@@ -111,9 +128,10 @@ def _describe_type(value, np):
     return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__name__
 
 
-def _result_frame(value, np, cap):
+def _result_frame(value: Any, np: ModuleType, cap: int | None) -> bytes:
+    """The result frame for `value`: a body only for a float64 ndarray within `cap` bytes."""
     kind = _describe_type(value, np)
-    header = {"kind": "result", "status": STATUS_OK, "type": kind}
+    header: Header = {"kind": "result", "status": STATUS_OK, "type": kind}
     if kind != "ndarray":
         return encode_frame(header)
     header["dtype"] = str(value.dtype)

@@ -5,14 +5,31 @@ the wall-clock limit, reaps it, reports its exit status and resource usage, and
 kills whatever the worker left behind. Part of the code that runs inside the
 sandbox (grader/sandbox/child.py).
 """
+from __future__ import annotations
+
 import os
 import sys
 
 from .kernel import _libc, get_dumpable, set_dumpable
 from .landlock import landlock_abi
 from .seccomp import prepared_program
-from .worker import is_allowed
 from .supervise import _recv, _run_job, _send, _serve
+from .worker import is_allowed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Sequence
+    from types import ModuleType
+    from typing import NoReturn, TypedDict
+
+    from .supervise import Held, Message
+    from .worker import Allowed
+
+    class Preloaded(TypedDict):
+        """What preload could not import: how many, and a few of them."""
+        count: int
+        first: list[str]
 
 PRELOAD_MAX = 160               # modules imported before lock-down (harness + allowed + named)
 PRELOAD_NAME_MAX = 160          # characters of one module name
@@ -20,14 +37,16 @@ PRELOAD_BUDGET_S = 10.0         # seconds of importing, after which the rest is 
 FAILED_SHOWN = 8                # failed preloads named in the "ready" message
 
 
-def preload(modules):
+def preload(modules: Sequence[object]) -> Preloaded:
     """Import `modules` (the harness's, the problem's, then the submission's) before
     lock-down, bounded in count, name size and time: a submission naming hundreds
     of modules that do not exist only limits what it may import itself.
     Returns {"count": failures, "first": [a few of them]}."""
     import gc
     import time
-    start, failed, dead = time.monotonic(), [], []
+    start = time.monotonic()
+    failed: list[str] = []
+    dead: list[str] = []
     # Imports make few cycles; the collector's passes over every new module's objects cost 10 %
     # of the zygote's start-up. It runs again before any worker is forked.
     collecting = gc.isenabled()
@@ -54,10 +73,10 @@ def preload(modules):
     return {"count": len(failed), "first": failed[:FAILED_SHOWN]}
 
 
-def _names_in(source):
+def _names_in(source: str) -> set[str] | None:
     """Every identifier and string constant of `source`; None after `from numpy import *`."""
     import ast
-    names = set()
+    names: set[str] = set()
     try:
         tree = ast.parse(source)
     except BaseException:
@@ -76,7 +95,7 @@ def _names_in(source):
     return names
 
 
-def numpy_lazy_submodules(np, allowed, source):
+def numpy_lazy_submodules(np: ModuleType, allowed: Allowed, source: str) -> None:
     """NumPy loads np.strings, np.char, np.rec, np.testing, ... on first attribute
     access, which reads files: refused once the worker is locked down. Import the
     allowed ones the submission names (all of them after `from numpy import *`)
@@ -84,7 +103,7 @@ def numpy_lazy_submodules(np, allowed, source):
     import types
 
     class Refused(types.ModuleType):
-        def __getattr__(self, attr):
+        def __getattr__(self, attr: str) -> NoReturn:
             if attr.startswith("__"):
                 raise AttributeError(attr)
             raise ImportError(f"import of {self.__name__!r} is not allowed here", name=self.__name__)
@@ -101,7 +120,9 @@ def numpy_lazy_submodules(np, allowed, source):
             except BaseException:
                 pass
 
-def _net_interfaces():
+
+def _net_interfaces() -> list[str]:
+    """The names of this process's network interfaces (only "lo" inside a network namespace)."""
     import socket as _socket
     try:
         return sorted(name for _, name in _socket.if_nameindex())
@@ -112,7 +133,7 @@ def _net_interfaces():
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def _probe_before_init(msg, fds, sock, held):
+def _probe_before_init(msg: Message, fds: list[int], sock: socket.socket, held: list[Held]) -> None:
     """The speed probe, run before the submission has arrived (grader/sandbox/early.py):
     no submission code exists in this process yet. Requests that arrive meanwhile go to `held`."""
     import numpy as np
@@ -126,7 +147,7 @@ def _probe_before_init(msg, fds, sock, held):
     _run_job(job, None, [], b"", fds, sock, np, held)
 
 
-def use_site_dirs(dirs):
+def use_site_dirs(dirs: Sequence[object]) -> None:
     """Started with -S (grader/sandbox/early.py, site_packages): put the grader's site-packages
     directories on the path without running their .pth files, and define exit, quit, help,
     ... as `site` would, so that a submission sees the same builtins either way."""
@@ -137,7 +158,7 @@ def use_site_dirs(dirs):
     site.sethelper()
 
 
-def zygote_main(ctrl_fd, early=(), site_dirs=None):
+def zygote_main(ctrl_fd: int, early: Sequence[object] = (), site_dirs: Sequence[object] | None = None) -> None:
     """`early`: the harness's modules, imported before the submission arrives (the grader
     may start this process before it has read anything: grader/sandbox/early.py).
     `site_dirs`: where to find them, when started with -S."""
@@ -147,7 +168,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
     sock = _socket.socket(fileno=ctrl_fd)
     set_dumpable(False)
     try:
-        _, libc = _libc()
+        libc = _libc()
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except OSError:
         pass
@@ -160,7 +181,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         site.main()
         site_ran = True
         preload(early)
-    held = []
+    held: list[Held] = []
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
         _probe_before_init(init, fds, sock, held)
