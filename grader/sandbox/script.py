@@ -48,7 +48,7 @@ def part_body(text: str, first: bool = False) -> str:
 
 def source() -> str:
     """The script the launcher runs as `python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS]`."""
-    chunks = []
+    chunks: list[str] = []
     for name in PART_NAMES:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
