@@ -68,53 +68,65 @@ def test_parts_import_only_earlier_parts_in_lines_the_script_drops():
                 assert script.SIBLING_IMPORT.fullmatch(text), f"{name}.py:{node.lineno}: {text!r}"
 
 
-def test_each_part_opens_with_its_docstring_and_lazy_annotations():
-    # The first part's future import opens the script (after its docstring, the script's own);
-    # in every part, annotations name what exists for the type checker only.
+def test_parts_say_their_types_in_type_comments_only():
+    # The script is compiled at every zygote's start: annotations would cost every start (script.py).
     for name in child.part_names():
-        body = _tree(name).body
-        assert isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant), name
-        assert ast.unparse(body[1]) == "from __future__ import annotations", name
+        module = _tree(name)
+        assert isinstance(module.body[0], ast.Expr) and isinstance(module.body[0].value, ast.Constant), name
+        for node in module.body:
+            if _checking_only(node):
+                continue
+            for sub in ast.walk(node):
+                assert not isinstance(sub, ast.AnnAssign), f"{name}.py:{sub.lineno}: an annotation"
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = sub.args
+                    annotated = [x for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                                 if x is not None and x.annotation is not None]
+                    assert not annotated and sub.returns is None, f"{name}.py:{sub.lineno}: an annotation"
+        typed = ast.parse((INSIDE / f"{name}.py").read_text(encoding="utf-8"), type_comments=True)
+        untyped = [f.name for f in ast.walk(typed) if isinstance(f, ast.FunctionDef) and not f.type_comment]
+        assert untyped == [], f"{name}.py: functions without a type comment"
 
 
-def test_the_script_drops_exactly_the_lines_for_the_checker_and_the_sibling_imports():
+def test_the_script_drops_exactly_comments_sibling_imports_and_what_is_for_the_checker():
     text = script.source()
     tree = ast.parse(text)
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
-    assert "TYPE_CHECKING" not in text
-    assert text.count(script.FUTURE) == 1
-    for i, name in enumerate(child.part_names()):
+    assert "TYPE_CHECKING" not in text and "__future__" not in text
+    comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
+    assert comments == [f"# ---- inside/{name}.py ----" for name in child.part_names()]
+    for name in child.part_names():
         original = (INSIDE / f"{name}.py").read_text(encoding="utf-8")
-        body = script.part_body(original, first=i == 0)
+        body = script.part_body(original)
         assert body in text
         kept = ast.parse(body).body
-        expected = [n for n in ast.parse(original).body if not _checking_only(n)
-                    and not (isinstance(n, ast.ImportFrom) and (n.level or (i and n.module == "__future__")))]
+        expected = [n for n in ast.parse(original).body
+                    if not _checking_only(n) and not (isinstance(n, ast.ImportFrom) and n.level)]
         assert [ast.dump(n) for n in kept] == [ast.dump(n) for n in expected], name
 
 
-def _bindings(name: str) -> dict[str, str]:
+def _bound(part: str, node: ast.stmt) -> dict[str, str]:
+    """The names one top-level statement of a part binds, and how."""
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0]: ast.unparse(node) for a in node.names}
+    if isinstance(node, ast.ImportFrom):
+        return {a.asname or a.name: f"from {node.module} import {a.name}" for a in node.names}
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name: f"{part}.{node.name}"}
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id: f"{part}: {ast.unparse(node)[:40]}" for t in targets for n in ast.walk(t)
+                if isinstance(n, ast.Name)}
+    assert isinstance(node, ast.Expr), f"{part}.py: a top-level {type(node).__name__}"
+    return {}
+
+
+def _bindings(part: str) -> dict[str, str]:
     """Each name a part binds at its top level (when it runs), and how."""
-    out = {}
-    for node in _tree(name).body:
-        if _checking_only(node) or (isinstance(node, ast.ImportFrom) and (node.level or node.module == "__future__")):
-            continue
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                out[a.asname or a.name.split(".")[0]] = ast.unparse(node)
-        elif isinstance(node, ast.ImportFrom):
-            for a in node.names:
-                out[a.asname or a.name] = f"from {node.module} import {a.name}"
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            out[node.name] = f"{name}.{node.name}"
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        out[n.id] = f"{name}: {ast.unparse(node)[:40]}"
-        else:
-            assert isinstance(node, ast.Expr), f"{name}.py: a top-level {type(node).__name__}"
+    out: dict[str, str] = {}
+    for node in _tree(part).body:
+        if not (_checking_only(node) or (isinstance(node, ast.ImportFrom) and node.level)):
+            out.update(_bound(part, node))
     return out
 
 

@@ -17,9 +17,9 @@ this order (each part may import only the parts before it):
 
 How it reaches the sandbox: `source()` (script.py) concatenates the parts, in `PARTS`
 order, into ONE script (their `from .part import ...` lines dropped, since the
-names are then already defined above, and what is there for the type checker
-only) plus a call of `zygote_main`, and the launcher runs it with `python -I
-[-S] -c` (early.py says when -S). Why one script rather than a package
+names are then already defined above, and their comments and what is there for
+the type checker only) plus a call of `zygote_main`, and the launcher runs it
+with `python -I [-S] -c` (early.py says when -S). Why one script rather than a package
 shipped into the zygote: the sandboxed side must never read a file of the
 bundle (the worker has no file access at all, and the zygote must not depend
 on where the grader is installed or on an import path the submission could

@@ -7,15 +7,22 @@ before anything else of the grader is loaded.
 Each part is also an ordinary module, which the parent imports and ruff and
 mypy check: it imports what it uses from the parts before it (`from .kernel
 import _libc`), and the names it needs only for type checking under `if
-TYPE_CHECKING:`. Joining keeps every other line and drops exactly these, which
-the joined script has no use for (its names are then defined above, and
-nothing in it is type-checked at run time):
+TYPE_CHECKING:`. Joining keeps every statement and drops what the joined
+script has no use for (its names are then defined above, nothing in it is
+type-checked at run time, and no one reads it):
 
-- `from __future__ import annotations`, but in the first part, where it
-  opens the script (after that part's docstring, the script's own): the
-  parts' annotations stay unevaluated text there too;
 - a part's imports from earlier parts (one line, or one parenthesised list);
-- `TYPE_CHECKING = False` and the `if TYPE_CHECKING:` block after it.
+- `TYPE_CHECKING = False` and the `if TYPE_CHECKING:` block after it;
+- every line that is only a comment.
+
+The script is compiled from source at every zygote's start (`-c`), and every
+byte of it is in every zygote's and worker's memory several times over
+(docs/measurements.md, "The sandbox's script"). So the parts' types are PEP
+484 type comments (`# type: (Job, int) -> bytes`), which mypy checks as it
+does annotations, rather than annotations, which would be compiled at every
+start; and the parts' comments, type comments of a line of their own
+included, are not in the script at all. (ruff reads no type comments: the
+imports only they use say so on their line.)
 
 tests/test_child_parts.py checks that the joined script means what the parts
 mean as modules: the parts in dependency order, no name bound by two of them,
@@ -29,20 +36,20 @@ import re
 
 PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "worker", "supervise", "zygote")
 INSIDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside")
-FUTURE = "from __future__ import annotations\n"
-# A part's import of an earlier part.
+# A part's import of an earlier part (one line, or isort's parenthesised list).
 SIBLING_IMPORT = re.compile(r"^from \.(\w+) import (?:[\w, ]+|\([\w,\s]+\))\n", re.M)
-# What a part has for its type checker only: its future import, and TYPE_CHECKING with its block.
-CHECKING_ONLY = re.compile(r"^(?:from __future__ import annotations\n|TYPE_CHECKING = False\n"
-                           r"|if TYPE_CHECKING:\n(?:[ \t]+\S.*\n|[ \t]*\n)*)", re.M)
-# Both, in one pass over each part (the script is built before every zygote's start).
-DROPPED = re.compile(f"{SIBLING_IMPORT.pattern}|{CHECKING_ONLY.pattern}", re.M)
+# Each line the script drops, with the newline before it: a comment line (type comments
+# included), an import of an earlier part, TYPE_CHECKING and the block it guards. One pattern,
+# anchored on the newline, so that the regex engine skips from line to line: the script is built
+# before every zygote's start.
+DROPPED = re.compile(r"\n(?:[ \t]*#[^\n]*"
+                     r"|from \.\w+ import (?:[\w, ]+|\([\w,\s]+\))"
+                     r"|TYPE_CHECKING = False"
+                     r"|if TYPE_CHECKING:(?:\n[ \t]+\S[^\n]*|\n[ \t]*(?=\n))*)(?=\n)")
 
 
-def part_body(text: str, first: bool = False) -> str:
-    """A part's source as it appears in the script (`first`: as the first part)."""
-    if first:
-        return DROPPED.sub(lambda m: FUTURE if m.group() == FUTURE else "", text)
+def part_body(text: str) -> str:
+    """A part's source as it appears in the script."""
     return DROPPED.sub("", text)
 
 
@@ -52,7 +59,7 @@ def source() -> str:
     for name in PART_NAMES:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
-        chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text, first=not chunks))
+        chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text))
     chunks.append('if __name__ == "__main__":\n'
                   '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
                   '                json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)\n')

@@ -5,17 +5,16 @@ little-endian float64 bytes of a returned array). Nothing is pickled. The
 parent's reader is grader/sandbox/protocol.py; it imports MAGIC and HEADER_CAP
 from here. Part of the code that runs inside the sandbox (grader/sandbox/child.py).
 """
-from __future__ import annotations
-
 import json
 import os
 import struct
 import sys
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from types import ModuleType
+    from collections.abc import Callable  # noqa: F401 - used in type comments
+    from types import ModuleType  # noqa: F401 - used in type comments
     from typing import Any, TypeVar
 
     Header = dict[str, Any]        # a frame's JSON header
@@ -37,13 +36,15 @@ STATUS_FORBIDDEN_IMPORT = "forbidden_import"
 STATUS_CALL_EXCEPTION = "call_exception"
 
 
-def encode_frame(header: Header, body: bytes = b"") -> bytes:
+def encode_frame(header, body=b""):
+    # type: (Header, bytes) -> bytes
     """One frame: MAGIC, the header's length (u32, little-endian), the header as JSON, the body."""
     raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     return MAGIC + struct.pack("<I", len(raw)) + raw + body
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd, data):
+    # type: (int, bytes) -> None
     """All of `data` to `fd` (a pipe may take less than all at once)."""
     view = memoryview(data)
     while view:
@@ -51,13 +52,15 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _short(text: object) -> str:
+def _short(text):
+    # type: (object) -> str
     """str(text), printable (other characters become "?"), at most TEXT_CAP characters and a marker."""
     shown = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
     return shown if len(shown) <= TEXT_CAP else shown[:TEXT_CAP] + " [...]"
 
 
-def _guarded(fn: Callable[[], T], fallback: T) -> T:
+def _guarded(fn, fallback):
+    # type: (Callable[[], T], T) -> T
     """fn(), or `fallback` if it raises anything at all."""
     try:
         return fn()
@@ -65,9 +68,10 @@ def _guarded(fn: Callable[[], T], fallback: T) -> T:
         return fallback
 
 
-def _submission_frames(exc: BaseException, filename: str) -> list[tuple[int, str]]:
+def _submission_frames(exc, filename):
+    # type: (BaseException, str) -> list[tuple[int, str]]
     """(line, function) of the traceback's frames that run the submission's code."""
-    out: list[tuple[int, str]] = []
+    out = []  # type: list[tuple[int, str]]
     tb = exc.__traceback__
     while tb is not None and len(out) < 100_000:
         code = tb.tb_frame.f_code
@@ -77,15 +81,17 @@ def _submission_frames(exc: BaseException, filename: str) -> list[tuple[int, str
     return out
 
 
-def _error_info(exc: BaseException, filename: str, source_lines: list[str]) -> Header:
+def _error_info(exc, filename, source_lines):
+    # type: (BaseException, str, list[str]) -> Header
     """Exception type, message, and only the frames inside the submission.
 
     Source text comes from the zygote's own copy of the file, not from
     linecache (which the submission can rewrite) and without touching any
     other file (tracebacks through NumPy would try to read its sources)."""
-    frames: list[tuple[int, str]] = _guarded(lambda: _submission_frames(exc, filename), [])
+    frames = _guarded(lambda: _submission_frames(exc, filename), [])  # type: list[tuple[int, str]]
 
-    def text(lineno: int) -> str:
+    def text(lineno):
+        # type: (int) -> str
         return source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
     lines = [f"line {n}, in {name}: {text(n)}" for n, name in frames]
     if len(lines) > TRACEBACK_LINES:
@@ -98,7 +104,8 @@ def _error_info(exc: BaseException, filename: str, source_lines: list[str]) -> H
             "line": lineno if type(lineno) is int else None}
 
 
-def _exception_frame(exc: BaseException, filename: str, source_lines: list[str], status: str) -> bytes:
+def _exception_frame(exc, filename, source_lines, status):
+    # type: (BaseException, str, list[str], str) -> bytes
     """The result frame reporting `exc`. The exception object is the
     submission's (its __str__, __class__ or metaclass may raise), so every use
     of it is guarded: a failure here must not escape into harness code."""
@@ -113,7 +120,8 @@ def _exception_frame(exc: BaseException, filename: str, source_lines: list[str],
             "traceback": [], "line": None}})
 
 
-def _describe_type(value: Any, np: ModuleType) -> str:
+def _describe_type(value, np):
+    # type: (Any, ModuleType) -> str
     """The kind of value the submission returned, as the report names it."""
     t = type(value)
     if t is np.ndarray:
@@ -128,10 +136,11 @@ def _describe_type(value: Any, np: ModuleType) -> str:
     return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__name__
 
 
-def _result_frame(value: Any, np: ModuleType, cap: int | None) -> bytes:
+def _result_frame(value, np, cap):
+    # type: (Any, ModuleType, int | None) -> bytes
     """The result frame for `value`: a body only for a float64 ndarray within `cap` bytes."""
     kind = _describe_type(value, np)
-    header: Header = {"kind": "result", "status": STATUS_OK, "type": kind}
+    header = {"kind": "result", "status": STATUS_OK, "type": kind}  # type: Header
     if kind != "ndarray":
         return encode_frame(header)
     header["dtype"] = str(value.dtype)

@@ -2,8 +2,6 @@
 
 Part of the code that runs inside the sandbox (grader/sandbox/child.py).
 """
-from __future__ import annotations
-
 import os
 import struct
 
@@ -12,15 +10,17 @@ from .kernel import PR_SET_NO_NEW_PRIVS, _libc
 LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 444, 446
 
 
-def landlock_abi() -> tuple[int, str]:
+def landlock_abi():
+    # type: () -> tuple[int, str]
     """(the kernel's Landlock ABI version, or 0; why not, when 0)."""
     import ctypes
     libc = _libc()
-    abi: int = libc.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # type: int  # LANDLOCK_CREATE_RULESET_VERSION
     return abi if abi > 0 else 0, os.strerror(ctypes.get_errno()) if abi <= 0 else ""
 
 
-def apply_landlock() -> tuple[bool, str]:
+def apply_landlock():
+    # type: () -> tuple[bool, str]
     """Deny every file-system access (no rules at all), TCP, and, from ABI 6,
     signals and abstract UNIX sockets outside the domain. Return (applied, detail)."""
     abi, why = landlock_abi()
@@ -39,7 +39,7 @@ def apply_landlock() -> tuple[bool, str]:
         fields.append(0b11)                 # scope: abstract unix socket, signal
     raw = struct.pack(f"<{len(fields)}Q", *fields)
     buf = ctypes.create_string_buffer(raw, len(raw))
-    fd: int = libc.syscall(LANDLOCK_CREATE_RULESET, buf, len(raw), 0)
+    fd = libc.syscall(LANDLOCK_CREATE_RULESET, buf, len(raw), 0)  # type: int
     if fd < 0:
         return False, f"Landlock ruleset refused: {os.strerror(ctypes.get_errno())}"
     try:

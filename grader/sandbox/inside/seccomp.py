@@ -4,13 +4,12 @@ A deny-list over a default-allow policy (the calls NumPy and OpenBLAS need vary
 by build); docs/threat-model.md lists what is refused and why. Part of the code
 that runs inside the sandbox (grader/sandbox/child.py).
 """
-from __future__ import annotations
-
 import os
 import struct
 
 from .kernel import PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, _libc
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     # prepared_program's template: (arch, the program's bytes, the byte offsets of the pid slots)
@@ -141,11 +140,13 @@ _SELF_OR_ZERO = {"prlimit64", "sched_setparam", "sched_setscheduler", "sched_set
 _OPEN_LIKE = {"open", "creat", "openat", "openat2"}
 
 
-def seccomp_program(arch: str, own_pid: int) -> bytes:
+def seccomp_program(arch, own_pid):
+    # type: (str, int) -> bytes
     """The BPF filter as bytes (struct sock_filter[]), for `arch`."""
     table = SYSCALLS[arch]
 
-    def ins(code: int, jt: int, jf: int, k: int) -> bytes:
+    def ins(code, jt, jf, k):
+        # type: (int, int, int, int) -> bytes
         return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
 
     LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
@@ -188,7 +189,8 @@ def seccomp_program(arch: str, own_pid: int) -> bytes:
 PID_SLOT = 0x7FFFFFFE
 
 
-def prepared_program(arch: str) -> Prepared | None:
+def prepared_program(arch):
+    # type: (str) -> Prepared | None
     """The filter for `arch` with a placeholder for the pid, and the byte offsets of the
     placeholders (None for an arch without a table). The zygote builds it once: building it
     costs about 1.2 ms of Python, which every worker would pay again in its own CPU time."""
@@ -197,14 +199,16 @@ def prepared_program(arch: str) -> Prepared | None:
     return _template(arch)
 
 
-def _template(arch: str) -> Prepared:
+def _template(arch):
+    # type: (str) -> Prepared
     """prepared_program(arch), for an arch that has a table."""
     raw = seccomp_program(arch, PID_SLOT)
     slots = [i + 4 for i in range(0, len(raw), 8) if struct.unpack_from("<I", raw, i + 4)[0] == PID_SLOT]
     return arch, raw, tuple(slots)
 
 
-def program_for(prepared: Prepared, own_pid: int) -> bytes:
+def program_for(prepared, own_pid):
+    # type: (Prepared, int) -> bytes
     """seccomp_program(arch, own_pid), from prepared_program(arch)'s template."""
     _arch, raw, slots = prepared
     buf = bytearray(raw)
@@ -213,7 +217,8 @@ def program_for(prepared: Prepared, own_pid: int) -> bytes:
     return bytes(buf)
 
 
-def apply_seccomp(own_pid: int, prepared: Prepared | None = None) -> tuple[bool, str]:
+def apply_seccomp(own_pid, prepared=None):
+    # type: (int, Prepared | None) -> tuple[bool, str]
     """Install the filter (from `prepared`, if built for this arch); return (applied, detail)."""
     arch = os.uname().machine
     if arch not in SYSCALLS:

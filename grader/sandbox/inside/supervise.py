@@ -10,23 +10,22 @@ The frames between the script's start and a worker's run_worker (zygote_main,
 _serve, _start_worker) are part of every deep recursion's report (worker.py,
 run_worker): _serve forks the worker itself, not through a helper.
 """
-from __future__ import annotations
-
 import json
 import os
 import struct
 
 from .worker import run_worker
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import select
-    import socket
-    from collections.abc import Collection
-    from types import CodeType, ModuleType
+    import select  # noqa: F401 - used in type comments
+    import socket  # noqa: F401 - used in type comments
+    from collections.abc import Collection  # noqa: F401 - used in type comments
+    from types import CodeType, ModuleType  # noqa: F401 - used in type comments
     from typing import Any, TypedDict
 
-    from .seccomp import Prepared
+    from .seccomp import Prepared  # noqa: F401 - used in type comments
     from .worker import Job
 
     Message = dict[str, Any]                  # a control message, either way
@@ -44,13 +43,15 @@ if TYPE_CHECKING:
 SWEEP_ROUNDS = 100
 
 
-def _send(sock: socket.socket, msg: Message) -> None:
+def _send(sock, msg):
+    # type: (socket.socket, Message) -> None
     """One message: its length (u32, little-endian), then JSON."""
     data = json.dumps(msg, separators=(",", ":")).encode("utf-8")
     sock.sendall(struct.pack("<I", len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
+def _recv_exact(sock, n):
+    # type: (socket.socket, int) -> bytes | None
     """Exactly `n` bytes, or None at EOF."""
     chunks, got = [], 0
     while got < n:
@@ -62,7 +63,8 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _recv(sock: socket.socket) -> tuple[Message | None, bytes, list[int]]:
+def _recv(sock):
+    # type: (socket.socket) -> tuple[Message | None, bytes, list[int]]
     """One message: (header dict, payload bytes, fds); (None, b"", []) at EOF."""
     import socket as _socket
     head, fds, _flags, _addr = _socket.recv_fds(sock, 8, 8)
@@ -81,7 +83,8 @@ def _recv(sock: socket.socket) -> tuple[Message | None, bytes, list[int]]:
     return header, payload, fds  # type: ignore[return-value]  # payload None at EOF: see above
 
 
-def _reap_all() -> None:
+def _reap_all():
+    # type: () -> None
     """Reap every child that has ended, without waiting for the others."""
     while True:
         try:
@@ -92,7 +95,8 @@ def _reap_all() -> None:
             return
 
 
-def _children() -> list[int]:
+def _children():
+    # type: () -> list[int]
     """PIDs of this process's children (orphans re-parent here: we are a subreaper)."""
     pids = []
     try:
@@ -104,7 +108,8 @@ def _children() -> list[int]:
     return pids
 
 
-def _kill_descendants(spare: Collection[int] = ()) -> None:
+def _kill_descendants(spare=()):
+    # type: (Collection[int]) -> None
     """SIGKILL every descendant but the workers in `spare` (still running), round after
     round, until none is left.
 
@@ -130,7 +135,8 @@ def _kill_descendants(spare: Collection[int] = ()) -> None:
                 pass
 
 
-def _sweep(job: Job, spare: Collection[int] = ()) -> None:
+def _sweep(job, spare=()):
+    # type: (Job, Collection[int]) -> None
     """Kill whatever the worker left behind, when this can be done safely. While workers in
     `spare` still run, only our other children are killed (the grader runs two at once only
     in a PID namespace, with seccomp refusing fork, so the namespace-wide kill of the next
@@ -157,15 +163,16 @@ def _sweep(job: Job, spare: Collection[int] = ()) -> None:
     _reap_all()
 
 
-def _supervise(pid: int, job: Job, sock: socket.socket, held: list[Held] | None = None) -> Message:
+def _supervise(pid, job, sock, held=None):
+    # type: (int, Job, socket.socket, list[Held] | None) -> Message
     """Wait for one worker under the wall-clock limit (the zygote runs nothing else meanwhile:
     the probe before the submission has arrived); return its outcome. Requests other than
     "kill" that arrive meanwhile go to `held` if given (else they are dropped)."""
     import select
     import time
     start = time.monotonic()
-    worker: Worker = {"pid": pid, "id": None, "job": job, "start": start,
-                      "deadline": start + job["wall_limit_s"], "killed_by": None}
+    worker = {"pid": pid, "id": None, "job": job, "start": start,
+              "deadline": start + job["wall_limit_s"], "killed_by": None}  # type: Worker
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -193,8 +200,8 @@ def _supervise(pid: int, job: Job, sock: socket.socket, held: list[Held] | None 
     return _ended(worker, {})
 
 
-def _run_job(job: Job, code: CodeType | None, source_lines: list[str], payload: bytes, fds: list[int],
-             sock: socket.socket, np: ModuleType, held: list[Held] | None = None) -> None:
+def _run_job(job, code, source_lines, payload, fds, sock, np, held=None):
+    # type: (Job, CodeType | None, list[str], bytes, list[int], socket.socket, ModuleType, list[Held] | None) -> None
     """Fork one worker for `job`, say it started, supervise it alone and send its outcome."""
     pid = _start_worker(job, code, source_lines, payload, fds, sock, np, None)
     _send(sock, {"event": "started"})
@@ -204,8 +211,8 @@ def _run_job(job: Job, code: CodeType | None, source_lines: list[str], payload: 
 MAX_WORKERS = 2   # at once; more than one only as PID 1 of our own namespace (see _sweep)
 
 
-def _start_worker(job: Job, code: CodeType | None, source_lines: list[str], payload: bytes, fds: list[int],
-                  sock: socket.socket, np: ModuleType, prepared: Prepared | None) -> int:
+def _start_worker(job, code, source_lines, payload, fds, sock, np, prepared):
+    # type: (Job, CodeType | None, list[str], bytes, list[int], socket.socket, ModuleType, Prepared | None) -> int
     """Fork one worker for `job`; our copies of its pipe ends are closed. Its pid."""
     pid = os.fork()
     if pid == 0:
@@ -219,7 +226,8 @@ def _start_worker(job: Job, code: CodeType | None, source_lines: list[str], payl
     return pid
 
 
-def _kill_worker(worker: Worker, why: str) -> None:
+def _kill_worker(worker, why):
+    # type: (Worker, str) -> None
     """SIGKILL a worker and its process group; the first reason given is the one reported."""
     import signal
     if worker["killed_by"] is None:
@@ -231,7 +239,8 @@ def _kill_worker(worker: Worker, why: str) -> None:
             pass
 
 
-def _ended(worker: Worker, active: dict[int, Worker]) -> Message:
+def _ended(worker, active):
+    # type: (Worker, dict[int, Worker]) -> Message
     """Reap an ended worker, sweep what it left, and say how it ended."""
     import time
     _, status, ru = os.wait4(worker["pid"], 0)
@@ -248,14 +257,14 @@ def _ended(worker: Worker, active: dict[int, Worker]) -> Message:
     }
 
 
-def _serve(sock: socket.socket, init: Message, code: CodeType, source_lines: list[str], np: ModuleType,
-           prepared: Prepared | None) -> None:
+def _serve(sock, init, code, source_lines, np, prepared):
+    # type: (socket.socket, Message, CodeType, list[str], ModuleType, Prepared | None) -> None
     """The control loop once the submission is here: a "run" request forks a worker at once
     (up to MAX_WORKERS at a time; each request's "id" comes back with its "started" and
     "finished"), a "kill" ends one (by id) or all, each worker's wall-clock limit is enforced
     here, and an ended worker is reaped and swept."""
     import select
-    active: dict[int, Worker] = {}   # by pidfd
+    active = {}   # type: dict[int, Worker]  # by pidfd
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     try:
@@ -276,7 +285,8 @@ def _serve(sock: socket.socket, init: Message, code: CodeType, source_lines: lis
         _end_all(active)
 
 
-def _wait(poller: select.poll, active: dict[int, Worker]) -> list[tuple[int, int]]:
+def _wait(poller, active):
+    # type: (select.poll, dict[int, Worker]) -> list[tuple[int, int]]
     """Kill every worker past its wall-clock deadline, then wait for the next event, at most
     until the next deadline."""
     import time
@@ -288,7 +298,8 @@ def _wait(poller: select.poll, active: dict[int, Worker]) -> list[tuple[int, int
     return poller.poll(max(0.0, min(waits)) * 1000 if waits else None)
 
 
-def _reap(poller: select.poll, active: dict[int, Worker], pidfd: int) -> Message:
+def _reap(poller, active, pidfd):
+    # type: (select.poll, dict[int, Worker], int) -> Message
     """The "finished" report of the worker whose pidfd is readable, which is no longer supervised."""
     worker = active.pop(pidfd)
     poller.unregister(pidfd)
@@ -296,7 +307,8 @@ def _reap(poller: select.poll, active: dict[int, Worker], pidfd: int) -> Message
     return _ended(worker, active)
 
 
-def _admit(sock: socket.socket, init: Message, msg: Message, fds: list[int], active: dict[int, Worker]) -> Job | None:
+def _admit(sock, init, msg, fds, active):
+    # type: (socket.socket, Message, Message, list[int], dict[int, Worker]) -> Job | None
     """The job of a "run" request that may start now. Any other request is served here
     (None): a "kill", or a refusal ("busy" beyond the workers allowed at once, "bad request")."""
     if msg.get("op") == "kill":
@@ -318,7 +330,8 @@ def _admit(sock: socket.socket, init: Message, msg: Message, fds: list[int], act
     return job
 
 
-def _watch(poller: select.poll, active: dict[int, Worker], pid: int, rid: int | None, job: Job) -> None:
+def _watch(poller, active, pid, rid, job):
+    # type: (select.poll, dict[int, Worker], int, int | None, Job) -> None
     """Supervise the worker just forked: its pidfd polled, its wall-clock deadline from now."""
     import select
     import time
@@ -329,7 +342,8 @@ def _watch(poller: select.poll, active: dict[int, Worker], pid: int, rid: int | 
                      "deadline": start + job["wall_limit_s"], "killed_by": None}
 
 
-def _end_all(active: dict[int, Worker]) -> None:
+def _end_all(active):
+    # type: (dict[int, Worker]) -> None
     """The grader went away (or the control loop failed): end the workers, reap them and sweep
     what they left, as after every run, before this process ends."""
     for worker in active.values():

@@ -6,8 +6,6 @@ applied, and only then the submission's code, whose result becomes one
 "result" frame. Part of the code that runs inside the sandbox
 (grader/sandbox/child.py).
 """
-from __future__ import annotations
-
 import os
 import sys
 
@@ -28,13 +26,14 @@ from .kernel import PR_SET_PDEATHSIG, _libc
 from .landlock import apply_landlock
 from .seccomp import apply_seccomp
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from types import CodeType, ModuleType
-    from typing import Any, NoReturn
+    from collections.abc import Callable, Mapping, Sequence  # noqa: F401 - used in type comments
+    from types import CodeType, ModuleType  # noqa: F401 - used in type comments
+    from typing import Any, NoReturn  # noqa: F401 - used in type comments
 
-    from .seccomp import Prepared
+    from .seccomp import Prepared  # noqa: F401 - used in type comments
 
     Job = dict[str, Any]             # one run's job: the zygote's defaults and the request's fields
     Allowed = dict[str, list[str]]   # problem.yaml's allowed_imports: packages, exclude, stdlib
@@ -43,7 +42,8 @@ if TYPE_CHECKING:
 RESULT_FD = 3   # the result pipe's write end, in every worker
 
 
-def _vm_size_bytes() -> int:
+def _vm_size_bytes():
+    # type: () -> int
     """This process's address space (VmSize), or 0 if /proc cannot tell."""
     try:
         with open("/proc/self/statm", "rb") as f:
@@ -52,18 +52,20 @@ def _vm_size_bytes() -> int:
         return 0
 
 
-def cpu_rlimit(cpu_limit_s: float) -> tuple[int, int]:
+def cpu_rlimit(cpu_limit_s):
+    # type: (float) -> tuple[int, int]
     """RLIMIT_CPU (soft, hard) in whole seconds: SIGXCPU at the soft limit, SIGKILL at the hard.
     The checker uses the hard limit to tell its SIGKILL from the kernel's OOM kill."""
     soft = max(1, int(cpu_limit_s + 0.999))
     return soft, soft + 1
 
 
-def _apply_rlimits(job: Job) -> tuple[bool, str]:
+def _apply_rlimits(job):
+    # type: (Job) -> tuple[bool, str]
     """Set the worker's rlimits (each capped at its current hard limit); (all of them took, detail)."""
     import resource
     cpu, cpu_hard = cpu_rlimit(job["cpu_limit_s"])
-    limits: list[tuple[int, tuple[int, int]] | None] = [
+    limits = [
         (resource.RLIMIT_CPU, (cpu, cpu_hard)),
         (resource.RLIMIT_CORE, (0, 0)),
         (resource.RLIMIT_FSIZE, (0, 0)),
@@ -71,7 +73,7 @@ def _apply_rlimits(job: Job) -> tuple[bool, str]:
         (resource.RLIMIT_NPROC, (1, 1)) if job.get("drop_uid") is not None else None,
         (resource.RLIMIT_MEMLOCK, (0, 0)),
         (resource.RLIMIT_MSGQUEUE, (0, 0)),
-    ]
+    ]  # type: list[tuple[int, tuple[int, int]] | None]
     base = _vm_size_bytes()
     if base and job.get("memory_bytes"):
         limits.append((resource.RLIMIT_AS, (base + job["memory_bytes"],) * 2))
@@ -93,7 +95,8 @@ def _apply_rlimits(job: Job) -> tuple[bool, str]:
                                "no files, core 0")
 
 
-def _drop_privileges(uid: int) -> None:
+def _drop_privileges(uid):
+    # type: (int) -> None
     """Become `uid`/`uid` with no supplementary groups, or raise."""
     os.setgroups([])
     os.setresgid(uid, uid, uid)
@@ -102,14 +105,15 @@ def _drop_privileges(uid: int) -> None:
         raise OSError("uid drop did not take")
 
 
-def _lock_down(job: Job, result_fd: int, seccomp_prepared: Prepared | None = None) -> dict[str, list[str]]:
+def _lock_down(job, result_fd, seccomp_prepared=None):
+    # type: (Job, int, Prepared | None) -> dict[str, list[str]]
     """Apply every layer, report them on the result pipe, then return.
 
     Writing the "layers" frame is the last thing done before submission code
     runs, so the parent knows that an exit without that frame (111, 112) is
     the harness's own failure, and one after it is the submission's doing.
     """
-    layers: dict[str, list[str]] = {}
+    layers = {}  # type: dict[str, list[str]]
     os.setsid()
     ok, detail = _apply_rlimits(job)
     layers["rlimits"] = ["active" if ok else "partial", detail]
@@ -135,7 +139,8 @@ def _lock_down(job: Job, result_fd: int, seccomp_prepared: Prepared | None = Non
     return layers
 
 
-def is_allowed(allowed: Allowed, name: str) -> bool:
+def is_allowed(allowed, name):
+    # type: (Allowed, str) -> bool
     """May submission code import `name`? (the problem's allowed_imports)"""
     if any(name == ex or name.startswith(ex + ".") for ex in allowed["exclude"]):
         return False
@@ -143,10 +148,11 @@ def is_allowed(allowed: Allowed, name: str) -> bool:
     return top in allowed["packages"] or top in allowed["stdlib"] or name in allowed["stdlib"]
 
 
-def _guarded_import(allowed: Callable[[str], bool], original: Import) -> Import:
+def _guarded_import(allowed, original):
+    # type: (Callable[[str], bool], Import) -> Import
     """`original` (__import__), refusing the submission's imports of what `allowed` does not allow."""
-    def guarded(name: str, globals: Mapping[str, object] | None = None, locals: Mapping[str, object] | None = None,
-                fromlist: Sequence[str] = (), level: int = 0) -> ModuleType:
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        # type: (str, Mapping[str, object] | None, Mapping[str, object] | None, Sequence[str], int) -> ModuleType
         # Harness import statements always pass their globals; a bare
         # __import__("os") call (no globals) can only be the submission's.
         caller = (globals or {}).get("__name__", "solution")
@@ -159,7 +165,8 @@ def _guarded_import(allowed: Callable[[str], bool], original: Import) -> Import:
 PROBE_REPEATS_CAP = 64
 
 
-def probe_workload(np: ModuleType) -> tuple[float, float]:
+def probe_workload(np):
+    # type: (ModuleType) -> tuple[float, float]
     """A fixed mix of BLAS, elementwise and interpreter work: the machine's speed unit.
 
     Small (about 8 ms here) so that the minimum of several runs in one worker
@@ -180,7 +187,8 @@ def probe_workload(np: ModuleType) -> tuple[float, float]:
     return time.thread_time() - start, acc
 
 
-def _own_descriptors(fds: list[int]) -> None:
+def _own_descriptors(fds):
+    # type: (list[int]) -> None
     """The run's pipes as fds 3 (results), 1 and 2, /dev/null as 0, and nothing else open."""
     os.dup2(fds[0], RESULT_FD)
     os.dup2(fds[1], 1)
@@ -190,9 +198,10 @@ def _own_descriptors(fds: list[int]) -> None:
     os.closerange(4, 65536)
 
 
-def _case_arguments(specs: list[dict[str, Any]], payload: bytes, np: ModuleType) -> list[object]:
+def _case_arguments(specs, payload, np):
+    # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
     """The case's arguments: ints as sent, arrays copied out of the payload's float64 bytes."""
-    args: list[object] = []
+    args = []  # type: list[object]
     offset = 0
     for spec in specs:
         if spec["kind"] == "int":
@@ -207,8 +216,8 @@ def _case_arguments(specs: list[dict[str, Any]], payload: bytes, np: ModuleType)
     return args
 
 
-def _prepare(job: Job, payload: bytes, fds: list[int], np: ModuleType,
-             seccomp_prepared: Prepared | None) -> list[object]:
+def _prepare(job, payload, fds, np, seccomp_prepared):
+    # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
     """Everything before the submission's first line: the descriptors, the case's arguments, the
     lock-down. A failure here is the harness's own: exit 112, with the reason on stderr."""
     try:
@@ -221,7 +230,8 @@ def _prepare(job: Job, payload: bytes, fds: list[int], np: ModuleType,
     return args
 
 
-def _run_probe(job: Job, np: ModuleType) -> NoReturn:
+def _run_probe(job, np):
+    # type: (Job, ModuleType) -> NoReturn
     """A probe run: no submission code in this worker, so its report is trusted."""
     repeats = max(1, min(int(job.get("probe_repeats", 1)), PROBE_REPEATS_CAP))
     runs = [probe_workload(np)[0] for _ in range(repeats)]
@@ -230,7 +240,8 @@ def _run_probe(job: Job, np: ModuleType) -> NoReturn:
     os._exit(0)
 
 
-def _solution_namespace(job: Job) -> dict[str, Any]:
+def _solution_namespace(job):
+    # type: (Job) -> dict[str, Any]
     """The namespace the submission's code runs in, with its imports guarded from now on.
 
     A registered module, as `python solution.py` would have: dataclasses, typing
@@ -247,7 +258,8 @@ def _solution_namespace(job: Job) -> dict[str, Any]:
     return module.__dict__
 
 
-def _send_result(frame: bytes) -> NoReturn:
+def _send_result(frame):
+    # type: (bytes) -> NoReturn
     """Write the result frame (exit 113 if it cannot be written), flush what print() buffered
     (os._exit would drop it), and exit."""
     try:
@@ -262,8 +274,8 @@ def _send_result(frame: bytes) -> NoReturn:
     os._exit(0)
 
 
-def run_worker(job: Job, code: CodeType | None, source_lines: list[str], payload: bytes, fds: list[int],
-               np: ModuleType, seccomp_prepared: Prepared | None = None) -> NoReturn:
+def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None):
+    # type: (Job, CodeType | None, list[str], bytes, list[int], ModuleType, Prepared | None) -> NoReturn
     """Body of the forked worker. Never returns. `seccomp_prepared`: the zygote's
     prepared_program, so that the filter is not built again in every worker; `code`:
     None only for a probe run.
@@ -281,7 +293,7 @@ def run_worker(job: Job, code: CodeType | None, source_lines: list[str], payload
     frame = None
     try:
         exec(code, namespace)
-        fn: Any = namespace.get(job["function"])   # the submission's: anything at all
+        fn = namespace.get(job["function"])   # type: Any  # the submission's: anything at all
         if fn is None:
             frame = encode_frame({"kind": "result", "status": STATUS_MISSING_FUNCTION})
         elif not callable(fn):

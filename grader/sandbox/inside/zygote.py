@@ -5,8 +5,6 @@ the wall-clock limit, reaps it, reports its exit status and resource usage, and
 kills whatever the worker left behind. Part of the code that runs inside the
 sandbox (grader/sandbox/child.py).
 """
-from __future__ import annotations
-
 import os
 import sys
 
@@ -16,15 +14,16 @@ from .seccomp import prepared_program
 from .supervise import _recv, _run_job, _send, _serve
 from .worker import is_allowed
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import socket
-    from collections.abc import Sequence
-    from types import ModuleType
-    from typing import NoReturn, TypedDict
+    import socket  # noqa: F401 - used in type comments
+    from collections.abc import Sequence  # noqa: F401 - used in type comments
+    from types import ModuleType  # noqa: F401 - used in type comments
+    from typing import NoReturn, TypedDict  # noqa: F401 - used in type comments
 
-    from .supervise import Held, Message
-    from .worker import Allowed
+    from .supervise import Held, Message  # noqa: F401 - used in type comments
+    from .worker import Allowed  # noqa: F401 - used in type comments
 
     class Preloaded(TypedDict):
         """What preload could not import: how many, and a few of them."""
@@ -37,7 +36,8 @@ PRELOAD_BUDGET_S = 10.0         # seconds of importing, after which the rest is 
 FAILED_SHOWN = 8                # failed preloads named in the "ready" message
 
 
-def preload(modules: Sequence[object]) -> Preloaded:
+def preload(modules):
+    # type: (Sequence[object]) -> Preloaded
     """Import `modules` (the harness's, the problem's, then the submission's) before
     lock-down, bounded in count, name size and time: a submission naming hundreds
     of modules that do not exist only limits what it may import itself.
@@ -45,8 +45,8 @@ def preload(modules: Sequence[object]) -> Preloaded:
     import gc
     import time
     start = time.monotonic()
-    failed: list[str] = []
-    dead: list[str] = []
+    failed = []  # type: list[str]
+    dead = []  # type: list[str]
     # Imports make few cycles; the collector's passes over every new module's objects cost 10 %
     # of the zygote's start-up. It runs again before any worker is forked.
     collecting = gc.isenabled()
@@ -73,10 +73,11 @@ def preload(modules: Sequence[object]) -> Preloaded:
     return {"count": len(failed), "first": failed[:FAILED_SHOWN]}
 
 
-def _names_in(source: str) -> set[str] | None:
+def _names_in(source):
+    # type: (str) -> set[str] | None
     """Every identifier and string constant of `source`; None after `from numpy import *`."""
     import ast
-    names: set[str] = set()
+    names = set()  # type: set[str]
     try:
         tree = ast.parse(source)
     except BaseException:
@@ -95,7 +96,8 @@ def _names_in(source: str) -> set[str] | None:
     return names
 
 
-def numpy_lazy_submodules(np: ModuleType, allowed: Allowed, source: str) -> None:
+def numpy_lazy_submodules(np, allowed, source):
+    # type: (ModuleType, Allowed, str) -> None
     """NumPy loads np.strings, np.char, np.rec, np.testing, ... on first attribute
     access, which reads files: refused once the worker is locked down. Import the
     allowed ones the submission names (all of them after `from numpy import *`)
@@ -103,7 +105,8 @@ def numpy_lazy_submodules(np: ModuleType, allowed: Allowed, source: str) -> None
     import types
 
     class Refused(types.ModuleType):
-        def __getattr__(self, attr: str) -> NoReturn:
+        def __getattr__(self, attr):
+            # type: (str) -> NoReturn
             if attr.startswith("__"):
                 raise AttributeError(attr)
             raise ImportError(f"import of {self.__name__!r} is not allowed here", name=self.__name__)
@@ -121,7 +124,8 @@ def numpy_lazy_submodules(np: ModuleType, allowed: Allowed, source: str) -> None
                 pass
 
 
-def _net_interfaces() -> list[str]:
+def _net_interfaces():
+    # type: () -> list[str]
     """The names of this process's network interfaces (only "lo" inside a network namespace)."""
     import socket as _socket
     try:
@@ -133,7 +137,8 @@ def _net_interfaces() -> list[str]:
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def _probe_before_init(msg: Message, fds: list[int], sock: socket.socket, held: list[Held]) -> None:
+def _probe_before_init(msg, fds, sock, held):
+    # type: (Message, list[int], socket.socket, list[Held]) -> None
     """The speed probe, run before the submission has arrived (grader/sandbox/early.py):
     no submission code exists in this process yet. Requests that arrive meanwhile go to `held`."""
     import numpy as np
@@ -147,7 +152,8 @@ def _probe_before_init(msg: Message, fds: list[int], sock: socket.socket, held: 
     _run_job(job, None, [], b"", fds, sock, np, held)
 
 
-def use_site_dirs(dirs: Sequence[object]) -> None:
+def use_site_dirs(dirs):
+    # type: (Sequence[object]) -> None
     """Started with -S (grader/sandbox/early.py, site_packages): put the grader's site-packages
     directories on the path without running their .pth files, and define exit, quit, help,
     ... as `site` would, so that a submission sees the same builtins either way."""
@@ -158,7 +164,8 @@ def use_site_dirs(dirs: Sequence[object]) -> None:
     site.sethelper()
 
 
-def zygote_main(ctrl_fd: int, early: Sequence[object] = (), site_dirs: Sequence[object] | None = None) -> None:
+def zygote_main(ctrl_fd, early=(), site_dirs=None):
+    # type: (int, Sequence[object], Sequence[object] | None) -> None
     """`early`: the harness's modules, imported before the submission arrives (the grader
     may start this process before it has read anything: grader/sandbox/early.py).
     `site_dirs`: where to find them, when started with -S."""
@@ -181,7 +188,7 @@ def zygote_main(ctrl_fd: int, early: Sequence[object] = (), site_dirs: Sequence[
         site.main()
         site_ran = True
         preload(early)
-    held: list[Held] = []
+    held = []  # type: list[Held]
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
         _probe_before_init(init, fds, sock, held)
