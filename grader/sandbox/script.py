@@ -13,16 +13,19 @@ type-checked at run time, and no one reads it):
 
 - a part's imports from earlier parts (one line, or one parenthesised list);
 - `TYPE_CHECKING = False` and the `if TYPE_CHECKING:` block after it;
-- every line that is only a comment.
+- every line that is only a comment;
+- the docstring of every part but the first (whose docstring is the
+  script's): anywhere else in a module, a string alone is compiled to nothing.
 
 The script is compiled from source at every zygote's start (`-c`), and every
-byte of it is in every zygote's and worker's memory several times over
+byte of it is in every zygote's and worker's memory many times over
 (docs/measurements.md, "The sandbox's script"). So the parts' types are PEP
 484 type comments (`# type: (Job, int) -> bytes`), which mypy checks as it
 does annotations, rather than annotations, which would be compiled at every
 start; and the parts' comments, type comments of a line of their own
-included, are not in the script at all. (ruff reads no type comments: the
-imports only they use say so on their line.)
+included, are not in the script at all, where a docstring would be: a part
+describes a function in a comment under its `def`. (ruff reads no type
+comments: the imports only they use say so on their line.)
 
 tests/test_child_parts.py checks that the joined script means what the parts
 mean as modules: the parts in dependency order, no name bound by two of them,
@@ -48,8 +51,10 @@ DROPPED = re.compile(r"\n(?:[ \t]*#[^\n]*"
                      r"|if TYPE_CHECKING:(?:\n[ \t]+\S[^\n]*|\n[ \t]*(?=\n))*)(?=\n)")
 
 
-def part_body(text: str) -> str:
-    """A part's source as it appears in the script."""
+def part_body(text: str, first: bool = True) -> str:
+    """A part's source as it appears in the script (`first`: as its first part)."""
+    if not first and text.startswith('"""'):
+        text = text[text.index('"""', 3) + 3:]
     return DROPPED.sub("", text)
 
 
@@ -59,7 +64,7 @@ def source() -> str:
     for name in PART_NAMES:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
-        chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text))
+        chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text, first=not chunks))
     chunks.append('if __name__ == "__main__":\n'
                   '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
                   '                json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)\n')

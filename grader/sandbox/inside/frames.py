@@ -38,14 +38,14 @@ STATUS_CALL_EXCEPTION = "call_exception"
 
 def encode_frame(header, body=b""):
     # type: (Header, bytes) -> bytes
-    """One frame: MAGIC, the header's length (u32, little-endian), the header as JSON, the body."""
+    # One frame: MAGIC, the header's length (u32, little-endian), the header as JSON, the body.
     raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     return MAGIC + struct.pack("<I", len(raw)) + raw + body
 
 
 def _write_all(fd, data):
     # type: (int, bytes) -> None
-    """All of `data` to `fd` (a pipe may take less than all at once)."""
+    # All of `data` to `fd` (a pipe may take less than all at once).
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -54,14 +54,14 @@ def _write_all(fd, data):
 
 def _short(text):
     # type: (object) -> str
-    """str(text), printable (other characters become "?"), at most TEXT_CAP characters and a marker."""
+    # str(text), printable (other characters become "?"), at most TEXT_CAP characters and a marker.
     shown = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
     return shown if len(shown) <= TEXT_CAP else shown[:TEXT_CAP] + " [...]"
 
 
 def _guarded(fn, fallback):
     # type: (Callable[[], T], T) -> T
-    """fn(), or `fallback` if it raises anything at all."""
+    # fn(), or `fallback` if it raises anything at all.
     try:
         return fn()
     except BaseException:  # the submission's object misbehaved while being described
@@ -122,7 +122,7 @@ def _exception_frame(exc, filename, source_lines, status):
 
 def _describe_type(value, np):
     # type: (Any, ModuleType) -> str
-    """The kind of value the submission returned, as the report names it."""
+    # The kind of value the submission returned, as the report names it.
     t = type(value)
     if t is np.ndarray:
         return "ndarray" if value.ndim else "0-d array"
@@ -138,7 +138,7 @@ def _describe_type(value, np):
 
 def _result_frame(value, np, cap):
     # type: (Any, ModuleType, int | None) -> bytes
-    """The result frame for `value`: a body only for a float64 ndarray within `cap` bytes."""
+    # The result frame for `value`: a body only for a float64 ndarray within `cap` bytes.
     kind = _describe_type(value, np)
     header = {"kind": "result", "status": STATUS_OK, "type": kind}  # type: Header
     if kind != "ndarray":

@@ -41,7 +41,7 @@ def get_dumpable():
 
 def set_dumpable(flag):
     # type: (bool) -> bool
-    """PR_SET_DUMPABLE: whether same-uid processes may read this one's memory; True if it took."""
+    # PR_SET_DUMPABLE: whether same-uid processes may read this one's memory; True if it took.
     try:
         status = _libc().prctl(PR_SET_DUMPABLE, 1 if flag else 0, 0, 0, 0)  # type: int
     except (OSError, AttributeError):

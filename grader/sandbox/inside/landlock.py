@@ -12,7 +12,7 @@ LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 444, 446
 
 def landlock_abi():
     # type: () -> tuple[int, str]
-    """(the kernel's Landlock ABI version, or 0; why not, when 0)."""
+    # (the kernel's Landlock ABI version, or 0; why not, when 0).
     import ctypes
     libc = _libc()
     abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # type: int  # LANDLOCK_CREATE_RULESET_VERSION

@@ -201,7 +201,7 @@ def prepared_program(arch):
 
 def _template(arch):
     # type: (str) -> Prepared
-    """prepared_program(arch), for an arch that has a table."""
+    # prepared_program(arch), for an arch that has a table.
     raw = seccomp_program(arch, PID_SLOT)
     slots = [i + 4 for i in range(0, len(raw), 8) if struct.unpack_from("<I", raw, i + 4)[0] == PID_SLOT]
     return arch, raw, tuple(slots)

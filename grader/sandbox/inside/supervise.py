@@ -45,14 +45,14 @@ SWEEP_ROUNDS = 100
 
 def _send(sock, msg):
     # type: (socket.socket, Message) -> None
-    """One message: its length (u32, little-endian), then JSON."""
+    # One message: its length (u32, little-endian), then JSON.
     data = json.dumps(msg, separators=(",", ":")).encode("utf-8")
     sock.sendall(struct.pack("<I", len(data)) + data)
 
 
 def _recv_exact(sock, n):
     # type: (socket.socket, int) -> bytes | None
-    """Exactly `n` bytes, or None at EOF."""
+    # Exactly `n` bytes, or None at EOF.
     chunks, got = [], 0
     while got < n:
         chunk = sock.recv(min(n - got, 1 << 20))
@@ -85,7 +85,7 @@ def _recv(sock):
 
 def _reap_all():
     # type: () -> None
-    """Reap every child that has ended, without waiting for the others."""
+    # Reap every child that has ended, without waiting for the others.
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -228,7 +228,7 @@ def _start_worker(job, code, source_lines, payload, fds, sock, np, prepared):
 
 def _kill_worker(worker, why):
     # type: (Worker, str) -> None
-    """SIGKILL a worker and its process group; the first reason given is the one reported."""
+    # SIGKILL a worker and its process group; the first reason given is the one reported.
     import signal
     if worker["killed_by"] is None:
         worker["killed_by"] = why
@@ -287,8 +287,8 @@ def _serve(sock, init, code, source_lines, np, prepared):
 
 def _wait(poller, active):
     # type: (select.poll, dict[int, Worker]) -> list[tuple[int, int]]
-    """Kill every worker past its wall-clock deadline, then wait for the next event, at most
-    until the next deadline."""
+    # Kill every worker past its wall-clock deadline, then wait for the next event, at most
+    # until the next deadline.
     import time
     now = time.monotonic()
     for worker in active.values():
@@ -300,7 +300,7 @@ def _wait(poller, active):
 
 def _reap(poller, active, pidfd):
     # type: (select.poll, dict[int, Worker], int) -> Message
-    """The "finished" report of the worker whose pidfd is readable, which is no longer supervised."""
+    # The "finished" report of the worker whose pidfd is readable, which is no longer supervised.
     worker = active.pop(pidfd)
     poller.unregister(pidfd)
     os.close(pidfd)
@@ -309,8 +309,8 @@ def _reap(poller, active, pidfd):
 
 def _admit(sock, init, msg, fds, active):
     # type: (socket.socket, Message, Message, list[int], dict[int, Worker]) -> Job | None
-    """The job of a "run" request that may start now. Any other request is served here
-    (None): a "kill", or a refusal ("busy" beyond the workers allowed at once, "bad request")."""
+    # The job of a "run" request that may start now. Any other request is served here
+    # (None): a "kill", or a refusal ("busy" beyond the workers allowed at once, "bad request").
     if msg.get("op") == "kill":
         for fd in fds:
             os.close(fd)
@@ -332,7 +332,7 @@ def _admit(sock, init, msg, fds, active):
 
 def _watch(poller, active, pid, rid, job):
     # type: (select.poll, dict[int, Worker], int, int | None, Job) -> None
-    """Supervise the worker just forked: its pidfd polled, its wall-clock deadline from now."""
+    # Supervise the worker just forked: its pidfd polled, its wall-clock deadline from now.
     import select
     import time
     start = time.monotonic()
@@ -344,8 +344,8 @@ def _watch(poller, active, pid, rid, job):
 
 def _end_all(active):
     # type: (dict[int, Worker]) -> None
-    """The grader went away (or the control loop failed): end the workers, reap them and sweep
-    what they left, as after every run, before this process ends."""
+    # The grader went away (or the control loop failed): end the workers, reap them and sweep
+    # what they left, as after every run, before this process ends.
     for worker in active.values():
         _kill_worker(worker, "parent_gone")
     for worker in active.values():

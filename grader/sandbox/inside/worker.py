@@ -44,7 +44,7 @@ RESULT_FD = 3   # the result pipe's write end, in every worker
 
 def _vm_size_bytes():
     # type: () -> int
-    """This process's address space (VmSize), or 0 if /proc cannot tell."""
+    # This process's address space (VmSize), or 0 if /proc cannot tell.
     try:
         with open("/proc/self/statm", "rb") as f:
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -62,7 +62,7 @@ def cpu_rlimit(cpu_limit_s):
 
 def _apply_rlimits(job):
     # type: (Job) -> tuple[bool, str]
-    """Set the worker's rlimits (each capped at its current hard limit); (all of them took, detail)."""
+    # Set the worker's rlimits (each capped at its current hard limit); (all of them took, detail).
     import resource
     cpu, cpu_hard = cpu_rlimit(job["cpu_limit_s"])
     limits = [
@@ -97,7 +97,7 @@ def _apply_rlimits(job):
 
 def _drop_privileges(uid):
     # type: (int) -> None
-    """Become `uid`/`uid` with no supplementary groups, or raise."""
+    # Become `uid`/`uid` with no supplementary groups, or raise.
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
@@ -150,7 +150,7 @@ def is_allowed(allowed, name):
 
 def _guarded_import(allowed, original):
     # type: (Callable[[str], bool], Import) -> Import
-    """`original` (__import__), refusing the submission's imports of what `allowed` does not allow."""
+    # `original` (__import__), refusing the submission's imports of what `allowed` does not allow.
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):
         # type: (str, Mapping[str, object] | None, Mapping[str, object] | None, Sequence[str], int) -> ModuleType
         # Harness import statements always pass their globals; a bare
@@ -189,7 +189,7 @@ def probe_workload(np):
 
 def _own_descriptors(fds):
     # type: (list[int]) -> None
-    """The run's pipes as fds 3 (results), 1 and 2, /dev/null as 0, and nothing else open."""
+    # The run's pipes as fds 3 (results), 1 and 2, /dev/null as 0, and nothing else open.
     os.dup2(fds[0], RESULT_FD)
     os.dup2(fds[1], 1)
     os.dup2(fds[2], 2)
@@ -200,7 +200,7 @@ def _own_descriptors(fds):
 
 def _case_arguments(specs, payload, np):
     # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
-    """The case's arguments: ints as sent, arrays copied out of the payload's float64 bytes."""
+    # The case's arguments: ints as sent, arrays copied out of the payload's float64 bytes.
     args = []  # type: list[object]
     offset = 0
     for spec in specs:
@@ -218,8 +218,8 @@ def _case_arguments(specs, payload, np):
 
 def _prepare(job, payload, fds, np, seccomp_prepared):
     # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
-    """Everything before the submission's first line: the descriptors, the case's arguments, the
-    lock-down. A failure here is the harness's own: exit 112, with the reason on stderr."""
+    # Everything before the submission's first line: the descriptors, the case's arguments, the
+    # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr.
     try:
         _own_descriptors(fds)
         args = _case_arguments(job["args"], payload, np)
@@ -232,7 +232,7 @@ def _prepare(job, payload, fds, np, seccomp_prepared):
 
 def _run_probe(job, np):
     # type: (Job, ModuleType) -> NoReturn
-    """A probe run: no submission code in this worker, so its report is trusted."""
+    # A probe run: no submission code in this worker, so its report is trusted.
     repeats = max(1, min(int(job.get("probe_repeats", 1)), PROBE_REPEATS_CAP))
     runs = [probe_workload(np)[0] for _ in range(repeats)]
     _write_all(RESULT_FD, encode_frame({"kind": "result", "status": "probe", "seconds": min(runs),
@@ -242,10 +242,10 @@ def _run_probe(job, np):
 
 def _solution_namespace(job):
     # type: (Job) -> dict[str, Any]
-    """The namespace the submission's code runs in, with its imports guarded from now on.
-
-    A registered module, as `python solution.py` would have: dataclasses, typing
-    and pickle look the defining module up in sys.modules by name."""
+    # The namespace the submission's code runs in, with its imports guarded from now on.
+    #
+    # A registered module, as `python solution.py` would have: dataclasses, typing
+    # and pickle look the defining module up in sys.modules by name.
     import builtins
     import types
     allowed = job["allowed"]
@@ -260,8 +260,8 @@ def _solution_namespace(job):
 
 def _send_result(frame):
     # type: (bytes) -> NoReturn
-    """Write the result frame (exit 113 if it cannot be written), flush what print() buffered
-    (os._exit would drop it), and exit."""
+    # Write the result frame (exit 113 if it cannot be written), flush what print() buffered
+    # (os._exit would drop it), and exit.
     try:
         _write_all(RESULT_FD, frame)
     except BaseException:
@@ -277,13 +277,11 @@ def _send_result(frame):
 def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None):
     # type: (Job, CodeType | None, list[str], bytes, list[int], ModuleType, Prepared | None) -> NoReturn
     """Body of the forked worker. Never returns. `seccomp_prepared`: the zygote's
-    prepared_program, so that the filter is not built again in every worker; `code`:
-    None only for a probe run.
-
-    Everything that runs submission code runs in this very frame (its module code,
-    the call, describing what came out): a report of a deep recursion counts the
-    frames left under the recursion limit, so the frames above this one (the
-    script, zygote_main, _serve, _start_worker) are part of what it says."""
+    prepared_program, so that the filter is not built again in every worker."""
+    # `code` is None only for a probe run. Everything that runs submission code runs in this
+    # very frame (its module code, the call, describing what came out): a report of a deep
+    # recursion counts the frames left under the recursion limit, so the frames above this one
+    # (the script, zygote_main, _serve, _start_worker) are part of what it says.
     args = _prepare(job, payload, fds, np, seccomp_prepared)
     if job["mode"] == "probe":
         _run_probe(job, np)

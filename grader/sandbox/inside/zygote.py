@@ -126,7 +126,7 @@ def numpy_lazy_submodules(np, allowed, source):
 
 def _net_interfaces():
     # type: () -> list[str]
-    """The names of this process's network interfaces (only "lo" inside a network namespace)."""
+    # The names of this process's network interfaces (only "lo" inside a network namespace).
     import socket as _socket
     try:
         return sorted(name for _, name in _socket.if_nameindex())
