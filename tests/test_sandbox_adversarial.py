@@ -262,6 +262,24 @@ def test_deep_traceback_is_truncated(bundle, tmp_path):
     assert len(g.first_failure.message) < 3000
 
 
+def test_the_harness_frames_above_the_submission_stay_as_they_are(bundle, tmp_path):
+    # A deep recursion's report counts the frames left under the recursion limit ("... 982 more
+    # frames ..."), so the frames above the submission's code (the script, zygote_main, _serve,
+    # _start_worker, run_worker: inside/worker.py) are part of what a report says. Six frames,
+    # its own included, at import and in the call alike.
+    source = attack("raise ValueError(f'depth {depth()}, at import {AT_IMPORT}')\n", top="""\
+        def depth():
+            frame, n = sys._getframe(1), 0
+            while frame is not None:
+                frame, n = frame.f_back, n + 1
+            return n
+
+        AT_IMPORT = depth()
+        """)
+    g = grade_source(bundle, tmp_path, source)
+    assert_verdict(g, "RE", "run", "ValueError", "depth 6, at import 6")
+
+
 def test_huge_exception_message_is_truncated(bundle, tmp_path):
     g = grade_source(bundle, tmp_path, "import numpy as np\n" + SIGNATURE + "    raise ValueError('A' * 10**6)\n")
     assert_verdict(g, "RE", "run", "ValueError at line 3", "[...]")

@@ -16,6 +16,7 @@ import pytest
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
 from grader.judging.judge import sandbox_limits
 from grader.sandbox import child
+from grader.sandbox.inside import frames, seccomp
 from grader.sandbox.launcher import Sandbox, clean_environment, merge_layers, strategies
 # What came from the worker is checked and sanitised in one place: outcome.py and untrusted.py.
 from grader.sandbox.outcome import error_info as _error_info
@@ -93,12 +94,12 @@ def test_other_syscalls_are_allowed(program, arch):
 
 
 def test_every_listed_syscall_is_refused_with_plain_arguments(program, arch):
-    conditional = child._SELF_ONLY | child._SELF_OR_ZERO | {"fcntl"}
+    conditional = seccomp._SELF_ONLY | seccomp._SELF_OR_ZERO | {"fcntl"}
     for name, number in child.SYSCALLS[arch].items():
         if name in conditional:
             continue
         action = run_bpf(program, number, args=(0x7FFF, 1, 2, 3, 4, 5), arch=arch)
-        want = ENOSYS if name == "clone3" else EACCES if name in child._OPEN_LIKE else EPERM
+        want = ENOSYS if name == "clone3" else EACCES if name in seccomp._OPEN_LIKE else EPERM
         assert action == ERRNO | want, f"{arch} {name}: {action:#x}"
 
 
@@ -113,14 +114,14 @@ def test_signals_only_to_itself(program, arch, target, allowed):
 @pytest.mark.parametrize("target, allowed", [(0, True), (OWN, True), (1, False), (OWN + 1, False),
                                              (-1, False), (1 << 32, False)])
 def test_pid_setters_only_on_itself(program, arch, target, allowed):
-    for name in sorted(child._SELF_OR_ZERO):
+    for name in sorted(seccomp._SELF_OR_ZERO):
         action = run_bpf(program, nr(arch, name), args=(target, 7, 0, 0), arch=arch)
         assert action == (ALLOW if allowed else ERRNO | EPERM), (name, target)
 
 
 @pytest.mark.parametrize("cmd, allowed", [(1, True), (2, True), (3, True), (4, True), (0, True), (1030, True),
-                                          (child.F_SETOWN, False), (child.F_SETSIG, False),
-                                          (child.F_SETOWN_EX, False)])
+                                          (seccomp.F_SETOWN, False), (seccomp.F_SETSIG, False),
+                                          (seccomp.F_SETOWN_EX, False)])
 def test_fcntl_cannot_redirect_sigio(program, arch, cmd, allowed):
     assert run_bpf(program, nr(arch, "fcntl"), args=(1, cmd, 0), arch=arch) == (ALLOW if allowed else ERRNO | EPERM)
 
@@ -215,7 +216,7 @@ def test_child_error_info_uses_its_own_source_not_linecache():
     try:
         ns["f"]()
     except ValueError as exc:
-        info = child._error_info(exc, "sub.py", source.splitlines(True))
+        info = frames._error_info(exc, "sub.py", source.splitlines(True))
     finally:
         linecache.cache.pop("sub.py", None)
     assert info["traceback"] == ["line 2, in f: raise ValueError('boom')"]
@@ -236,7 +237,7 @@ def test_child_exception_frame_survives_a_hostile_exception():
         def lineno(self):
             raise RuntimeError("no lineno")
 
-    frame = child._exception_frame(Evil(), "sub.py", [], child.STATUS_CALL_EXCEPTION)
+    frame = frames._exception_frame(Evil(), "sub.py", [], child.STATUS_CALL_EXCEPTION)
     assert frame.startswith(child.MAGIC)
     header = frame[len(child.MAGIC) + 4:].decode()
     assert '"status":"call_exception"' in header

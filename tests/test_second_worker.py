@@ -24,6 +24,7 @@ from grader.judging import case_runs
 from grader.judging.judge import GradeOptions, cases_step, sandbox_limits
 from grader.judging.timing import least_limits
 from grader.sandbox import child
+from grader.sandbox.inside import seccomp
 from grader.sandbox.launcher import Sandbox, SandboxError
 from test_checker import outcome   # a run that returned at once; fields as keywords
 
@@ -204,7 +205,7 @@ def test_the_pid_placeholder_marks_only_pid_slots():
     for arch in child.SYSCALLS:
         _, raw, slots = child.prepared_program(arch)
         # kill, tkill, tgkill and the five setters each compare arg0 with the pid once
-        assert len(slots) == sum(1 for n in child.SYSCALLS[arch] if n in child._SELF_ONLY | child._SELF_OR_ZERO)
+        assert len(slots) == sum(1 for n in child.SYSCALLS[arch] if n in seccomp._SELF_ONLY | seccomp._SELF_OR_ZERO)
 
 
 # --- the zygote with two workers at once -----------------------------------------------------
@@ -338,7 +339,7 @@ def test_a_zygote_gone_with_requests_unread_is_a_sandbox_error(limits):
 SWEEP_SCRIPT = textwrap.dedent("""\
     import os, sys, time
     sys.path.insert(0, sys.argv[1])
-    from grader.sandbox import child
+    from grader.sandbox.inside import supervise
     pids = []
     for _ in range(2):
         pid = os.fork()
@@ -347,7 +348,7 @@ SWEEP_SCRIPT = textwrap.dedent("""\
             os._exit(0)
         pids.append(pid)
     time.sleep(0.1)
-    child._kill_descendants(spare={pids[1]})
+    supervise._kill_descendants(spare={pids[1]})
     alive = [os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split()[2] != "Z" for p in pids]
     print(alive)
     os.kill(pids[1], 9)

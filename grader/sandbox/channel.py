@@ -12,11 +12,15 @@ import os
 import selectors
 import socket
 import time
+from typing import TYPE_CHECKING
 
 from .protocol import ResultReader
 from .records import SandboxLimits
 from .startup import SandboxError
 from .wire import Messages, send
+
+if TYPE_CHECKING:
+    from .wire import Message
 
 DRAIN_S = 2.0   # after a worker's end, how long a leftover holding its pipe is waited for
 
@@ -31,7 +35,7 @@ class Run:
         self.open = set(fds)
         self.captured = {fds[1]: bytearray(), fds[2]: bytearray()}
         self.totals = {fds[1]: 0, fds[2]: 0}
-        self.finished: dict | None = None
+        self.finished: Message | None = None   # the zygote's "finished" report
         self.drained_by = 0.0
         self.flood_killed = False
         self.alone = True   # no other run was in flight at any moment of this one
@@ -44,7 +48,7 @@ class Channel:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.messages = Messages()
-        self.backlog: list[dict] = []
+        self.backlog: list[Message] = []
         self.runs: dict[int | None, Run] = {}
 
     def close(self) -> None:
@@ -54,6 +58,7 @@ class Channel:
         self.sock.close()
 
     def track(self, rid: int | None, fds: tuple[int, int, int], reader: ResultReader) -> Run:
+        """A run just requested, in flight from now on (with `fds`, our ends of its pipes)."""
         run = Run(rid, fds, reader)
         if self.runs:
             run.alone = False
@@ -63,9 +68,11 @@ class Channel:
         return run
 
     def tracks(self, run: Run) -> bool:
+        """Whether `run` is in flight here."""
         return self.runs.get(run.id) is run
 
     def forget(self, run: Run) -> None:
+        """No longer track `run`; its pipes are closed."""
         if self.tracks(run):   # once: a closed descriptor's number may be reused at once
             del self.runs[run.id]
             for fd in run.fds:
@@ -74,7 +81,7 @@ class Channel:
                 except OSError:
                     pass
 
-    def next_message(self, deadline: float) -> dict:
+    def next_message(self, deadline: float) -> Message:
         """The next message that is about no run (e.g. "ready"), waiting until `deadline`."""
         while not self.backlog:
             remaining = deadline - time.monotonic()
@@ -102,7 +109,7 @@ class Channel:
             raise SandboxError("the sandbox process ended unexpectedly")
         return data
 
-    def request(self, header: dict) -> None:
+    def request(self, header: Message) -> None:
         """Send a request that has no pipes (a kill); a zygote that is gone is a SandboxError."""
         try:
             send(self.sock, header)
@@ -123,27 +130,41 @@ class Channel:
             while True:
                 for msg in pending:
                     self._route(msg)
-                pending = []
-                if target.refused is not None:
-                    raise SandboxError(f"sandbox error: {target.refused}")
-                if target.finished is not None:
-                    if not target.open:
-                        return
-                    deadline = min(deadline, target.drained_by)
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    if target.finished is not None:
-                        return   # a leftover process still holds a pipe: stop reading it
-                    raise SandboxError("the sandbox did not report the end of the case in time")
-                for key, _ in sel.select(timeout=remaining):
-                    if key.fileobj is self.sock:
-                        pending += self.messages.feed(self._receive())
-                    elif not self._read_pipe(key.data, key.fd, lim):
-                        sel.unregister(key.fd)
+                remaining = self._remaining(target, deadline)
+                if remaining is None:
+                    return
+                pending = self._read_ready(sel, remaining, lim)
         finally:
             sel.close()
 
-    def _route(self, msg: dict) -> None:
+    @staticmethod
+    def _remaining(target: Run, deadline: float) -> float | None:
+        """Seconds left to wait for `target`; None once it has ended and its pipes are closed, or
+        a leftover process has held one past DRAIN_S (then it is no longer read)."""
+        if target.refused is not None:
+            raise SandboxError(f"sandbox error: {target.refused}")
+        if target.finished is not None:
+            if not target.open:
+                return None
+            deadline = min(deadline, target.drained_by)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            if target.finished is not None:
+                return None
+            raise SandboxError("the sandbox did not report the end of the case in time")
+        return remaining
+
+    def _read_ready(self, sel: selectors.BaseSelector, timeout: float, lim: SandboxLimits) -> list[Message]:
+        """Read what is there within `timeout`: the pipes' bytes, and the socket's messages (returned)."""
+        messages: list[Message] = []
+        for key, _ in sel.select(timeout=timeout):
+            if key.fileobj is self.sock:
+                messages += self.messages.feed(self._receive())
+            elif not self._read_pipe(key.data, key.fd, lim):
+                sel.unregister(key.fd)
+        return messages
+
+    def _route(self, msg: Message) -> None:
         """A message from the zygote, to the run it is about (by id)."""
         event = msg.get("event")
         run = self.runs.get(msg.get("id"))

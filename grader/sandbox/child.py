@@ -1,4 +1,4 @@
-"""Code that runs inside the sandbox: the zygote and its per-case workers.
+"""Code that runs inside the sandbox: the zygote and its per-case workers, and the parent's view of it.
 
 Process layout (one per grading run):
 
@@ -17,8 +17,9 @@ this order (each part may import only the parts before it):
 
 How it reaches the sandbox: `source()` (script.py) concatenates the parts, in `PARTS`
 order, into ONE script (their `from .part import ...` lines dropped, since the
-names are then already defined above) plus a call of `zygote_main`, and the
-launcher runs it with `python -I [-S] -c` (early.py says when -S). Why one script rather than a package
+names are then already defined above, and their comments and what is there for
+the type checker only) plus a call of `zygote_main`, and the launcher runs it
+with `python -I [-S] -c` (early.py says when -S). Why one script rather than a package
 shipped into the zygote: the sandboxed side must never read a file of the
 bundle (the worker has no file access at all, and the zygote must not depend
 on where the grader is installed or on an import path the submission could
@@ -26,28 +27,53 @@ influence); a single `-c` string needs no import machinery, no temporary files
 and no `sys.path`; and every harness function lives in one `__main__`
 namespace, as if the parts were one module (tests/test_sandbox_adversarial.py's
 harness-monkeypatching attack relies on that). tests/test_child_parts.py checks
-the order, that the concatenation compiles and that every global name each part
-uses is defined in it.
+the order, that the concatenation compiles, that no two parts bind one name and
+that every global name each part uses is defined in it.
 
-In the parent, this module exposes the same names as the concatenated script
-(statuses, MAGIC, encode_frame, the seccomp tables, preload, ...): the parts
-are imported as ordinary modules and their names gathered here in `PARTS`
-order, so a name means the same object inside and outside the sandbox.
+In the parent, the parts are ordinary modules: this module names what the rest
+of the grader uses of them (the statuses, MAGIC and the frame caps, the probe's
+and the rlimits' rules, the seccomp tables, the dumpable flag, ...), imported
+from the part that defines each, so that a name means the same object inside
+and outside the sandbox. Tests of one part's internals import that part.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from .inside import frames, kernel, landlock, seccomp, supervise, worker, zygote
-from .script import PART_NAMES, SIBLING_IMPORT, source  # noqa: F401 - the script is built there
+from .inside.frames import (
+    HEADER_CAP,
+    MAGIC,
+    STATUS_BAD_SIGNATURE,
+    STATUS_CALL_EXCEPTION,
+    STATUS_FORBIDDEN_IMPORT,
+    STATUS_IMPORT_EXCEPTION,
+    STATUS_LOADED,
+    STATUS_MISSING_FUNCTION,
+    STATUS_NOT_CALLABLE,
+    STATUS_OK,
+    TEXT_CAP,
+    TRACEBACK_LINES,
+    encode_frame,
+)
+from .inside.kernel import get_dumpable, set_dumpable
+from .inside.seccomp import AUDIT_ARCH, SYSCALLS, prepared_program, program_for, seccomp_program
+from .inside.worker import PROBE_REPEATS_CAP, cpu_rlimit, probe_workload
+from .inside.zygote import FAILED_SHOWN, PRELOAD_MAX, preload
+from .script import PART_NAMES, source
+
+__all__ = [
+    "AUDIT_ARCH", "FAILED_SHOWN", "HEADER_CAP", "INSIDE", "MAGIC", "PARTS", "PART_NAMES", "PRELOAD_MAX",
+    "PROBE_REPEATS_CAP", "STATUS_BAD_SIGNATURE", "STATUS_CALL_EXCEPTION", "STATUS_FORBIDDEN_IMPORT",
+    "STATUS_IMPORT_EXCEPTION", "STATUS_LOADED", "STATUS_MISSING_FUNCTION", "STATUS_NOT_CALLABLE", "STATUS_OK",
+    "SYSCALLS", "TEXT_CAP", "TRACEBACK_LINES", "cpu_rlimit", "encode_frame", "get_dumpable", "part_names",
+    "preload", "prepared_program", "probe_workload", "program_for", "seccomp_program", "set_dumpable", "source",
+]
 
 PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote)   # PART_NAMES, as modules
 INSIDE = Path(__file__).resolve().parent / "inside"
 
-for _part in PARTS:
-    globals().update({k: v for k, v in vars(_part).items() if not k.startswith("__")})
-del _part
-
 
 def part_names() -> tuple[str, ...]:
+    """The parts' module names, in PARTS order."""
     return tuple(p.__name__.rsplit(".", 1)[1] for p in PARTS)

@@ -12,8 +12,10 @@ Nothing of a submission is in the process until `Sandbox` sends it: a
 spawned zygote that is never taken is killed by `close()`, and exits on its
 own when its control socket closes (the grader died).
 
-This module imports no NumPy (grader/sandbox/records.py does): importing it
-here would cost the very time it is meant to save.
+This module imports no NumPy (grader/sandbox/records.py does), nor typing
+(the names it annotates with are the type checker's only, under
+TYPE_CHECKING): importing them here would cost the very time it is meant to
+save.
 """
 from __future__ import annotations
 
@@ -26,9 +28,22 @@ import sys
 from collections.abc import Sequence
 
 from . import script
-from .startup import (HARNESS_MODULES, PROBE_REPEATS, Strategy, clean_environment, make_parent_nondumpable,
-                      strategies, worker_uid)
+from .startup import (
+    HARNESS_MODULES,
+    PROBE_REPEATS,
+    Strategy,
+    clean_environment,
+    make_parent_nondumpable,
+    strategies,
+    worker_uid,
+)
 from .wire import send_with_pipes
+
+TYPE_CHECKING = False   # typing's flag without typing: only a type checker takes this branch
+if TYPE_CHECKING:
+    from typing import IO
+
+    from .wire import Message
 
 # The speed probe's worker, when it runs before the submission (and the problem's limits) have arrived:
 # limits that a probe run, about 10 ms each, never comes near.
@@ -42,14 +57,14 @@ class Spawned:
     """A zygote process that has no submission yet; `take` hands it to one Sandbox, once.
     (A plain class: dataclasses would cost this first step 15 ms of importing inspect.)"""
 
-    def __init__(self, strategy: Strategy, python: str, proc: subprocess.Popen, sock: socket.socket,
-                 errlog: "IO[bytes]") -> None:
+    def __init__(self, strategy: Strategy, python: str, proc: subprocess.Popen[bytes], sock: socket.socket,
+                 errlog: IO[bytes]) -> None:
         self.strategy, self.python, self.proc, self.sock, self.errlog = strategy, python, proc, sock, errlog
         self.probe_fds: tuple[int, int, int] | None = None   # our read ends of a probe run queued at the start
         self.probe_repeats = 0
         self.taken = False
 
-    def take(self, strategy: Strategy, python: str) -> "Spawned | None":
+    def take(self, strategy: Strategy, python: str) -> Spawned | None:
         """This zygote, if it was started the way the caller would start it and is still alive."""
         if self.taken or strategy != self.strategy or python != self.python or self.proc.poll() is not None:
             return None
@@ -93,7 +108,7 @@ def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -
     return [*strategy.prefix, python, *flags, "-c", source, str(ctrl_fd), ",".join(HARNESS_MODULES), *extra]
 
 
-def _scratch_file() -> "IO[bytes]":
+def _scratch_file() -> IO[bytes]:
     """An anonymous file for the zygote's stderr (memfd: tempfile costs 7 ms to import)."""
     try:
         return open(os.memfd_create("zygote-stderr", os.MFD_CLOEXEC), "w+b")
@@ -132,7 +147,7 @@ def spawn(strategy: Strategy, python: str, source: str | None = None,
 
 def _queue_probe(sock: socket.socket, strategy: Strategy, repeats: int) -> tuple[int, int, int] | None:
     """Send a probe run with the worker's three pipe ends; our read ends (None if the zygote is gone)."""
-    job = {"mode": "probe", "args": [], "drop_uid": worker_uid(strategy), "probe_repeats": int(repeats),
+    job: Message = {"mode": "probe", "args": [], "drop_uid": worker_uid(strategy), "probe_repeats": int(repeats),
            "function": "", "filename": "", **EARLY_PROBE_LIMITS,
            "layers": {"landlock": True, "seccomp": True}}
     try:

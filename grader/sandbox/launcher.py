@@ -15,18 +15,34 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from typing import Sequence
+from typing import IO, TYPE_CHECKING, Any, Sequence, SupportsInt
+
+import numpy as np
 
 from . import child
 from .channel import Channel, Run
+from .early import Spawned, spawn
 from .layers import describe_layers, merge_layers
 from .outcome import build_outcome
 from .protocol import ResultReader
 from .records import RunOutcome, SandboxInfo, SandboxLimits
-from .startup import (HARNESS_MODULES, PROBE_REPEATS, WORKER_LAYERS, SandboxError, Strategy, worker_uid,
-                      clean_environment, make_parent_nondumpable, strategies)
-from .early import Spawned, spawn
+from .startup import (
+    HARNESS_MODULES,
+    PROBE_REPEATS,
+    WORKER_LAYERS,
+    SandboxError,
+    Strategy,
+    clean_environment,
+    make_parent_nondumpable,
+    strategies,
+    worker_uid,
+)
 from .wire import encode_args, send, send_with_pipes
+
+if TYPE_CHECKING:
+    from .wire import Message
+
+Args = Sequence[np.ndarray[Any, Any] | SupportsInt]   # a case's arguments: arrays and ints
 
 __all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable", "merge_layers",
            "strategies", "PROBE_REPEATS"]
@@ -39,7 +55,7 @@ class Sandbox:
     """One zygote for one submission; `run` judges one case in a fresh worker."""
 
     def __init__(self, source: str, *, function: str, n_args: int, limits: SandboxLimits,
-                 allowed: dict, preload: Sequence[str], filename: str = "solution.py",
+                 allowed: dict[str, list[str]], preload: Sequence[str], filename: str = "solution.py",
                  isolation: str = "auto", python: str | None = None,
                  disable_layers: frozenset[str] = frozenset(), prelaunched: Spawned | None = None) -> None:
         """`disable_layers` ({"landlock", "seccomp"}) is for tests only: it switches a
@@ -59,13 +75,14 @@ class Sandbox:
         self.filename = filename
         self.isolation = isolation
         self.python = python or sys.executable
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.chan: Channel | None = None              # the control socket and the runs in flight
         self.strategy: Strategy | None = None
-        self.ready: dict = {}
+        self.ready: Message = {}
         self.attempts: list[str] = []
-        self.worker_layers: dict | None = None
-        self._launched: tuple | None = None          # begin(): (strategy, failure, errlog, probe run)
+        self.worker_layers: dict[str, list[str]] | None = None
+        # begin(): (strategy, failure, errlog, probe run)
+        self._launched: tuple[Strategy, str | None, IO[bytes] | None, Run | None] | None = None
         self._early_probe: tuple[float, ...] | None = None
         self.prelaunched = prelaunched
         self._pre_probe: tuple[Run, int] | None = None   # (run, repeats): the probe early.py queued
@@ -77,7 +94,7 @@ class Sandbox:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def begin(self, probe_repeats: int = 0) -> None:
@@ -132,7 +149,7 @@ class Sandbox:
         why, errlog = self._launch(strategy)
         return why if why is not None else self._await_ready(errlog)
 
-    def _launch(self, strategy: Strategy) -> tuple[str | None, object]:
+    def _launch(self, strategy: Strategy) -> tuple[str | None, IO[bytes] | None]:
         """Start the zygote's process and send it the submission; (failure or None, stderr log)."""
         early, self.prelaunched = self.prelaunched, None
         spawned = early.take(strategy, self.python) if early is not None else None
@@ -160,7 +177,7 @@ class Sandbox:
             self._forget(self._pre_probe[0])
             self._pre_probe = None
 
-    def _await_ready(self, errlog) -> str | None:
+    def _await_ready(self, errlog: IO[bytes] | None) -> str | None:
         """Wait for the zygote's "ready"; None, or why it failed (its stderr's last line)."""
         pre, self._pre_probe = self._pre_probe, None
         if pre is not None:   # the probe early.py queued runs before "ready": collect its reading first
@@ -182,14 +199,16 @@ class Sandbox:
             self.ready = msg
             return None
         self._kill()
+        assert errlog is not None, "only a launch that failed has no log, and it is not awaited"
         errlog.seek(0)
         tail = errlog.read()[-500:].decode("utf-8", "replace").strip().splitlines()
-        return (tail[-1] if tail else msg.get("message", "no answer")).strip()
+        why: str = (tail[-1] if tail else msg.get("message", "no answer")).strip()
+        return why
 
     def _child_source(self) -> str:
         return child.source()
 
-    def _job_defaults(self, strategy: Strategy) -> dict:
+    def _job_defaults(self, strategy: Strategy) -> Message:
         linux = sys.platform.startswith("linux")
         return {"function": self.function, "filename": self.filename,
                 "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s,
@@ -255,13 +274,13 @@ class Sandbox:
     def _uid(self) -> int | None:
         return worker_uid(self.strategy)
 
-    def run(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run",
+    def run(self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run",
             probe_repeats: int = 1) -> RunOutcome:
         """Run the submission on `args` in a fresh worker; `mode="load"` only imports it,
         `mode="probe"` runs the speed probe `probe_repeats` times and no submission code."""
         return self.collect(self.submit(args, expected_shape, mode, probe_repeats))
 
-    def submit(self, args: Sequence, expected_shape: tuple[int, ...] | None, mode: str = "run",
+    def submit(self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run",
                probe_repeats: int = 1) -> Run:
         """Start a run as `run` would, and return at once; `collect` waits for it. While another
         run is in flight the two workers run at the same time (the zygote allows two only as PID 1
@@ -302,16 +321,17 @@ class Sandbox:
         """Runs started and not collected yet."""
         return len(self.chan.runs) if self.chan is not None else 0
 
-    def _job(self, mode: str, specs: list, probe_repeats: int) -> dict:
-        job = {"mode": mode, "args": specs, "drop_uid": self._uid(),
-               "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s}
+    def _job(self, mode: str, specs: list[Message], probe_repeats: int) -> Message:
+        job: Message = {"mode": mode, "args": specs, "drop_uid": self._uid(),
+                        "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s}
         if mode == "probe":
             job["probe_repeats"] = int(probe_repeats)
         return job
 
-    def _submit(self, job: dict, payload: bytes, rid: int, expected_shape=None) -> Run:
+    def _submit(self, job: Message, payload: bytes, rid: int, expected_shape: tuple[int, ...] | None = None) -> Run:
         """Send one run request with the worker's pipe ends; the run, in flight. (Only early.py's
         probe request, sent before any Sandbox existed, has no id: `_launch` tracks it.)"""
+        assert self.chan is not None, "asked of a started zygote"
         try:
             fds = send_with_pipes(self.chan.sock, {"op": "run", "job": job, "id": rid}, payload)
         except OSError as exc:
@@ -319,7 +339,8 @@ class Sandbox:
             raise SandboxError(f"could not reach the sandbox: {exc}") from None
         return self._track(rid, fds, expected_shape)
 
-    def _track(self, rid: int | None, fds: tuple[int, int, int], expected_shape) -> Run:
+    def _track(self, rid: int | None, fds: tuple[int, int, int], expected_shape: tuple[int, ...] | None) -> Run:
+        assert self.chan is not None, "asked of a started zygote"
         return self.chan.track(rid, fds, ResultReader(expected_shape=expected_shape, body_cap=self.limits.result_bytes))
 
     def _forget(self, run: Run) -> None:
@@ -327,6 +348,7 @@ class Sandbox:
             self.chan.forget(run)
 
     def _outcome(self, run: Run) -> RunOutcome:
+        assert run.finished is not None, "asked once the zygote has reported the run's end"
         run.reader.finish()
         _, out_r, err_r = run.fds
         out = build_outcome(run.finished, run.reader, (bytes(run.captured[out_r]), run.totals[out_r]),

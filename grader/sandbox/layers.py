@@ -10,14 +10,31 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from . import child
-from .records import Layer, SandboxInfo
+from .records import Layer, SandboxInfo, SandboxLimits
+from .startup import Strategy
+
+if TYPE_CHECKING:
+    from .wire import Message
 
 
-def describe_layers(sb) -> SandboxInfo:
+class Started(Protocol):
+    """What describe_layers reads of a launcher.Sandbox."""
+    python: str
+    limits: SandboxLimits
+    strategy: Strategy | None
+    ready: Message                              # the zygote's "ready" message
+    attempts: list[str]                         # the stronger strategies that failed, and why
+    worker_layers: dict[str, list[str]] | None  # merged over every run so far
+    disable_layers: frozenset[str]
+
+
+def describe_layers(sb: Started) -> SandboxInfo:
     """Layers in force for Sandbox `sb`, as far as they are known (complete after the first run)."""
     s, r = sb.strategy, sb.ready
+    assert s is not None, "a sandbox that has started"
     linux = sys.platform.startswith("linux")
     root = linux and os.geteuid() == 0
     layers = [
@@ -48,10 +65,10 @@ def describe_layers(sb) -> SandboxInfo:
     layers.append(Layer("parent_nondumpable", "active" if nondumpable else "unavailable",
                         "PR_SET_DUMPABLE=0 on grader and zygote" if nondumpable else
                         f"grader dumpable={child.get_dumpable()}, zygote dumpable={r.get('dumpable')}"))
-    return SandboxInfo(mode=s.mode if s else "none", layers=tuple(layers))
+    return SandboxInfo(mode=s.mode, layers=tuple(layers))
 
 
-def merge_layers(seen: dict | None, new: dict) -> dict:
+def merge_layers(seen: dict[str, list[str]] | None, new: object) -> dict[str, list[str]]:
     """Worker layers over every run so far: a layer is active only if it was
     active in every run (the report never claims more than the weakest run)."""
     out = dict(seen or {})

@@ -10,7 +10,7 @@ boundary the reports rely on.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import child
 from .protocol import ResultReader
@@ -35,6 +35,7 @@ def _install_paths() -> tuple[tuple[str, str], ...]:
     otherwise print the grader's absolute paths into a learner's report."""
     import os
     import sys
+
     import numpy
     site = os.path.dirname(os.path.dirname(numpy.__file__))
     bundle = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -59,16 +60,26 @@ class Malformed(ValueError):
     """A header field of the wrong type or out of range (the submission forged it)."""
 
 
-def _str(h: dict, key: str, cap: int, required: bool = False) -> str | None:
-    value = h.get(key)
-    if value is None and not required:
+Header = dict[str, Any]   # a result frame's header, or its "error" object: JSON the submission chose
+
+
+def _str(h: Header, key: str, cap: int) -> str | None:
+    """h[key], a string made safe to show, or None if it is missing or null; else Malformed."""
+    if h.get(key) is None:
         return None
+    return _text(h, key, cap)
+
+
+def _text(h: Header, key: str, cap: int) -> str:
+    """h[key], a string made safe to show; else Malformed."""
+    value = h.get(key)
     if type(value) is not str:
         raise Malformed(f"'{key}' is not a string")
     return redact(clean(value, cap))
 
 
-def _int(value: Any) -> bool:
+def _int(value: object) -> TypeGuard[int]:
+    """An int, not a bool (JSON's true is not a number here)."""
     return type(value) is int
 
 
@@ -81,8 +92,9 @@ def shape_of(value: Any) -> tuple[int, ...] | None:
     return tuple(value)
 
 
-def returned_value(h: dict, reader: ResultReader) -> ReturnedValue:
-    return ReturnedValue(type=_str(h, "type", TYPE_CAP, required=True),
+def returned_value(h: Header, reader: ResultReader) -> ReturnedValue:
+    """What an "ok" frame says the function returned; Malformed if a field has the wrong type."""
+    return ReturnedValue(type=_text(h, "type", TYPE_CAP),
                          dtype=_str(h, "dtype", TYPE_CAP), shape=shape_of(h.get("shape")),
                          array=reader.result_array())
 
@@ -105,7 +117,7 @@ def error_info(e: Any, n_lines: int) -> ErrorInfo:
                      line=line)
 
 
-def clean_layers(layers: Any) -> dict | None:
+def clean_layers(layers: object) -> dict[str, list[str]] | None:
     """The worker's layer report (written before submission code ran), checked anyway."""
     if type(layers) is not dict:
         return None
@@ -117,7 +129,8 @@ def clean_layers(layers: Any) -> dict | None:
     return out
 
 
-def _from_frame(h: dict, n_lines: int, reader: ResultReader):
+def _from_frame(h: Header, n_lines: int, reader: ResultReader) -> tuple[
+        str, ReturnedValue | None, ErrorInfo | None, str, float | None, tuple[float, ...]]:
     """(status, value, error, detail, probe_s, probe_runs) of a result frame, or Malformed."""
     status = h.get("status")
     if type(status) is not str or status not in KNOWN_STATUSES:
@@ -138,12 +151,13 @@ def _from_frame(h: dict, n_lines: int, reader: ResultReader):
     return status, value, error, detail or "", probe_s, probe_runs
 
 
-def build_outcome(fin: dict, reader: ResultReader, stdout: tuple[bytes, int], stderr: tuple[bytes, int],
+def build_outcome(fin: Header, reader: ResultReader, stdout: tuple[bytes, int], stderr: tuple[bytes, int],
                   n_lines: int) -> RunOutcome:
     """The RunOutcome of one run: `fin` is the zygote's (trusted) report, the rest the worker's."""
     layers = clean_layers(reader.layers())
     frame = reader.result()
-    status, value, error, detail, probe_s, probe_runs = "no_result", None, None, "", None, ()
+    status, value, error, detail, probe_s = "no_result", None, None, "", None
+    probe_runs: tuple[float, ...] = ()
     if reader.error:
         status, detail = "protocol_error", clean(reader.error, DETAIL_CAP)
     elif frame is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class ReturnedValue:
     type: str                       # "ndarray", "list", "0-d array", "masked array ...", ...
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
-    array: np.ndarray | None = None  # only for float64 arrays of exactly the expected shape
+    array: np.ndarray[Any, np.dtype[np.float64]] | None = None  # only float64 arrays of exactly the expected shape
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class RunOutcome:
     stderr: str
     output_bytes: int               # total stdout + stderr bytes written
     result_too_large: bool
-    worker_layers: dict | None
+    worker_layers: dict[str, list[str]] | None   # as the worker reported them (layers.merge_layers)
     probe_s: float | None = None    # CPU seconds of the speed probe (mode "probe" only)
     probe_runs: tuple[float, ...] = ()  # every run of the probe in that worker (probe_s is their minimum)
     alone: bool = True              # no other worker ran meanwhile; else its times are upper bounds only

@@ -45,7 +45,7 @@ def _unsafe(ch: str) -> bool:
 _SUSPECT = re.compile(r"[^\x20-\x7e\n\t]+")
 
 
-def _replace(match: re.Match) -> str:
+def _replace(match: re.Match[str]) -> str:
     return "".join(REPLACEMENT if _unsafe(ch) else ch for ch in match.group())
 
 

@@ -15,10 +15,23 @@ from collections.abc import Sequence
 
 from .startup import SandboxError
 
+# On the path of a grading's very first step (sandbox/early.py), which does not import typing
+# (about 2 ms): typing's flag without typing, so that only a type checker takes this branch.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, SupportsInt
 
-def encode_args(args: Sequence) -> tuple[list[dict], bytes]:
-    import numpy as np   # here, not at the top: sandbox/early.py sends frames before NumPy is imported
-    specs, chunks = [], []
+    import numpy as np
+
+    Message = dict[str, Any]   # a JSON object on the control channel, either way
+
+
+def encode_args(args: Sequence[np.ndarray[Any, Any] | SupportsInt]) -> tuple[list[Message], bytes]:
+    """A case's arguments as a run request carries them: a spec for each (an int's value, an
+    array's shape), and the arrays' float64 bytes, one after another."""
+    import numpy as np  # here, not at the top: sandbox/early.py sends frames before NumPy is imported
+    specs: list[Message] = []
+    chunks: list[bytes] = []
     for a in args:
         if isinstance(a, np.ndarray):
             specs.append({"kind": "array", "shape": list(a.shape)})
@@ -28,7 +41,8 @@ def encode_args(args: Sequence) -> tuple[list[dict], bytes]:
     return specs, b"".join(chunks)
 
 
-def send(sock: socket.socket, header: dict, payload: bytes = b"", fds: Sequence[int] = ()) -> None:
+def send(sock: socket.socket, header: Message, payload: bytes = b"", fds: Sequence[int] = ()) -> None:
+    """One request: the header's and the payload's lengths (with `fds` passed alongside), then both."""
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     prefix = struct.pack("<II", len(raw), len(payload))
     if fds:
@@ -38,7 +52,7 @@ def send(sock: socket.socket, header: dict, payload: bytes = b"", fds: Sequence[
     sock.sendall(raw + payload)
 
 
-def send_with_pipes(sock: socket.socket, header: dict, payload: bytes = b"") -> tuple[int, int, int]:
+def send_with_pipes(sock: socket.socket, header: Message, payload: bytes = b"") -> tuple[int, int, int]:
     """Send a request with the write ends of three new pipes (the worker's result, stdout and
     stderr); return our read ends. On OSError every end is closed before it is raised."""
     pipes = [os.pipe() for _ in range(3)]
@@ -51,7 +65,7 @@ def send_with_pipes(sock: socket.socket, header: dict, payload: bytes = b"") -> 
         raise
     for _, w in pipes:
         os.close(w)
-    return tuple(r for r, _ in pipes)
+    return pipes[0][0], pipes[1][0], pipes[2][0]
 
 
 class Messages:
@@ -61,12 +75,13 @@ class Messages:
         self.buf = bytearray()
         self.closed = False
 
-    def feed(self, data: bytes) -> list[dict]:
+    def feed(self, data: bytes) -> list[Message]:
+        """The messages complete once `data` is added (b"": the zygote closed its end)."""
         if not data:
             self.closed = True
             return []
         self.buf += data
-        out = []
+        out: list[Message] = []
         while len(self.buf) >= 4:
             (n,) = struct.unpack("<I", self.buf[:4])
             if n > (1 << 20):

@@ -10,6 +10,16 @@ import os
 import struct
 import sys
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable  # noqa: F401 - used in type comments
+    from types import ModuleType  # noqa: F401 - used in type comments
+    from typing import Any, TypeVar
+
+    Header = dict[str, Any]        # a frame's JSON header
+    T = TypeVar("T")
+
 MAGIC = b"VITR"
 HEADER_CAP = 64 * 1024          # a header longer than this is malformed
 TRACEBACK_LINES = 12            # submission frames kept in an error report
@@ -27,11 +37,15 @@ STATUS_CALL_EXCEPTION = "call_exception"
 
 
 def encode_frame(header, body=b""):
+    # type: (Header, bytes) -> bytes
+    # One frame: MAGIC, the header's length (u32, little-endian), the header as JSON, the body.
     raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     return MAGIC + struct.pack("<I", len(raw)) + raw + body
 
 
 def _write_all(fd, data):
+    # type: (int, bytes) -> None
+    # All of `data` to `fd` (a pipe may take less than all at once).
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -39,11 +53,15 @@ def _write_all(fd, data):
 
 
 def _short(text):
-    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
-    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + " [...]"
+    # type: (object) -> str
+    # str(text), printable (other characters become "?"), at most TEXT_CAP characters and a marker.
+    shown = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in str(text))
+    return shown if len(shown) <= TEXT_CAP else shown[:TEXT_CAP] + " [...]"
 
 
 def _guarded(fn, fallback):
+    # type: (Callable[[], T], T) -> T
+    # fn(), or `fallback` if it raises anything at all.
     try:
         return fn()
     except BaseException:  # the submission's object misbehaved while being described
@@ -51,8 +69,10 @@ def _guarded(fn, fallback):
 
 
 def _submission_frames(exc, filename):
+    # type: (BaseException, str) -> list[tuple[int, str]]
     """(line, function) of the traceback's frames that run the submission's code."""
-    out, tb = [], exc.__traceback__
+    out = []  # type: list[tuple[int, str]]
+    tb = exc.__traceback__
     while tb is not None and len(out) < 100_000:
         code = tb.tb_frame.f_code
         if code.co_filename == filename and type(tb.tb_lineno) is int:
@@ -62,14 +82,16 @@ def _submission_frames(exc, filename):
 
 
 def _error_info(exc, filename, source_lines):
+    # type: (BaseException, str, list[str]) -> Header
     """Exception type, message, and only the frames inside the submission.
 
     Source text comes from the zygote's own copy of the file, not from
     linecache (which the submission can rewrite) and without touching any
     other file (tracebacks through NumPy would try to read its sources)."""
-    frames = _guarded(lambda: _submission_frames(exc, filename), [])
+    frames = _guarded(lambda: _submission_frames(exc, filename), [])  # type: list[tuple[int, str]]
 
     def text(lineno):
+        # type: (int) -> str
         return source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
     lines = [f"line {n}, in {name}: {text(n)}" for n, name in frames]
     if len(lines) > TRACEBACK_LINES:
@@ -83,6 +105,7 @@ def _error_info(exc, filename, source_lines):
 
 
 def _exception_frame(exc, filename, source_lines, status):
+    # type: (BaseException, str, list[str], str) -> bytes
     """The result frame reporting `exc`. The exception object is the
     submission's (its __str__, __class__ or metaclass may raise), so every use
     of it is guarded: a failure here must not escape into harness code."""
@@ -98,6 +121,8 @@ def _exception_frame(exc, filename, source_lines, status):
 
 
 def _describe_type(value, np):
+    # type: (Any, ModuleType) -> str
+    # The kind of value the submission returned, as the report names it.
     t = type(value)
     if t is np.ndarray:
         return "ndarray" if value.ndim else "0-d array"
@@ -112,8 +137,10 @@ def _describe_type(value, np):
 
 
 def _result_frame(value, np, cap):
+    # type: (Any, ModuleType, int | None) -> bytes
+    # The result frame for `value`: a body only for a float64 ndarray within `cap` bytes.
     kind = _describe_type(value, np)
-    header = {"kind": "result", "status": STATUS_OK, "type": kind}
+    header = {"kind": "result", "status": STATUS_OK, "type": kind}  # type: Header
     if kind != "ndarray":
         return encode_frame(header)
     header["dtype"] = str(value.dtype)

@@ -9,6 +9,12 @@ import struct
 
 from .kernel import PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, _libc
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    # prepared_program's template: (arch, the program's bytes, the byte offsets of the pid slots)
+    Prepared = tuple[str, bytes, tuple[int, ...]]
+
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 
 # Syscalls refused with an errno. Names absent from an architecture's table
@@ -135,10 +141,12 @@ _OPEN_LIKE = {"open", "creat", "openat", "openat2"}
 
 
 def seccomp_program(arch, own_pid):
+    # type: (str, int) -> bytes
     """The BPF filter as bytes (struct sock_filter[]), for `arch`."""
     table = SYSCALLS[arch]
 
     def ins(code, jt, jf, k):
+        # type: (int, int, int, int) -> bytes
         return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
 
     LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
@@ -182,17 +190,25 @@ PID_SLOT = 0x7FFFFFFE
 
 
 def prepared_program(arch):
+    # type: (str) -> Prepared | None
     """The filter for `arch` with a placeholder for the pid, and the byte offsets of the
     placeholders (None for an arch without a table). The zygote builds it once: building it
     costs about 1.2 ms of Python, which every worker would pay again in its own CPU time."""
     if arch not in SYSCALLS:
         return None
+    return _template(arch)
+
+
+def _template(arch):
+    # type: (str) -> Prepared
+    # prepared_program(arch), for an arch that has a table.
     raw = seccomp_program(arch, PID_SLOT)
     slots = [i + 4 for i in range(0, len(raw), 8) if struct.unpack_from("<I", raw, i + 4)[0] == PID_SLOT]
     return arch, raw, tuple(slots)
 
 
 def program_for(prepared, own_pid):
+    # type: (Prepared, int) -> bytes
     """seccomp_program(arch, own_pid), from prepared_program(arch)'s template."""
     _arch, raw, slots = prepared
     buf = bytearray(raw)
@@ -202,13 +218,15 @@ def program_for(prepared, own_pid):
 
 
 def apply_seccomp(own_pid, prepared=None):
+    # type: (int, Prepared | None) -> tuple[bool, str]
     """Install the filter (from `prepared`, if built for this arch); return (applied, detail)."""
     arch = os.uname().machine
     if arch not in SYSCALLS:
         return False, f"no syscall table for {arch}"
-    ctypes, libc = _libc()
+    import ctypes
+    libc = _libc()
     if prepared is None or prepared[0] != arch:
-        prepared = prepared_program(arch)
+        prepared = _template(arch)
     raw = program_for(prepared, own_pid)
     n = len(raw) // 8
     if n > 4096:

@@ -9,14 +9,42 @@ applied, and only then the submission's code, whose result becomes one
 import os
 import sys
 
-from .frames import STATUS_BAD_SIGNATURE, STATUS_CALL_EXCEPTION, STATUS_IMPORT_EXCEPTION, STATUS_LOADED
-from .frames import STATUS_MISSING_FUNCTION, STATUS_NOT_CALLABLE, _exception_frame, _result_frame, _short
-from .frames import _write_all, encode_frame
+from .frames import (
+    STATUS_BAD_SIGNATURE,
+    STATUS_CALL_EXCEPTION,
+    STATUS_IMPORT_EXCEPTION,
+    STATUS_LOADED,
+    STATUS_MISSING_FUNCTION,
+    STATUS_NOT_CALLABLE,
+    _exception_frame,
+    _result_frame,
+    _short,
+    _write_all,
+    encode_frame,
+)
 from .kernel import PR_SET_PDEATHSIG, _libc
 from .landlock import apply_landlock
 from .seccomp import apply_seccomp
 
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence  # noqa: F401 - used in type comments
+    from types import CodeType, ModuleType  # noqa: F401 - used in type comments
+    from typing import Any, NoReturn  # noqa: F401 - used in type comments
+
+    from .seccomp import Prepared  # noqa: F401 - used in type comments
+
+    Job = dict[str, Any]             # one run's job: the zygote's defaults and the request's fields
+    Allowed = dict[str, list[str]]   # problem.yaml's allowed_imports: packages, exclude, stdlib
+    Import = Callable[..., ModuleType]
+
+RESULT_FD = 3   # the result pipe's write end, in every worker
+
+
 def _vm_size_bytes():
+    # type: () -> int
+    # This process's address space (VmSize), or 0 if /proc cannot tell.
     try:
         with open("/proc/self/statm", "rb") as f:
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -25,6 +53,7 @@ def _vm_size_bytes():
 
 
 def cpu_rlimit(cpu_limit_s):
+    # type: (float) -> tuple[int, int]
     """RLIMIT_CPU (soft, hard) in whole seconds: SIGXCPU at the soft limit, SIGKILL at the hard.
     The checker uses the hard limit to tell its SIGKILL from the kernel's OOM kill."""
     soft = max(1, int(cpu_limit_s + 0.999))
@@ -32,6 +61,8 @@ def cpu_rlimit(cpu_limit_s):
 
 
 def _apply_rlimits(job):
+    # type: (Job) -> tuple[bool, str]
+    # Set the worker's rlimits (each capped at its current hard limit); (all of them took, detail).
     import resource
     cpu, cpu_hard = cpu_rlimit(job["cpu_limit_s"])
     limits = [
@@ -42,7 +73,7 @@ def _apply_rlimits(job):
         (resource.RLIMIT_NPROC, (1, 1)) if job.get("drop_uid") is not None else None,
         (resource.RLIMIT_MEMLOCK, (0, 0)),
         (resource.RLIMIT_MSGQUEUE, (0, 0)),
-    ]
+    ]  # type: list[tuple[int, tuple[int, int]] | None]
     base = _vm_size_bytes()
     if base and job.get("memory_bytes"):
         limits.append((resource.RLIMIT_AS, (base + job["memory_bytes"],) * 2))
@@ -60,10 +91,13 @@ def _apply_rlimits(job):
             applied.append(item[0])
         except (ValueError, OSError):
             pass
-    return len(applied) >= 6, f"cpu {cpu}s (hard {cpu_hard}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, no files, core 0"
+    return len(applied) >= 6, (f"cpu {cpu}s (hard {cpu_hard}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, "
+                               "no files, core 0")
 
 
 def _drop_privileges(uid):
+    # type: (int) -> None
+    # Become `uid`/`uid` with no supplementary groups, or raise.
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
@@ -72,13 +106,14 @@ def _drop_privileges(uid):
 
 
 def _lock_down(job, result_fd, seccomp_prepared=None):
+    # type: (Job, int, Prepared | None) -> dict[str, list[str]]
     """Apply every layer, report them on the result pipe, then return.
 
     Writing the "layers" frame is the last thing done before submission code
     runs, so the parent knows that an exit without that frame (111, 112) is
     the harness's own failure, and one after it is the submission's doing.
     """
-    layers = {}
+    layers = {}  # type: dict[str, list[str]]
     os.setsid()
     ok, detail = _apply_rlimits(job)
     layers["rlimits"] = ["active" if ok else "partial", detail]
@@ -88,7 +123,7 @@ def _lock_down(job, result_fd, seccomp_prepared=None):
         _drop_privileges(uid)
         layers["uid_drop"] = ["active", f"uid/gid {uid}, no supplementary groups"]
     try:
-        _, libc = _libc()
+        libc = _libc()
         libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # after the uid change, which clears it
     except OSError:
         pass
@@ -105,6 +140,7 @@ def _lock_down(job, result_fd, seccomp_prepared=None):
 
 
 def is_allowed(allowed, name):
+    # type: (Allowed, str) -> bool
     """May submission code import `name`? (the problem's allowed_imports)"""
     if any(name == ex or name.startswith(ex + ".") for ex in allowed["exclude"]):
         return False
@@ -113,7 +149,10 @@ def is_allowed(allowed, name):
 
 
 def _guarded_import(allowed, original):
+    # type: (Callable[[str], bool], Import) -> Import
+    # `original` (__import__), refusing the submission's imports of what `allowed` does not allow.
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        # type: (str, Mapping[str, object] | None, Mapping[str, object] | None, Sequence[str], int) -> ModuleType
         # Harness import statements always pass their globals; a bare
         # __import__("os") call (no globals) can only be the submission's.
         caller = (globals or {}).get("__name__", "solution")
@@ -127,6 +166,7 @@ PROBE_REPEATS_CAP = 64
 
 
 def probe_workload(np):
+    # type: (ModuleType) -> tuple[float, float]
     """A fixed mix of BLAS, elementwise and interpreter work: the machine's speed unit.
 
     Small (about 8 ms here) so that the minimum of several runs in one worker
@@ -147,59 +187,111 @@ def probe_workload(np):
     return time.thread_time() - start, acc
 
 
-def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None):
-    """Body of the forked worker. Never returns. `seccomp_prepared`: the zygote's
-    prepared_program, so that the filter is not built again in every worker."""
-    result_fd = 3
+def _own_descriptors(fds):
+    # type: (list[int]) -> None
+    # The run's pipes as fds 3 (results), 1 and 2, /dev/null as 0, and nothing else open.
+    os.dup2(fds[0], RESULT_FD)
+    os.dup2(fds[1], 1)
+    os.dup2(fds[2], 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.closerange(4, 65536)
+
+
+def _case_arguments(specs, payload, np):
+    # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
+    # The case's arguments: ints as sent, arrays copied out of the payload's float64 bytes.
+    args = []  # type: list[object]
+    offset = 0
+    for spec in specs:
+        if spec["kind"] == "int":
+            args.append(int(spec["value"]))
+            continue
+        count = 1
+        for d in spec["shape"]:
+            count *= d
+        arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
+        offset += count * 8
+        args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
+    return args
+
+
+def _prepare(job, payload, fds, np, seccomp_prepared):
+    # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
+    # Everything before the submission's first line: the descriptors, the case's arguments, the
+    # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr.
     try:
-        os.dup2(fds[0], 3)
-        os.dup2(fds[1], 1)
-        os.dup2(fds[2], 2)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.closerange(4, 65536)
-        args = []
-        offset = 0
-        for spec in job["args"]:
-            if spec["kind"] == "int":
-                args.append(int(spec["value"]))
-                continue
-            count = 1
-            for d in spec["shape"]:
-                count *= d
-            arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
-            offset += count * 8
-            args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
-        del payload
-        _lock_down(job, result_fd, seccomp_prepared)
+        _own_descriptors(fds)
+        args = _case_arguments(job["args"], payload, np)
+        _lock_down(job, RESULT_FD, seccomp_prepared)
     except BaseException as exc:  # harness failure before any submission code: say so
         sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
         os._exit(112)
+    return args
 
-    if job["mode"] == "probe":  # no submission code in this worker: its report is trusted
-        repeats = max(1, min(int(job.get("probe_repeats", 1)), PROBE_REPEATS_CAP))
-        runs = [probe_workload(np)[0] for _ in range(repeats)]
-        _write_all(result_fd, encode_frame({"kind": "result", "status": "probe", "seconds": min(runs),
-                                            "runs": runs}))
-        os._exit(0)
 
+def _run_probe(job, np):
+    # type: (Job, ModuleType) -> NoReturn
+    # A probe run: no submission code in this worker, so its report is trusted.
+    repeats = max(1, min(int(job.get("probe_repeats", 1)), PROBE_REPEATS_CAP))
+    runs = [probe_workload(np)[0] for _ in range(repeats)]
+    _write_all(RESULT_FD, encode_frame({"kind": "result", "status": "probe", "seconds": min(runs),
+                                        "runs": runs}))
+    os._exit(0)
+
+
+def _solution_namespace(job):
+    # type: (Job) -> dict[str, Any]
+    # The namespace the submission's code runs in, with its imports guarded from now on.
+    #
+    # A registered module, as `python solution.py` would have: dataclasses, typing
+    # and pickle look the defining module up in sys.modules by name.
     import builtins
     import types
     allowed = job["allowed"]
     builtins.__import__ = _guarded_import(lambda name: is_allowed(allowed, name), builtins.__import__)
 
-    filename = job["filename"]
-    # A registered module, as `python solution.py` would have: dataclasses, typing
-    # and pickle look the defining module up in sys.modules by name.
     module = types.ModuleType("solution")
-    module.__file__ = filename
-    module.__builtins__ = builtins
+    module.__file__ = job["filename"]
+    module.__dict__["__builtins__"] = builtins
     sys.modules["solution"] = module
-    namespace = module.__dict__
+    return module.__dict__
+
+
+def _send_result(frame):
+    # type: (bytes) -> NoReturn
+    # Write the result frame (exit 113 if it cannot be written), flush what print() buffered
+    # (os._exit would drop it), and exit.
+    try:
+        _write_all(RESULT_FD, frame)
+    except BaseException:
+        os._exit(113)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(0)
+
+
+def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None):
+    # type: (Job, CodeType | None, list[str], bytes, list[int], ModuleType, Prepared | None) -> NoReturn
+    """Body of the forked worker. Never returns. `seccomp_prepared`: the zygote's
+    prepared_program, so that the filter is not built again in every worker."""
+    # `code` is None only for a probe run. Everything that runs submission code runs in this
+    # very frame (its module code, the call, describing what came out): a report of a deep
+    # recursion counts the frames left under the recursion limit, so the frames above this one
+    # (the script, zygote_main, _serve, _start_worker) are part of what it says.
+    args = _prepare(job, payload, fds, np, seccomp_prepared)
+    if job["mode"] == "probe":
+        _run_probe(job, np)
+    assert code is not None   # only a probe run, which has ended above, has no code
+    filename = job["filename"]
+    namespace = _solution_namespace(job)
     frame = None
     try:
         exec(code, namespace)
-        fn = namespace.get(job["function"])
+        fn = namespace.get(job["function"])   # type: Any  # the submission's: anything at all
         if fn is None:
             frame = encode_frame({"kind": "result", "status": STATUS_MISSING_FUNCTION})
         elif not callable(fn):
@@ -224,13 +316,4 @@ def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None)
             frame = _result_frame(value, np, job.get("result_bytes"))
         except BaseException as exc:
             frame = _exception_frame(exc, filename, source_lines, STATUS_CALL_EXCEPTION)
-    try:
-        _write_all(result_fd, frame)
-    except BaseException:
-        os._exit(113)
-    for stream in (sys.stdout, sys.stderr):  # os._exit would drop what print() buffered
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    os._exit(0)
+    _send_result(frame)

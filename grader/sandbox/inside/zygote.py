@@ -11,8 +11,24 @@ import sys
 from .kernel import _libc, get_dumpable, set_dumpable
 from .landlock import landlock_abi
 from .seccomp import prepared_program
-from .worker import is_allowed
 from .supervise import _recv, _run_job, _send, _serve
+from .worker import is_allowed
+
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket  # noqa: F401 - used in type comments
+    from collections.abc import Sequence  # noqa: F401 - used in type comments
+    from types import ModuleType  # noqa: F401 - used in type comments
+    from typing import NoReturn, TypedDict  # noqa: F401 - used in type comments
+
+    from .supervise import Held, Message  # noqa: F401 - used in type comments
+    from .worker import Allowed  # noqa: F401 - used in type comments
+
+    class Preloaded(TypedDict):
+        """What preload could not import: how many, and a few of them."""
+        count: int
+        first: list[str]
 
 PRELOAD_MAX = 160               # modules imported before lock-down (harness + allowed + named)
 PRELOAD_NAME_MAX = 160          # characters of one module name
@@ -21,13 +37,16 @@ FAILED_SHOWN = 8                # failed preloads named in the "ready" message
 
 
 def preload(modules):
+    # type: (Sequence[object]) -> Preloaded
     """Import `modules` (the harness's, the problem's, then the submission's) before
     lock-down, bounded in count, name size and time: a submission naming hundreds
     of modules that do not exist only limits what it may import itself.
     Returns {"count": failures, "first": [a few of them]}."""
     import gc
     import time
-    start, failed, dead = time.monotonic(), [], []
+    start = time.monotonic()
+    failed = []  # type: list[str]
+    dead = []  # type: list[str]
     # Imports make few cycles; the collector's passes over every new module's objects cost 10 %
     # of the zygote's start-up. It runs again before any worker is forked.
     collecting = gc.isenabled()
@@ -55,9 +74,10 @@ def preload(modules):
 
 
 def _names_in(source):
+    # type: (str) -> set[str] | None
     """Every identifier and string constant of `source`; None after `from numpy import *`."""
     import ast
-    names = set()
+    names = set()  # type: set[str]
     try:
         tree = ast.parse(source)
     except BaseException:
@@ -77,6 +97,7 @@ def _names_in(source):
 
 
 def numpy_lazy_submodules(np, allowed, source):
+    # type: (ModuleType, Allowed, str) -> None
     """NumPy loads np.strings, np.char, np.rec, np.testing, ... on first attribute
     access, which reads files: refused once the worker is locked down. Import the
     allowed ones the submission names (all of them after `from numpy import *`)
@@ -85,6 +106,7 @@ def numpy_lazy_submodules(np, allowed, source):
 
     class Refused(types.ModuleType):
         def __getattr__(self, attr):
+            # type: (str) -> NoReturn
             if attr.startswith("__"):
                 raise AttributeError(attr)
             raise ImportError(f"import of {self.__name__!r} is not allowed here", name=self.__name__)
@@ -101,7 +123,10 @@ def numpy_lazy_submodules(np, allowed, source):
             except BaseException:
                 pass
 
+
 def _net_interfaces():
+    # type: () -> list[str]
+    # The names of this process's network interfaces (only "lo" inside a network namespace).
     import socket as _socket
     try:
         return sorted(name for _, name in _socket.if_nameindex())
@@ -113,6 +138,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 
 def _probe_before_init(msg, fds, sock, held):
+    # type: (Message, list[int], socket.socket, list[Held]) -> None
     """The speed probe, run before the submission has arrived (grader/sandbox/early.py):
     no submission code exists in this process yet. Requests that arrive meanwhile go to `held`."""
     import numpy as np
@@ -127,6 +153,7 @@ def _probe_before_init(msg, fds, sock, held):
 
 
 def use_site_dirs(dirs):
+    # type: (Sequence[object]) -> None
     """Started with -S (grader/sandbox/early.py, site_packages): put the grader's site-packages
     directories on the path without running their .pth files, and define exit, quit, help,
     ... as `site` would, so that a submission sees the same builtins either way."""
@@ -138,6 +165,7 @@ def use_site_dirs(dirs):
 
 
 def zygote_main(ctrl_fd, early=(), site_dirs=None):
+    # type: (int, Sequence[object], Sequence[object] | None) -> None
     """`early`: the harness's modules, imported before the submission arrives (the grader
     may start this process before it has read anything: grader/sandbox/early.py).
     `site_dirs`: where to find them, when started with -S."""
@@ -147,7 +175,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
     sock = _socket.socket(fileno=ctrl_fd)
     set_dumpable(False)
     try:
-        _, libc = _libc()
+        libc = _libc()
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except OSError:
         pass
@@ -160,7 +188,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         site.main()
         site_ran = True
         preload(early)
-    held = []
+    held = []  # type: list[Held]
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
         _probe_before_init(init, fds, sock, held)
