@@ -196,6 +196,19 @@ def test_the_tokenizer_resumed_at_any_line_gives_the_same_tokens(source):
 
 # --- cost: each line tokenized a bounded number of times ------------------------------------------------------
 
+def _counted(monkeypatch, owner: type, name: str) -> list[int]:
+    """Count the calls of method `name` of `owner` for the rest of the test: [count]."""
+    calls = [0]
+    real = getattr(owner, name)
+
+    def counting(self, *args, **kwargs):
+        calls[0] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
 @pytest.mark.parametrize("shape", ["magics after the code", "magics before the code", "in an indented block",
                                    "unbalanced brackets in each magic"])
 def test_a_cell_of_many_magics_is_tokenized_in_time_proportional_to_its_size(monkeypatch, shape):
@@ -206,18 +219,10 @@ def test_a_cell_of_many_magics_is_tokenized_in_time_proportional_to_its_size(mon
     cell = {"magics after the code": pad + magics, "magics before the code": magics + pad,
             "in an indented block": ["if True:\n"] + ["    " + ln for ln in pad + magics],
             "unbalanced brackets in each magic": [f"%ls ) {i}\n" for i in range(TRANSFORM_LOOP_LIMIT - 1)] + pad}[shape]
-    visits = 0
-    real_run = python_tokens._Line.run
-
-    def counting_run(self):
-        nonlocal visits
-        visits += 1
-        return real_run(self)
-
-    monkeypatch.setattr(python_tokens._Line, "run", counting_run)
+    visits = _counted(monkeypatch, python_tokens._Line, "run")
     text = transform_cell("".join(cell)).text
     assert text.count("get_ipython()") == TRANSFORM_LOOP_LIMIT - 1
-    assert visits <= 5 * len(cell), f"{visits} line visits for {len(cell)} lines"
+    assert visits[0] <= 5 * len(cell), f"{visits[0]} line visits for {len(cell)} lines"
 
 
 def test_a_cell_needing_more_rewrites_than_ipython_makes_is_refused():
@@ -331,18 +336,10 @@ def test_each_cell_runs_as_ipython_would_run_it_and_keeps_its_line_numbers(index
 def test_a_cell_of_many_short_lines_is_not_copied_line_by_line(monkeypatch):
     """The scan copies the cell's lines once per rewrite, not once per logical line."""
     from grader.judging import ipython_scan
-    copies = 0
-    real = ipython_scan._Scan.lines
-
-    def counting(self):
-        nonlocal copies
-        copies += 1
-        return real(self)
-
-    monkeypatch.setattr(ipython_scan._Scan, "lines", counting)
+    copies = _counted(monkeypatch, ipython_scan._Scan, "lines")
     cell = "x\n" * 30000 + "".join(f"%ls {i}\n" for i in range(10))
     assert transform_cell(cell).text.count("get_ipython()") == 10
-    assert copies <= 3 * 11, copies
+    assert copies[0] <= 3 * 11, copies
 
 
 def test_the_help_query_is_found_as_ipythons_regex_finds_it():

@@ -15,12 +15,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 
 from conftest import ROOT, run_cli
 from own_processes import reaped
+from watching import read_until as _read_until
+from watching import save as _save
 
 SOLUTION = (ROOT / "reference" / "solution.py").read_text(encoding="utf-8")
 PATIENCE_S = 180
@@ -62,28 +62,6 @@ def test_a_class_of_notebooks_each_gets_its_own_verdict(tmp_path):
         assert rows[student]["judged"] == "yes", (student, rows[student]["message"])
         report = json.loads((out / f"{student}.json").read_text(encoding="utf-8"))
         assert phrase in (report.get("compile") or {}).get("message", "") + report["summary"], student
-
-
-def _read_until(proc: subprocess.Popen, marker: str, seen: list[str]) -> str:
-    want = "".join(seen).count(marker) + 1
-    deadline = time.monotonic() + PATIENCE_S
-    import select
-    while "".join(seen).count(marker) < want:
-        ready, _, _ = select.select([proc.stdout], [], [], max(deadline - time.monotonic(), 0))
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"no {marker!r} within {PATIENCE_S} s; got: {''.join(seen)[-2000:]}")
-        chunk = os.read(proc.stdout.fileno(), 65536).decode("utf-8", "replace")
-        if not chunk:
-            raise AssertionError(f"watch exited early: {''.join(seen)[-2000:]} {proc.stderr.read().decode()}")
-        seen.append(chunk)
-    return "".join(seen)
-
-
-def _save(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.swp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def test_watch_survives_every_notebook_and_grades_the_honest_ones(tmp_path):

@@ -8,11 +8,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,10 +18,12 @@ import pytest
 from conftest import ROOT
 from own_processes import descendants, left_behind, reaped, zygotes_below
 from grader.report.watch import CLEAR, file_state, watch
+from watching import PATIENCE_S
+from watching import read_until as _read_until
+from watching import save as _save
 
 ACCEPTED = ROOT / "submissions" / "accepted" / "vectorised_matmul.py"
 STARTER = ROOT / "starter" / "solution.py"
-PATIENCE_S = 120          # generous: a busy machine grades slowly; never a timing assertion
 
 
 def _default_sigint() -> None:
@@ -55,29 +55,6 @@ def started(tmp_path):
                     os.kill(pid, signal.SIGKILL)
             proc.kill()
         proc.communicate()
-
-
-def _read_until(proc: subprocess.Popen, marker: str, seen: list[str]) -> str:
-    """Read stdout until `marker` has appeared once more than it had in `seen`."""
-    want = "".join(seen).count(marker) + 1
-    deadline = time.monotonic() + PATIENCE_S
-    while "".join(seen).count(marker) < want:
-        ready, _, _ = select.select([proc.stdout], [], [], max(deadline - time.monotonic(), 0))
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"no {marker!r} within {PATIENCE_S} s; got: {''.join(seen)[-2000:]}")
-        chunk = os.read(proc.stdout.fileno(), 65536).decode("utf-8", "replace")
-        if not chunk:
-            raise AssertionError(f"watch exited early: {''.join(seen)[-2000:]} {proc.stderr.read().decode()}")
-        seen.append(chunk)
-    return "".join(seen)
-
-
-def _save(path: Path, text: str) -> None:
-    """Save like an editor: write a temporary file, then rename it over the original."""
-    tmp = path.with_name(f".{path.name}.swp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _stop(proc: subprocess.Popen) -> tuple[int, str, str]:
