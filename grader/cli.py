@@ -13,16 +13,17 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from . import __version__
-from .sandbox.early import Spawned
-from .sandbox.startup import pin_single_threaded_blas
-from .problem.bundle import Bundle, BundleError, open_bundle
 from .judging.source import SubmissionUnreadable
 from .platforms.formats import EXPORT_PLATFORMS, PLATFORM_FORMATS
+from .problem.bundle import Bundle, BundleError, open_bundle
+from .sandbox.early import Spawned
+from .sandbox.startup import pin_single_threaded_blas
 
 if TYPE_CHECKING:   # imported where they are used: a command loads only what it needs
     from .report.text_report import Invocation
@@ -91,11 +92,11 @@ def _invocation(args: argparse.Namespace, command: str) -> Invocation:
     return Invocation(program, command, args.submission)
 
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .judging.judge import GradeOptions
     from .feedback.grade import grade
+    from .judging.judge import GradeOptions
+    from .platforms.formats import render_platform, render_platform_error
     from .report.json_report import render_json
     from .report.text_report import render_text, terminal_width, use_colour
-    from .platforms.formats import render_platform, render_platform_error
     # A platform format always goes somewhere: to --json OUT, else to stdout.
     dest = args.json if args.json is not None or args.format == "native" else "-"
     # The practice archive has only the visible cases, so it judges the practice set unless told otherwise.
@@ -211,8 +212,8 @@ def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0 if report.ok else EXIT_NOT_AC
 
 def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .platforms.formats import export_platform
     from .platforms.files import ExportError
+    from .platforms.formats import export_platform
     try:
         result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file,
                                  args.force)

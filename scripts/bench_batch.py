@@ -38,8 +38,6 @@ import batch_class as bc  # noqa: E402
 from batch_class import normalised  # noqa: E402
 from cpu_meter import CpuMeter  # noqa: E402
 
-
-
 SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"   # about 1 s of one core, no I/O
 
 
@@ -142,12 +140,12 @@ def main() -> int:
     pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
     paired = sorted(pairs)
     print()
-    print(f"speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
+    print("speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
           + ", ".join(f"{x:.2f}" for x in paired) + f"; median {statistics.median(paired):.2f}")
-    print(f"the machine's own 2-process speed-up before each pair: "
+    print("the machine's own 2-process speed-up before each pair: "
           + ", ".join(f"{x:.2f}" for x in sorted(ceilings)) + f"; median {statistics.median(ceilings):.2f}")
     share = sorted(p / c for p, c in zip(pairs, ceilings))
-    print(f"each pair's speed-up as a share of the machine's: "
+    print("each pair's speed-up as a share of the machine's: "
           + ", ".join(f"{x:.0%}" for x in share) + f"; median {statistics.median(share):.0%}")
     print()
     print(f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"

@@ -143,6 +143,7 @@ def prepare(out: Path) -> int:
     MAGIC, a JSON line (tolerances, the function, each case's arguments and expected shape), then
     every case's input bytes and expected bytes."""
     import numpy as np
+
     from grader.problem.bundle import open_bundle
     from grader.problem.case_cache import load_cases_cached
     from grader.problem.cases import ARRAY_INPUTS, INPUT_ORDER

@@ -25,8 +25,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader.batch.similarity import (  # noqa: E402  (the repository on the path first)
-    CONTAINMENT, MIN_CONTAINED, THRESHOLD, fingerprint, flagged, overlap, windows, without_boilerplate)
+from grader.batch.similarity import (  # the repository on the path first
+    CONTAINMENT,
+    MIN_CONTAINED,
+    THRESHOLD,
+    fingerprint,
+    flagged,
+    overlap,
+    windows,
+    without_boilerplate,
+)
 
 PADDING = "\n".join(f"def unused_{i}(a, b):\n    c = a * {i} + b\n    return c - {i}\n" for i in range(10))
 

@@ -39,7 +39,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import test_sandbox_adversarial as adversarial  # noqa: E402
-
 from grader.feedback.grade import grade  # noqa: E402
 from grader.judging.judge import GradeOptions, cases_step  # noqa: E402
 from grader.maintain.verify import find_submissions  # noqa: E402
@@ -64,7 +63,7 @@ class Busy:
     def __init__(self, n: int) -> None:
         self.n, self.procs = n, []
 
-    def __enter__(self) -> "Busy":
+    def __enter__(self) -> Busy:
         self.procs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(self.n)]
         return self
 

@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
 
 # Single-threaded BLAS before anything imports NumPy: on 2 shared cores, BLAS
 # threads fighting each other cost the suite far more CPU than they save.
@@ -10,20 +16,12 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 # The parsed-case cache (grader/problem/case_cache.py) of this test session lives in a
 # folder of its own, inherited by every CLI the tests start, never in the user's ~/.cache.
-import tempfile  # noqa: E402
-
 os.environ.setdefault("VIT_GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="vit-grader-test-cases-"))
-
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.problem.bundle import open_bundle  # noqa: E402
+from grader.problem.bundle import open_bundle  # noqa: E402 - NumPy's BLAS threads are set above, before it loads
 
 
 @pytest.fixture(scope="session")

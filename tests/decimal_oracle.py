@@ -8,8 +8,8 @@ numbers a float64 program uses; pi and sqrt(2/pi) are the real ones.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal, localcontext
-from typing import Sequence
 
 import numpy as np
 

@@ -177,7 +177,7 @@ def ipython_result(manager: object, cell: str) -> dict[str, str]:
     """What IPython makes of `cell`: {"text": ...} or {"error": exception type}."""
     try:
         return {"text": manager.transform_cell(cell)}  # type: ignore[attr-defined]  # IPython's TransformerManager
-    except Exception as exc:  # noqa: BLE001 - the corpus records whatever IPython raises, by type
+    except Exception as exc:  # the corpus records whatever IPython raises, by type
         return {"error": type(exc).__name__}
 
 
@@ -222,7 +222,7 @@ def kernel_results(cells: list[str], tmp: Path) -> dict[str, object]:
         km.shutdown_kernel(now=True)
     data = json.loads(path.read_text(encoding="utf-8"))
     facts = data["facts"]
-    kernel_ns = eval("".join(names))     # noqa: S307 - our own kernel printed a list of names
+    kernel_ns = eval("".join(names))     # our own kernel printed a list of names
     history = re.compile(r"_i?\d+")            # the inputs and outputs of the cells run so far
     facts["kernel_names"] = sorted(n for n in kernel_ns
                                    if not history.fullmatch(n) and n not in ("_corpus_run", "_corpus_names"))
@@ -233,8 +233,8 @@ def kernel_results(cells: list[str], tmp: Path) -> dict[str, object]:
 def build_corpus() -> dict[str, object]:
     import tempfile
 
-    import IPython
     import ipykernel
+    import IPython
     from IPython.core.inputtransformer2 import TransformerManager
 
     manager = TransformerManager()

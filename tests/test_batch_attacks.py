@@ -20,18 +20,18 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.problem.bundle import open_bundle
-from grader.batch.gradebook_files import write_outputs
 from grader.batch.folder_intake import walk_folder
-from grader.batch.intake import IntakeError
-from grader.batch.gradescope import MAX_METADATA
-from grader.batch.layouts import discover
 from grader.batch.gradebook import load_report
+from grader.batch.gradebook_files import write_outputs
+from grader.batch.gradescope import MAX_METADATA
+from grader.batch.intake import IntakeError
+from grader.batch.layouts import discover
 from grader.batch.record_seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs
 from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, load_run, save_record, save_run
 from grader.batch.summary import render_summary
 from grader.batch.zip_intake import unpack_zip
+from grader.problem.bundle import open_bundle
 
 KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
 GOOD = {"verdict": "WA", "score": 0, "max_score": 12, "summary": "Wrong Answer", "groups": [
@@ -364,5 +364,5 @@ def test_merge_into_a_damaged_folder_is_a_students_ce_or_a_refusal(tmp_path):
     assert not outputs.rows[0].judged and "alice.json is a folder" in outputs.rows[0].reason
     assert (merged / "alice.json").is_dir() and (merged / "grades.csv").is_file()
     (tmp_path / "m2" / "summary.md").mkdir(parents=True)
-    with pytest.raises(ShardError, match="summary.md is a folder where batch writes a file"):
+    with pytest.raises(ShardError, match=r"summary\.md is a folder where batch writes a file"):
         merge_dirs([d], tmp_path / "m2", open_bundle(ROOT))

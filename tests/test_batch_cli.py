@@ -60,6 +60,7 @@ def test_a_zip_bomb_input_is_refused_and_the_batch_exits_1(tmp_path, cli):
 def test_parsing_the_command_line_stays_light():
     import subprocess
     import sys
+
     from grader.batch import command, docker
     assert command.DEFAULT_IMAGE == docker.DEFAULT_IMAGE
     code = "import sys, grader.cli; grader.cli.build_parser(); print('numpy' in sys.modules)"

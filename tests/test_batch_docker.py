@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import batch_class as bc
-from test_docker import engine, image  # noqa: F401 - the engine and image fixtures
 from batch_class import normalised
+from test_docker import engine, image  # noqa: F401 - the engine and image fixtures
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -51,7 +51,7 @@ def _comparable(report: dict) -> dict:
     return r
 
 
-def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, image, monkeypatch):
+def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, image, monkeypatch):  # noqa: F811 - the image fixture, imported above
     tmp = _own_tmp(tmp_path, monkeypatch)
     s = {st.key: st for st in bc.small_class()}
     students = [s["correct"], s["erf"], s["syntax"], s["notebook"], s["binary"]]
@@ -91,9 +91,10 @@ def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, ima
     assert "graded in Docker" in (tmp_path / "docker" / "summary.md").read_text()
 
 
-def test_a_killed_docker_batch_removes_its_containers(tmp_path, image, monkeypatch):
+def test_a_killed_docker_batch_removes_its_containers(tmp_path, image, monkeypatch):  # noqa: F811 - the image fixture, imported above
     import signal
     import sys
+
     from conftest import ROOT
     loop = bc.sub("time_limit_exceeded", "infinite_loop")
     bc.write_files(tmp_path / "cls", [bc.Student(f"loop{i}", loop) for i in range(3)])

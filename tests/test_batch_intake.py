@@ -5,6 +5,7 @@ import os
 import stat
 import zipfile
 from pathlib import Path
+from pathlib import PurePosixPath as P
 
 import pytest
 
@@ -12,7 +13,6 @@ from grader.batch.folder_intake import walk_folder
 from grader.batch.intake import IntakeError, IntakeLimits
 from grader.batch.zip_intake import unpack_zip
 from grader.batch.zipdir import read_directory
-from pathlib import PurePosixPath as P
 
 
 def _zip(path: Path, members: list[tuple[str, bytes] | zipfile.ZipInfo | tuple[zipfile.ZipInfo, bytes]]) -> Path:

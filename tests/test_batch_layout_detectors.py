@@ -8,9 +8,22 @@ from __future__ import annotations
 
 import pytest
 
-from grader.batch.layout_detectors import (Claim, TopFolder, canvas_file, claim_file, claim_folder, claim_given_file,
-                                           github_classroom_folder, gradescope_folders, lms_named, moodle_file,
-                                           moodle_folder, own_name, student_file, student_folder)
+from grader.batch.layout_detectors import (
+    Claim,
+    TopFolder,
+    canvas_file,
+    claim_file,
+    claim_folder,
+    claim_given_file,
+    github_classroom_folder,
+    gradescope_folders,
+    lms_named,
+    moodle_file,
+    moodle_folder,
+    own_name,
+    student_file,
+    student_folder,
+)
 
 MOODLE_DIR = "Ada Lovelace_1234_assignsubmission_file_"
 MOODLE_TEXT_DIR = "Ada Lovelace_1234_assignsubmission_onlinetext_"

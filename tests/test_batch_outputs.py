@@ -13,11 +13,20 @@ import pytest
 
 from conftest import ROOT
 from golden import check_golden
-from grader.batch.gradebook_files import write_outputs
 from grader.batch.gradebook import cell
+from grader.batch.gradebook_files import write_outputs
 from grader.batch.shards import ShardError, parse_shard, select
 from grader.batch.similarity import (
-    MIN_CONTAINED, THRESHOLD, fingerprint, flagged, identical_groups, normalise, overlap, similar_pairs, windows)
+    MIN_CONTAINED,
+    THRESHOLD,
+    fingerprint,
+    flagged,
+    identical_groups,
+    normalise,
+    overlap,
+    similar_pairs,
+    windows,
+)
 from grader.batch.state import RunKey, StudentRecord, load_record, reusable, save_record
 
 GOLDEN = ROOT / "tests" / "golden" / "batch"
@@ -177,7 +186,7 @@ def test_similarity_tolerates_broken_code():
 def test_shard_selection_is_an_exact_partition():
     ids = [f"s{i:02d}" for i in range(23)]
     parts = [select(ids, k, 4) for k in range(1, 5)]
-    assert sorted(sum(parts, [])) == sorted(ids)
+    assert sorted(i for p in parts for i in p) == sorted(ids)
     assert [len(p) for p in parts] == [6, 6, 6, 5]
     assert select(list(reversed(ids)), 2, 4) == parts[1]
     assert parse_shard("2/8") == (2, 8)
@@ -203,6 +212,7 @@ def test_a_record_is_reused_only_for_the_same_file_and_run_key(tmp_path):
 
 def test_progress_line_on_a_terminal_only():
     import io
+
     from grader.batch.api import Progress
     from grader.batch.progress import ProgressLine, progress_text
     p = Progress(done=10, total=40, not_judged=1, not_ac=3, elapsed_s=20.0)

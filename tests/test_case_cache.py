@@ -12,11 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from grader.problem import case_cache
 from grader.problem.case_cache import cache_dir, load_cases_cached, read_case_cached
 from grader.problem.cases import CaseFileError, load_cases, read_case
-
-from conftest import ROOT
 
 SAMPLE = ROOT / "testcases" / "sample" / "01-identity-weights.json"
 

@@ -13,8 +13,17 @@ import time
 import pytest
 
 from grader.judging import case_steps
-from grader.judging.case_steps import (SKIP_STEPS, Grading, ProbeFailed, case_step, covered_step, not_loaded_step,
-                                       run_case_step, run_context, total_time_step)
+from grader.judging.case_steps import (
+    SKIP_STEPS,
+    Grading,
+    ProbeFailed,
+    case_step,
+    covered_step,
+    not_loaded_step,
+    run_case_step,
+    run_context,
+    total_time_step,
+)
 from grader.judging.judge import GradeOptions, cases_step
 from grader.judging.timing import case_work, effective_limits, least_limits
 from grader.judging.verdict import CompileResult
@@ -189,8 +198,8 @@ def test_a_time_out_is_remembered_and_stop_after_failure_ends_the_grading(bundle
 
 def test_judge_runs_the_tests_through_case_step(bundle, monkeypatch):
     """judge() gives every test to case_step, in order (the loop the docs describe)."""
-    from grader.judging import judge as J
     from conftest import ROOT
+    from grader.judging import judge as J
     seen = []
     real = case_steps.case_step
 

@@ -7,8 +7,17 @@ import struct
 import numpy as np
 import pytest
 
-from grader.problem.cases import (FORMAT, INPUT_ORDER, CaseFileError, TestCase, case_from_json, case_to_text,
-                          load_cases, read_case, write_case)
+from grader.problem.cases import (
+    FORMAT,
+    INPUT_ORDER,
+    CaseFileError,
+    TestCase,
+    case_from_json,
+    case_to_text,
+    load_cases,
+    read_case,
+    write_case,
+)
 from same_data import assert_same_data
 
 
@@ -111,7 +120,7 @@ def test_malformed_case_documents_are_refused(mutate, message):
 def test_unreadable_files_name_the_file(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text("{ not json", encoding="utf-8")
-    with pytest.raises(CaseFileError, match="broken.json: cannot read test case"):
+    with pytest.raises(CaseFileError, match=r"broken\.json: cannot read test case"):
         read_case(bad)
     with pytest.raises(CaseFileError, match="cannot read test case"):
         read_case(tmp_path / "missing.json")

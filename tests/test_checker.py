@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import signal
 from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from grader.judging import checker
 from grader.judging.checker import Decision, RunContext, compare, decide, error_summary, limit_problem, load_problem
+from grader.judging.verdict import CHECKS, VERDICTS
 from grader.sandbox import child
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
-from grader.judging.verdict import CHECKS, VERDICTS
 
 CTX = RunContext(function="vit_encoder_block",
                  parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),

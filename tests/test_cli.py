@@ -301,7 +301,9 @@ def test_secret_seed_same_seed_same_set(cli):
     a = json.loads(cli("grade", str(REFERENCE), "--json", "-", "--secret-seed", "7").stdout)
     b = json.loads(cli("grade", str(REFERENCE), "--json", "-", "--secret-seed", "0x7").stdout)
     assert a["verdict"] == b["verdict"] == "AC" and a["hidden_set"] == "secret-seed"
-    strip = lambda r: [(t["name"], t["error"]["max_abs_at"], t["error"]["elements"]) for t in r["tests"]]
+    def strip(r):
+        return [(t["name"], t["error"]["max_abs_at"], t["error"]["elements"]) for t in r["tests"]]
+
     assert strip(a) == strip(b)
 
 

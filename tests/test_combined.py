@@ -20,8 +20,8 @@ from conftest import ROOT
 from grader.feedback import combined
 from grader.feedback.diagnose import observations
 from grader.feedback.fingerprint import Observation
-from grader.judging.judge import GradeOptions, judge
 from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions, judge
 from grader.problem.bundle import open_bundle
 from grader.report.text_report import render_text
 
@@ -40,17 +40,17 @@ EXPECTED = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bundle():
     return open_bundle(ROOT)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _variants():
     return _bundle().load_reference_module("variants")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def graded(path: Path, tests: str = "all"):
     return grade(_bundle(), path, GradeOptions(tests=tests))
 
@@ -169,6 +169,7 @@ def test_observations_without_failures_are_never_searched():
 def test_combined_and_fitted_verdict_json_follows_the_schema(stem):
     jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (requirements-dev.txt) validates the schema")
     import json
+
     from grader.report.json_report import render_json
     schema = json.loads((ROOT / "schemas" / "verdict.schema.json").read_text(encoding="utf-8"))
     doc = json.loads(render_json(graded(WRONG / f"{stem}.py")))

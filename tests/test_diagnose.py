@@ -23,14 +23,22 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from same_data import assert_same_data
-from grader.problem.bundle import open_bundle
-from grader.problem.cases import TestCase, load_cases
 from grader.feedback.diagnose import diagnose, locate, ranges, read_groups
-from grader.feedback.fingerprint import (SAMPLE_FILE, LiveOutputs, Observation, StoredOutputs, fingerprint, passes,
-                                read_sample_file, sample_file_text)
+from grader.feedback.fingerprint import (
+    SAMPLE_FILE,
+    LiveOutputs,
+    Observation,
+    StoredOutputs,
+    fingerprint,
+    passes,
+    read_sample_file,
+    sample_file_text,
+)
 from grader.feedback.mistakes import CATALOGUE, PART_SECTIONS, PARTS, slug
 from grader.judging.verdict import CaseResult, group_results
+from grader.problem.bundle import open_bundle
+from grader.problem.cases import TestCase
+from same_data import assert_same_data
 
 WRONG = ROOT / "submissions" / "wrong_answer"
 ACCEPTED = ROOT / "submissions" / "accepted"
@@ -38,17 +46,17 @@ ACCEPTED = ROOT / "submissions" / "accepted"
 
 # --- helpers -----------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bundle():
     return open_bundle(ROOT)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cases(selection: str) -> tuple[TestCase, ...]:
     return tuple(_bundle().load_selection(selection))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _variants():
     return _bundle().load_reference_module("variants")
 
@@ -58,7 +66,7 @@ def _tol() -> tuple[float, float]:
     return c.rtol, c.atol
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _observe(path: Path, selection: str = "all") -> tuple[Observation, ...]:
     """Run a trusted submission file in-process on every case; record what the grader would see."""
     spec = importlib.util.spec_from_file_location(f"_sub_{path.parent.name}_{path.stem}", path)
@@ -333,8 +341,8 @@ def test_stored_sample_outputs_agree_with_live_evaluation():
 # --- the diagnosis as assembled for a report -----------------------------------------------------------
 
 def test_an_accepted_report_is_returned_untouched(bundle):
-    from grader.judging.judge import GradeOptions
     from grader.feedback.grade import grade
+    from grader.judging.judge import GradeOptions
     report = grade(bundle, ACCEPTED / "vectorised_matmul.py", GradeOptions(tests="sample"))
     assert report.verdict == "AC" and report.diagnosis is None
     assert diagnose(report, bundle, _cases("sample"), {}) is report
@@ -342,7 +350,7 @@ def test_an_accepted_report_is_returned_untouched(bundle):
 
 # --- end to end through the real CLI and sandbox ---------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _graded(path: Path, *extra: str) -> dict:
     proc = run_cli("grade", str(path), "--json", "-", *extra)
     assert proc.returncode in (0, 1), proc.stderr
@@ -474,8 +482,8 @@ def test_feedback_doc_lists_every_catalogue_mistake():
 
 
 def test_a_fault_in_the_fingerprint_keeps_the_verdict(bundle):
-    from grader.judging.judge import GradeOptions
     from grader.feedback.grade import grade
+    from grader.judging.judge import GradeOptions
 
     class Broken:
         source = "live"

@@ -58,7 +58,7 @@ MEMORY_BOMB = "import numpy as np\n\n" + SIGNATURE + textwrap.indent(textwrap.de
 
 # Each attempt reports what happened; the RuntimeError's message reaches the
 # report because the sample group has full feedback.
-READ_SECRETS = "import numpy as np\n\nTARGETS = %r\n\n" % (SECRET_FILES,) + SIGNATURE + textwrap.indent(
+READ_SECRETS = f"import numpy as np\n\nTARGETS = {SECRET_FILES!r}\n\n" + SIGNATURE + textwrap.indent(
     textwrap.dedent("""\
     report = []
     for i, path in enumerate(TARGETS):
@@ -75,10 +75,9 @@ READ_SECRETS = "import numpy as np\n\nTARGETS = %r\n\n" % (SECRET_FILES,) + SIGN
     raise RuntimeError("ATTEMPTS " + "|".join(report) + " END")
 """), "    ")
 
-WRITE_FILES = "WRITE_TARGETS = %r\n\n" % (
-    (f"{BUNDLE_IN_IMAGE}/testcases/sample/01-identity-weights.json", f"{BUNDLE_IN_IMAGE}/problem.yaml",
-     f"{BUNDLE_IN_IMAGE}/new-file", "/submission/solution.py", "/var/tmp/new-file", "/tmp/new-file"),
-) + SIGNATURE + textwrap.indent(textwrap.dedent("""\
+WRITE_TARGETS = (f"{BUNDLE_IN_IMAGE}/testcases/sample/01-identity-weights.json", f"{BUNDLE_IN_IMAGE}/problem.yaml",
+                 f"{BUNDLE_IN_IMAGE}/new-file", "/submission/solution.py", "/var/tmp/new-file", "/tmp/new-file")
+WRITE_FILES = f"WRITE_TARGETS = {WRITE_TARGETS!r}\n\n" + SIGNATURE + textwrap.indent(textwrap.dedent("""\
     report = []
     for i, path in enumerate(WRITE_TARGETS):
         try:

@@ -177,7 +177,7 @@ def starter_commands() -> list[Command]:
             and (_is_command(_words(line)) or line.strip().startswith("cp "))]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def all_commands() -> tuple[Command, ...]:
     return (tuple(c for page in PAGES for c in page_commands(page)) + tuple(starter_commands())
             + tuple(advice_commands()))
@@ -213,7 +213,7 @@ def grader_invocations(cmd: Command) -> list[tuple[tuple[str, ...], list[str]]]:
 
 # --- what exists ------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tracked() -> frozenset[str]:
     proc = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
     if proc.returncode != 0:
@@ -221,7 +221,7 @@ def tracked() -> frozenset[str]:
     return frozenset(p for p in proc.stdout.decode().split("\0") if p and (ROOT / p).exists())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def practice_files() -> frozenset[str]:
     bundle = open_bundle(ROOT)
     return frozenset(select_files(ROOT, flavour_entries(bundle.spec, "practice"))) | {"README.md", "MANIFEST.json"}
@@ -233,7 +233,7 @@ def _exists(path: str, practice: bool) -> bool:
     return path in files or any(f.startswith(path + "/") for f in files)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dist_outputs() -> frozenset[str]:
     spec = open_bundle(ROOT).spec
     stems = {f: f"{spec.id}-{spec.version}-{f}" for f in ("judge", "practice", *EXPORT_PLATFORMS)}
@@ -247,7 +247,7 @@ def _placeholder(word: str) -> bool:
             or bool(re.search(r"(^|/)[A-Z][A-Z_]+(/|\.|$)", word)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _top_level() -> frozenset[str]:
     return frozenset(p.split("/")[0] for p in tracked())
 
@@ -336,7 +336,7 @@ def parse_problem(args: list[str]) -> str | None:
 
 # --- scripts ----------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def script_help(script: str) -> str | None:
     """A python script's --help, or None when it has no argparse parser."""
     text = (ROOT / script).read_text(encoding="utf-8")

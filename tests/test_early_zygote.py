@@ -24,7 +24,7 @@ from grader.judging.judge import GradeOptions
 from grader.sandbox import early
 from grader.sandbox.launcher import PROBE_REPEATS, Sandbox, make_parent_nondumpable, strategies
 from own_processes import alive, left_behind, reaped
-from test_launcher_start import sandbox   # the same small sandbox as the begin() tests
+from test_launcher_start import sandbox  # the same small sandbox as the begin() tests
 
 ROOT = Path(__file__).resolve().parent.parent
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the early start is Linux-only")
@@ -321,14 +321,13 @@ def test_numpy_reachable_only_through_a_pth_file_still_grades(tmp_path):
     report = json.loads(proc.stdout)
     assert report["verdict"] == "AC"
     # The report says that `site` ran after all (its .pth files: the zygote is not a -S one).
-    (fresh,) = [l for l in report["sandbox"]["layers"] if l["name"] == "fresh_interpreter"]
+    (fresh,) = [la for la in report["sandbox"]["layers"] if la["name"] == "fresh_interpreter"]
     assert " -I started" in fresh["detail"], fresh
 
 
 def test_the_report_says_when_the_zygote_ran_without_site(bundle, tmp_path):
-    from grader.sandbox.launcher import Sandbox
     sb = sandbox(bundle.spec)
     with sb:
         sb.run([0] * len(bundle.spec.parameters), None, mode="load")
-        (fresh,) = [l for l in sb.info().layers if l.name == "fresh_interpreter"]
+        (fresh,) = [la for la in sb.info().layers if la.name == "fresh_interpreter"]
     assert sb.ready.get("site") is False and " -I -S started" in fresh.detail

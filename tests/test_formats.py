@@ -20,21 +20,21 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, run_cli
 from golden import check_golden
-from grader.platforms.formats import export_platform, render_platform, render_platform_error
-from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
-from grader.platforms import exercism, gradescope, junit
+from grader.judging.judge import GradeOptions
 from grader.judging.verdict import CaseResult, CompileResult, GradeReport, GroupResult
+from grader.platforms import exercism, gradescope, junit
+from grader.platforms.formats import export_platform, render_platform, render_platform_error
 
 GOLDEN = ROOT / "tests" / "golden" / "formats"
-FIXED_TIME = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+FIXED_TIME = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 ELAPSED_S = 2.0
 
 # --- the published rules ------------------------------------------------------------------

@@ -7,12 +7,11 @@ import shutil
 import numpy as np
 import pytest
 
+import decimal_oracle
+from grader.maintain.regenerate import check_testcases, write_testcases
 from grader.problem.bundle import open_bundle
 from grader.problem.cases import load_cases
-from grader.maintain.regenerate import check_testcases, write_testcases
 from grader.problem.generate import RECIPES, SAMPLES, expected_output, hidden_cases
-
-import decimal_oracle
 from same_data import assert_same_data
 
 # hidden set 4.7 MB (mostly the ViT-Tiny case), practice set 1.2 MB, mistakes' outputs 1.5 MB

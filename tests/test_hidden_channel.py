@@ -22,7 +22,6 @@ import re
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
@@ -167,8 +166,9 @@ def test_secret_seed_random_is_recorded_and_reproduces_the_grading(tmp_path):
     assert doc["hidden_set"] == "secret-seed" and isinstance(seed, int) and seed >= 0
     again = json.loads(run_cli("grade", str(sub), "--secret-seed", str(seed), "--json", "-").stdout)
     assert again["secret_seed"] == seed
-    strip = lambda d: [(t["name"], t["verdict"], t["check"], t["error"] and t["error"]["max_abs_error"])
-                       for t in d["tests"]]
+    def strip(d):
+        return [(t["name"], t["verdict"], t["check"], t["error"] and t["error"]["max_abs_error"]) for t in d["tests"]]
+
     assert strip(again) == strip(doc)
     published = json.loads(run_cli("grade", str(sub), "--tests", "sample", "--json", "-").stdout)
     assert published["secret_seed"] is None

@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from ipython_corpus import CORPUS, build_corpus, corpus_text, generated_cells
-from grader.judging import python_tokens
+from grader.judging import jupyter_kernel, python_tokens
 from grader.judging.ipython_rewrites import CellNotRunnable
 from grader.judging.ipython_scan import TRANSFORM_LOOP_LIMIT
 from grader.judging.ipython_syntax import calls_on_ipython, ipython_text, transform_cell
-from grader.judging import jupyter_kernel
 from grader.judging.notebook import WRAPPER_MAGICS, CellSyntaxError, extract, kernel_text
+from ipython_corpus import CORPUS, build_corpus, corpus_text, generated_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = json.loads(CORPUS.read_text(encoding="utf-8"))
@@ -116,7 +115,7 @@ def test_fresh_generated_cells_read_as_the_installed_ipython_reads_them():
         for cell in generated_cells(31337, 3000):
             try:
                 expected = {"text": manager.transform_cell(cell)}
-            except Exception:  # noqa: BLE001 - any exception IPython raises is "the cell is refused"
+            except Exception:  # any exception IPython raises is "the cell is refused"
                 expected = {"error": "raised"}
             if not _same(expected, ours(cell)):
                 differ.append(cell)
@@ -283,7 +282,7 @@ def _body_text(cell: str) -> str | None:
         t = transform_cell(body)
         if t.magic is None:
             return kernel_text(body) if body else ""
-    return None if t.magic is not None else None
+    return None   # a cell magic that wraps no Python: the kernel runs no text of ours
 
 
 def _compiles(cell: str, shell: str) -> bool:
@@ -348,6 +347,7 @@ def test_the_help_query_is_found_as_ipythons_regex_finds_it():
     that matter give the same match."""
     import random
     import re
+
     from grader.judging.ipython_rewrites import help_target
     spec = re.compile(r"(%{0,2}(?!\d)[\w*]+(\.(?!\d)[\w*]+|\[-?[0-9]+\])*)(\?\??)$")
     rng = random.Random(5)

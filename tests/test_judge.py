@@ -11,18 +11,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from grader.problem.bundle import Bundle, BundleError
-from grader.problem.cases import load_cases
+from conftest import ROOT
+from grader.feedback.grade import grade
 from grader.judging.case_steps import check_step, not_run, run_context, show_full
 from grader.judging.judge import GradeOptions, cases_step, load_step, sandbox_allowed, sandbox_limits
-from grader.feedback.grade import grade
+from grader.judging.timing import PROBE_BAND_SLOW, effective_limits
+from grader.judging.verdict import CaseResult, group_results, overall_verdict
+from grader.problem.bundle import Bundle, BundleError
+from grader.problem.cases import load_cases
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome
-from grader.judging.timing import PROBE_BAND_SLOW, effective_limits
-from grader.judging.verdict import CaseResult, group_results, overall_verdict
-
-from conftest import ROOT
 
 REFERENCE = ROOT / "reference" / "solution.py"
 WRONG = ROOT / "submissions" / "wrong_answer" / "no_scaling.py"

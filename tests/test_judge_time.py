@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 
 from grader.feedback.grade import grade
-from grader.judging.checker import RunContext
 from grader.judging.case_steps import judged_step, settled
+from grader.judging.checker import RunContext
 from grader.judging.judge import GradeOptions, cases_step, limits_step
 from grader.judging.timing import effective_limits, least_limits, machine_scale
 from grader.sandbox import child

@@ -23,8 +23,15 @@ import yaml
 
 from conftest import ROOT, run_cli
 from grader.platforms.files import ExportError
-from grader.platforms.kattis import (EXCLUDED, SUBMISSION_FOLDERS, TIME_MULTIPLIER, VERIFY_PARTS, export_kattis,
-                                     kattis_files, shortname)
+from grader.platforms.kattis import (
+    EXCLUDED,
+    SUBMISSION_FOLDERS,
+    TIME_MULTIPLIER,
+    VERIFY_PARTS,
+    export_kattis,
+    kattis_files,
+    shortname,
+)
 from grader.problem.cases import load_cases
 
 ACCEPT, REJECT = 42, 43

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from test_kattis import ACCEPT, REFERENCE, REJECT, VENV_BIN, _judge, _run, _verifyproblem
 from grader.platforms.kattis import NAME_MAX, VERIFY_PARTS, export_kattis
+from test_kattis import ACCEPT, REFERENCE, REJECT, VENV_BIN, _judge, _run, _verifyproblem
 
 JUDGE_ERROR = 1
 CASE = "data/sample/01-identity-weights"            # expected shape (1, 2, 2)

@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 
-
 from conftest import ROOT, run_cli
 from own_processes import reaped
 from watching import read_until as _read_until

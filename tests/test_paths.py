@@ -18,8 +18,17 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.judging.paths import (DIRECTORY, ESCAPE, LINK, MISSING, SPECIAL, PathRefused, open_regular,
-                                  read_regular, shown)
+from grader.judging.paths import (
+    DIRECTORY,
+    ESCAPE,
+    LINK,
+    MISSING,
+    SPECIAL,
+    PathRefused,
+    open_regular,
+    read_regular,
+    shown,
+)
 from grader.judging.source import SubmissionUnreadable, read_submission
 
 REFERENCE = ROOT / "reference" / "solution.py"

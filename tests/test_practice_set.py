@@ -83,7 +83,7 @@ def test_every_catalogue_mistake_fails_a_practice_test(bundle, spec, practice):
     variants = bundle.load_reference_module("variants")
     only_practice = [c for c in practice if c.practice]
     for mid, v in variants.MISTAKES.items():
-        assert _fails_somewhere(lambda *a: variants.block(*a, v=v), only_practice, spec), mid
+        assert _fails_somewhere(lambda *a, v=v: variants.block(*a, v=v), only_practice, spec), mid
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "submissions" / "wrong_answer").glob("*.py")),

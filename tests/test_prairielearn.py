@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from same_data import assert_same_data
-from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
 from grader.platforms import prairielearn as pl
 from grader.platforms.files import platform_starter
 from grader.platforms.formats import export_platform
+from same_data import assert_same_data
 from test_docker import docker, engine, image  # noqa: F401  (fixtures: a real engine, the product image)
 
 # infoQuestion.json, transcribed: the properties it defines (it allows no others).
@@ -202,7 +202,7 @@ def test_entry_program_grades_the_one_python_file_whatever_its_name(tmp_path):
 # --- the container, as PrairieLearn's grader host runs it ------------------------------
 
 @pytest.fixture(scope="module")
-def pl_image(image, question, tmp_path_factory) -> str:  # noqa: F811
+def pl_image(image, question, tmp_path_factory) -> str:  # noqa: F811 - the image fixture, imported above
     """The grading image built from the exported image/Dockerfile on top of the product image."""
     tag = f"{image.rsplit(':', 1)[0]}-prairielearn:{image.rsplit(':', 1)[-1]}"
     ctx = tmp_path_factory.mktemp("plctx")

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from grader.problem.cases import load_cases
 from grader.maintain.tolerance import normalised_error
+from grader.problem.cases import load_cases
 
 
 @pytest.fixture(scope="module")

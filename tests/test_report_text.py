@@ -34,9 +34,9 @@ import pytest
 
 from conftest import ROOT
 from golden import check_golden
-from grader.problem.bundle import open_bundle
-from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
+from grader.problem.bundle import open_bundle
 from grader.report.json_report import report_dict
 from grader.report.text_report import MARKS, ROUNDING_RESIDUAL, render_text, use_colour
 from grader.sandbox.records import Layer, SandboxInfo
@@ -80,12 +80,12 @@ SCENARIOS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bundle():
     return open_bundle(ROOT)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def graded(name: str, tmp_root: str):
     what, selection = SCENARIOS[name]
     if isinstance(what, tuple):

@@ -15,8 +15,14 @@ import pytest
 
 from grader.maintain.pack import flavour_entries
 from grader.problem.bundle import OWN_PARTS
-from grader.problem.safe_write import (WriteRefused, bundle_part, folder_problem, make_output_folder,
-                                       target_problem, write_file)
+from grader.problem.safe_write import (
+    WriteRefused,
+    bundle_part,
+    folder_problem,
+    make_output_folder,
+    target_problem,
+    write_file,
+)
 
 
 @pytest.fixture
@@ -41,7 +47,7 @@ def test_a_new_file_is_written_whole_and_no_temporary_file_is_left(tmp_path):
 def test_an_existing_file_is_kept_without_force_and_replaced_with_it(tmp_path):
     target = tmp_path / "out.json"
     target.write_text("old")
-    with pytest.raises(WriteRefused, match="exists: not overwritten .pass --force"):
+    with pytest.raises(WriteRefused, match=r"exists: not overwritten .pass --force"):
         write_file(target, "new")
     assert target.read_text() == "old" and _only(tmp_path) == ["out.json"]
     write_file(target, "new", force=True)
@@ -105,9 +111,9 @@ def test_a_device_is_refused_but_dev_null_discards(tmp_path):
 
 
 def test_a_missing_or_non_folder_parent_is_refused_and_nothing_created(tmp_path, outside):
-    with pytest.raises(WriteRefused, match="the folder .*missing does not exist"):
+    with pytest.raises(WriteRefused, match=r"the folder .*missing does not exist"):
         write_file(tmp_path / "missing" / "out.json", "x", force=True)
-    with pytest.raises(WriteRefused, match="outside.txt is not a folder"):
+    with pytest.raises(WriteRefused, match=r"outside\.txt is not a folder"):
         write_file(outside / "out.json", "x", force=True)
     assert _only(tmp_path) == ["outside.txt"] and outside.read_text() == "not yours"
 

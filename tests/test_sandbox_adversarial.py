@@ -40,8 +40,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli
-from grader.judging.judge import GradeOptions
 from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
 from grader.report.json_report import report_dict
 from grader.sandbox import child
 from grader.sandbox.launcher import clean_environment

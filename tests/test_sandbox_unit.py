@@ -15,14 +15,15 @@ import pytest
 
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
 from grader.judging.judge import sandbox_limits
+from grader.judging.source import Submission, static_check
 from grader.sandbox import child
 from grader.sandbox.inside import frames, seccomp
 from grader.sandbox.launcher import Sandbox, clean_environment, merge_layers, strategies
+
 # What came from the worker is checked and sanitised in one place: outcome.py and untrusted.py.
 from grader.sandbox.outcome import error_info as _error_info
-from grader.sandbox.untrusted import decode as _decode_text
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
-from grader.judging.source import Submission, static_check
+from grader.sandbox.untrusted import decode as _decode_text
 
 ALLOW, ERRNO, KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 EPERM, EACCES, ENOSYS = 1, 13, 38

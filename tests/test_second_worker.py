@@ -26,7 +26,7 @@ from grader.judging.timing import least_limits
 from grader.sandbox import child
 from grader.sandbox.inside import seccomp
 from grader.sandbox.launcher import Sandbox, SandboxError
-from test_checker import outcome   # a run that returned at once; fields as keywords
+from test_checker import outcome  # a run that returned at once; fields as keywords
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -233,8 +233,8 @@ def test_names_bound_without_a_plain_def_are_left_to_the_load_step(tmp_path, spe
 
 
 def test_a_class_named_like_the_function_is_a_compile_error_at_load(tmp_path, bundle):
-    from grader.judging.judge import GradeOptions
     from grader.feedback.grade import grade
+    from grader.judging.judge import GradeOptions
     path = tmp_path / "solution.py"
     path.write_text("class vit_encoder_block:\n    pass\n")
     report = grade(bundle, path, GradeOptions(tests="sample", scale_time=False))

@@ -88,7 +88,7 @@ def test_rules_beyond_the_schema(mutate, message):
 
 
 def test_top_level_must_be_a_mapping():
-    with pytest.raises(SpecError, match="problem.yaml: expected a mapping, got list"):
+    with pytest.raises(SpecError, match=r"problem\.yaml: expected a mapping, got list"):
         parse_spec(["not", "a", "mapping"])
 
 
@@ -110,7 +110,7 @@ def test_open_bundle_turns_a_broken_spec_into_one_line(tmp_path):
     (tmp_path / "problem.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
     with pytest.raises(BundleError, match="broken bundle: limits: unknown key"):
         open_bundle(tmp_path)
-    with pytest.raises(BundleError, match="no problem.yaml"):
+    with pytest.raises(BundleError, match=r"no problem\.yaml"):
         open_bundle(tmp_path / "elsewhere")
 
 

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from grader.problem import case_cache, spec_cache
 from grader.problem.spec import SpecError, load_spec
-
-from conftest import ROOT
 
 YAML = (ROOT / "problem.yaml").read_bytes()
 
@@ -141,7 +140,7 @@ def test_an_invalid_document_is_never_cached_and_never_serialised(cache, tmp_pat
     # A YAML alias bomb is a few hundred bytes that json.dumps would expand a billion times over:
     # the document is validated (and refused: an unknown key) before anything serialises it.
     laughs = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-        f"a{i}: &a{i} [{', '.join(['*a%d' % (i - 1)] * 10)}]\n" for i in range(1, 9))
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9))
     path = spec_file(tmp_path, YAML + b"\nbomb:\n" + "".join("  " + line + "\n" for line in laughs.splitlines()).encode())
     stored = []
     monkeypatch.setattr(spec_cache, "_store", lambda *a: stored.append(a))

@@ -15,11 +15,20 @@ import shutil
 import numpy as np
 import pytest
 
-from grader.problem.bundle import open_bundle
 from grader.judging.source import Submission, static_check
-from grader.maintain.statement import (StatementError, block_text, example_input, example_output,
-                              format_input_number, format_output_number, render_statement,
-                              sample_cases, statement_diffs, write_statement)
+from grader.maintain.statement import (
+    StatementError,
+    block_text,
+    example_input,
+    example_output,
+    format_input_number,
+    format_output_number,
+    render_statement,
+    sample_cases,
+    statement_diffs,
+    write_statement,
+)
+from grader.problem.bundle import open_bundle
 
 SEED_INPUTS = (
     "x = [[[1,0],[0,1]]], num_heads = 1, Wq = [[1,0],[0,1]], Wk = [[1,0],[0,1]], Wv = [[1,0],[0,1]], "

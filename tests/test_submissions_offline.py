@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.problem.cases import load_cases
 from grader.judging.source import read_submission, static_check
 from grader.maintain.tolerance import normalised_error
+from grader.problem.cases import load_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCEPTED = sorted((ROOT / "submissions" / "accepted").glob("*.py"))

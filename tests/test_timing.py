@@ -15,15 +15,32 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.problem.bundle import Bundle, BundleError
-from grader.maintain.calibrate import (ProbeStats, Timing, derive, measure_probe, probe_center, render_record,
-                                       round_up, set_problem_yaml_limits, spread)
-from grader.problem.spec import load_spec
-from grader.judging.timing import (PROBE_BAND, PROBE_BAND_SLOW, RERUN_BAND, SCALE_BOUNDS, case_work, covered_by_timeout,
-                                  effective_limits, machine_scale, near_the_limit)
-from grader.maintain.verify import ExpectedSubmission, calibration_problems
-
 from conftest import ROOT
+from grader.judging.timing import (
+    PROBE_BAND,
+    PROBE_BAND_SLOW,
+    RERUN_BAND,
+    SCALE_BOUNDS,
+    case_work,
+    covered_by_timeout,
+    effective_limits,
+    machine_scale,
+    near_the_limit,
+)
+from grader.maintain.calibrate import (
+    ProbeStats,
+    Timing,
+    derive,
+    measure_probe,
+    probe_center,
+    render_record,
+    round_up,
+    set_problem_yaml_limits,
+    spread,
+)
+from grader.maintain.verify import ExpectedSubmission, calibration_problems
+from grader.problem.bundle import Bundle, BundleError
+from grader.problem.spec import load_spec
 
 
 def with_limits(spec, time_per_test_s=1.0, probe_time_s=0.04, wall_factor=2.0):

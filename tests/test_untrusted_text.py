@@ -34,7 +34,6 @@ from grader.judging.verdict import CaseResult, CompileResult, GradeReport, Group
 from grader.platforms.formats import render_platform
 from grader.report.json_report import render_json
 from grader.report.text_report import render_text
-from grader.sandbox import child
 from grader.sandbox.outcome import build_outcome
 from grader.sandbox.protocol import ResultReader
 from grader.sandbox.untrusted import clean, decode, is_clean

@@ -20,11 +20,10 @@ import re
 
 import pytest
 
-from grader.report.json_report import SCHEMA_VERSION
-from grader.judging.verdict import CHECKS, VERDICT_NAMES, VERDICTS
-
 from conftest import ROOT
 from golden import check_golden
+from grader.judging.verdict import CHECKS, VERDICT_NAMES, VERDICTS
+from grader.report.json_report import SCHEMA_VERSION
 
 GOLDEN = ROOT / "tests" / "golden" / "verdict"
 SUBMISSIONS = GOLDEN / "submissions"

@@ -13,12 +13,20 @@ from dataclasses import replace
 
 import pytest
 
-from grader.judging.judge import GradeOptions
-from grader.problem.bundle import Bundle, BundleError
-from grader.maintain.verify import (EXPECTED_VERDICTS, ExpectedSubmission, Judgement, SubmissionCheck, check_bundle,
-                           find_submissions, judge_submission, render_report, verify)
-
 from conftest import ROOT
+from grader.judging.judge import GradeOptions
+from grader.maintain.verify import (
+    EXPECTED_VERDICTS,
+    ExpectedSubmission,
+    Judgement,
+    SubmissionCheck,
+    check_bundle,
+    find_submissions,
+    judge_submission,
+    render_report,
+    verify,
+)
+from grader.problem.bundle import Bundle, BundleError
 
 SUBS = ROOT / "submissions"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from own_processes import descendants, left_behind, reaped, zygotes_below
 from grader.report.watch import CLEAR, file_state, watch
+from own_processes import descendants, left_behind, reaped, zygotes_below
 from watching import PATIENCE_S
 from watching import read_until as _read_until
 from watching import save as _save

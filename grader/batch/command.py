@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 # docker.DEFAULT_IMAGE, repeated so that parsing the command line imports nothing heavy (a test checks).
 DEFAULT_IMAGE = "vit-encoder-block-grader:local"

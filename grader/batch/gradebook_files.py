@@ -13,8 +13,8 @@ from typing import Any
 from .gradebook import Row, csv_text, load_rows
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
-from .writes import OutputError, atomic_write
 from .summary import render_summary
+from .writes import OutputError, atomic_write
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..judging.judge import GradeOptions
 from ..judging.notebook import NotebookError, extract

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..sandbox.untrusted import clean
 
@@ -52,4 +52,4 @@ def unique_ids(wanted: Iterable[str]) -> list[str]:
 
 def valid_id(student: str) -> bool:
     """Could `student` be an id made here (used to check state files read back from DIR)?"""
-    return bool(re.fullmatch(r"[a-z0-9][a-z0-9_+.-]{0,%d}" % (MAX_ID + 8), student)) and ".." not in student
+    return bool(re.fullmatch(rf"[a-z0-9][a-z0-9_+.-]{{0,{MAX_ID + 8}}}", student)) and ".." not in student

@@ -27,9 +27,10 @@ order, the first claim winning (the naming is cited in docs/batch.md):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from .gradescope import gradescope_id
 from .ids import clean_text, slug

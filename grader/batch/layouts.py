@@ -22,17 +22,27 @@ one of them chosen; students of different inputs are told apart by `-2`.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 import yaml
 
 from .gradescope import GRADESCOPE_METADATA, gradescope_submitters, read_metadata
 from .ids import clean_text, slug
 from .intake import Intake, Refusal, oversized_reason, skipped_dir
-from .layout_detectors import (MOODLE_DIR, SUFFIXES, Claim, TopFolder, claim_file, claim_folder, claim_given_file,
-                               gradescope_folders, lms_named, own_name)
+from .layout_detectors import (
+    MOODLE_DIR,
+    SUFFIXES,
+    Claim,
+    TopFolder,
+    claim_file,
+    claim_folder,
+    claim_given_file,
+    gradescope_folders,
+    lms_named,
+    own_name,
+)
 
 PREFERRED = ("solution.py", "solution.ipynb")
 NAMED_BY_ID = frozenset({"file", "folder", "github-classroom"})   # layouts whose id is a file's or folder's own name

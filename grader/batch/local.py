@@ -16,12 +16,12 @@ from pathlib import Path
 from .. import __version__
 from ..feedback.grade import grade
 from ..judging.judge import GradeOptions, not_run
+from ..judging.paths import read_regular
 from ..judging.source import SubmissionUnreadable
 from ..judging.verdict import VERDICT_NAMES, CompileResult, GradeReport, group_results, overall_verdict
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..report.json_report import render_json
-from ..judging.paths import read_regular
 from .ids import clean_text
 from .writes import atomic_write
 

@@ -10,7 +10,7 @@ from .grading import Progress
 def _clock(seconds: float | None) -> str:
     if seconds is None:
         return "--"
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 

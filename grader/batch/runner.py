@@ -26,9 +26,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 GRACE_S = 5.0
 # A result carries the similarity fingerprint: about 0.5 MiB for the most varied 64 KiB source.

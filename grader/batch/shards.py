@@ -17,12 +17,24 @@ from pathlib import Path
 
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder
-from .gradebook_files import Outputs, write_outputs
 from .fit import record_misfit, run_misfit, score_misfit
 from .gradebook import report_shape_ok
-from .state import (RUN_FILE, StateDirError, load_records, load_run, make_state_dirs, parse_json, read_state,
-                    StudentRecord, run_level_problems, save_record, save_run, state_dir,
-                    student_output_problem)
+from .gradebook_files import Outputs, write_outputs
+from .state import (
+    RUN_FILE,
+    StateDirError,
+    StudentRecord,
+    load_records,
+    load_run,
+    make_state_dirs,
+    parse_json,
+    read_state,
+    run_level_problems,
+    save_record,
+    save_run,
+    state_dir,
+    student_output_problem,
+)
 from .writes import OutputError, atomic_write
 
 # What must agree between shards (everything in _run.json except the shard's own part).

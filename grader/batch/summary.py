@@ -12,7 +12,7 @@ from collections import Counter
 from statistics import mean, median
 from typing import Any
 
-from ..judging.verdict import VERDICTS, VERDICT_NAMES
+from ..judging.verdict import VERDICT_NAMES, VERDICTS
 from .gradebook import Row
 from .similarity import Pair, identical_groups
 

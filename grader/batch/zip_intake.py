@@ -15,8 +15,8 @@ import os
 import stat
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
 from .ids import clean_text
 from .intake import Intake, IntakeError, IntakeLimits, Refusal, junk_file, oversized_reason, skipped_dir
@@ -227,7 +227,7 @@ def _extract_one(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, parts: 
             os.mkdir(folder, 0o700)
         except FileExistsError:
             if folder.is_symlink() or not folder.is_dir():
-                raise OSError(f"{folder} exists and is not a folder")
+                raise OSError(f"{folder} exists and is not a folder") from None
     target = folder / parts[-1]
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     size = 0

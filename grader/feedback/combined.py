@@ -28,16 +28,26 @@ practice archive's stored outputs cover single mistakes only.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from types import ModuleType
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..problem.cases import TestCase
 from ..problem.comparison import tolerance
-from .fingerprint import (ROUNDING_FACTOR, Fingerprint, Observation, _consistent, _enough, _evidence_order,
-                          _spread, passes, subsample)
+from .fingerprint import (
+    ROUNDING_FACTOR,
+    Fingerprint,
+    Observation,
+    _consistent,
+    _enough,
+    _evidence_order,
+    _spread,
+    passes,
+    subsample,
+)
 from .mistakes import CATALOGUE, PART_SECTIONS, STATEMENT
 
 MAX_EVALUATIONS = 4000       # block evaluations per search (each a few ms on a small case)

@@ -15,20 +15,29 @@ into the report: patterns are counts and indices, fingerprints are ids.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..judging.verdict import CaseResult, GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..problem.comparison import within_tolerance
-from .fingerprint import (SAMPLE_FILE, Fingerprint, LiveOutputs, MistakeOutputs, Observation,
-                          StoredOutputs, fingerprint, read_sample_file)
 from . import combined
-from .reading import GroupReading, read_groups  # noqa: F401 (read_groups is part of this module's API)
+from .fingerprint import (
+    SAMPLE_FILE,
+    Fingerprint,
+    LiveOutputs,
+    MistakeOutputs,
+    Observation,
+    StoredOutputs,
+    fingerprint,
+    read_sample_file,
+)
 from .mistakes import CATALOGUE, PART_SECTIONS, PARTS, STATEMENT
-from ..judging.verdict import CaseResult, GradeReport
+from .reading import GroupReading, read_groups
 
 AXES = ("batches", "tokens", "heads", "channels")
 SENTENCE_RANGES = 4          # ranges spelled out in a sentence before "..."

@@ -7,8 +7,8 @@ The diagnosis uses the parts to choose which combined mistakes to try first.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from ..judging.verdict import CaseResult, GroupResult
 

@@ -31,8 +31,14 @@ from ..sandbox.records import ReturnedValue, RunOutcome
 from .case_runs import drop_ahead, ended_by_a_limit, run_step, shared_run_step
 from .checker import RunContext, decide
 from .hidden import hidden_memory, hidden_time
-from .timing import (EffectiveLimits, case_work, covered_by_timeout, effective_limits, near_the_limit,
-                     within_least_limits)
+from .timing import (
+    EffectiveLimits,
+    case_work,
+    covered_by_timeout,
+    effective_limits,
+    near_the_limit,
+    within_least_limits,
+)
 from .verdict import CaseResult, CompileResult
 
 

@@ -30,6 +30,7 @@ from textwrap import dedent
 
 from .ipython_scan import Piece, token_transforms
 
+
 @dataclass(frozen=True)
 class CellMagic:
     """A cell that starts with `%%name args`: IPython runs it as

@@ -41,13 +41,29 @@ from ..sandbox.early import Spawned
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.records import ReturnedValue, RunOutcome, SandboxInfo, SandboxLimits
 from .case_runs import drop_ahead, second_worker
-from .case_steps import (Grading, ProbeFailed, case_step, is_visible, not_run, probe_now_step, run_context,
-                         settled, show_full)
+from .case_steps import (
+    Grading,
+    ProbeFailed,
+    case_step,
+    is_visible,
+    not_run,
+    probe_now_step,
+    run_context,
+    settled,
+    show_full,
+)
 from .checker import Decision, RunContext, limit_problem, load_problem
 from .source import StaticCheck, Submission, read_submission, static_check
 from .timing import GIVEN, EffectiveLimits, effective_limits, least_limits, wall_limit
-from .verdict import (CaseResult, CompileResult, GradeReport, SubmissionInfo, VERDICT_NAMES,
-                      group_results, overall_verdict)
+from .verdict import (
+    VERDICT_NAMES,
+    CaseResult,
+    CompileResult,
+    GradeReport,
+    SubmissionInfo,
+    group_results,
+    overall_verdict,
+)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Verdict records and how case results add up to groups, a score and one verdict."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 VERDICTS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "JE")
 VERDICT_NAMES = {

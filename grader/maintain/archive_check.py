@@ -19,15 +19,15 @@ import sys
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Sequence
+from typing import BinaryIO
 
 from ..problem.bundle import BundleError, open_bundle
 from ..problem.spec import ProblemSpec
 from .manifest import CHUNK, MANIFEST_NAME, ArchiveRejected, Manifest, digest, parse_manifest
 from .pack import PackError, flavour_entries, select_files
-
 
 # --- safe unpacking ----------------------------------------------------------------------
 

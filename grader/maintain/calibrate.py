@@ -26,18 +26,26 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from ..problem.bundle import Bundle, BundleError
 from ..judging.judge import GradeOptions, cases_step
 from ..judging.timing import PROBE_BAND
-from .calibration_record import (machine_info, probe_center, record, render_probe, render_record,
-                                 set_problem_yaml_limits)
+from ..problem.bundle import Bundle, BundleError
+from .calibration_record import machine_info, probe_center, record, render_probe, render_record, set_problem_yaml_limits
 from .limit_rule import TIME_RESOLUTION_S, Derivation, derive, round_up
-from .measure import (PROBE_GROUP, BackgroundLoad, ProbeStats, Spread, Timing, probe_sandbox, measure_probe,
-                      measure_submission, spread)
+from .measure import (
+    PROBE_GROUP,
+    BackgroundLoad,
+    ProbeStats,
+    Spread,
+    Timing,
+    measure_probe,
+    measure_submission,
+    probe_sandbox,
+    spread,
+)
 from .verify import find_submissions
 
 # The pieces live in measure.py, limit_rule.py and calibration_record.py; these

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 import platform
 import re
-from datetime import datetime, timezone
+import statistics
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
 
-from ..problem.bundle import Bundle, BundleError
 from ..judging.timing import PROBE_BAND, wall_limit
+from ..problem.bundle import Bundle, BundleError
 from .limit_rule import Derivation
 from .measure import ProbeStats, Timing
 
@@ -81,7 +82,7 @@ def record(bundle: Bundle, probes: Sequence[tuple[str, ProbeStats, float]], acce
     wall = wall_limit(spec.limits.wall_factor, d.time_limit)
     return {
         "generated_by": "python -m grader calibrate --write",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": machine,
         "method": method,
         "probe": {label: _probe_dict(p, load) for label, p, load in probes},

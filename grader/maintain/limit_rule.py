@@ -6,8 +6,8 @@ accepted only if time_per_test_s * tle_margin <= the fastest TLE submission.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from .measure import Timing
 

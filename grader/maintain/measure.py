@@ -10,13 +10,13 @@ import os
 import statistics
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
+from ..feedback.grade import grade
+from ..judging.judge import GradeOptions, sandbox_allowed, sandbox_limits
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
-from ..judging.judge import GradeOptions, sandbox_allowed, sandbox_limits
-from ..feedback.grade import grade
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox
 from .verify import ExpectedSubmission
 
@@ -137,7 +137,7 @@ class BackgroundLoad:
         self.n = n
         self.procs: list[subprocess.Popen] = []
 
-    def __enter__(self) -> "BackgroundLoad":
+    def __enter__(self) -> BackgroundLoad:
         for _ in range(self.n):
             self.procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"],
                                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))

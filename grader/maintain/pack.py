@@ -16,16 +16,15 @@ from __future__ import annotations
 import gzip
 import io
 import tarfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping, Sequence
 
+from ..feedback.fingerprint import SAMPLE_FILE
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, make_output_folder, target_problem, write_file
-from ..feedback.fingerprint import SAMPLE_FILE
 from ..problem.spec import ProblemSpec
-from .manifest import (FLAVOURS, MANIFEST_NAME, Manifest, build_manifest, digest,  # noqa: F401 (re-exported)
-                       file_records)
+from .manifest import FLAVOURS, MANIFEST_NAME, Manifest, build_manifest, digest, file_records
 
 # 1980-01-01T00:00:00Z: the earliest time a zip entry can hold, so tar and zip agree.
 FIXED_MTIME = 315532800

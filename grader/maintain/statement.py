@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from ..judging.timing import SCALE_BOUNDS
 from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from ..judging.timing import SCALE_BOUNDS
 
 OUTPUT_DECIMALS = 6
 COMMAND = "python -m grader statement"

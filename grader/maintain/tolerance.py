@@ -25,15 +25,15 @@ import importlib.util
 import math
 import platform
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
+from ..judging.checker import compare
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
-from ..judging.checker import compare
 
 MARGIN = 100.0
 DOC = Path("docs") / "tolerance.md"

@@ -17,19 +17,19 @@ running it is as much a bundle bug as a wrong verdict.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 import yaml
 
-from ..problem.bundle import Bundle, BundleError
-from ..problem.cases import TestCase
-from ..judging.judge import GradeOptions, cases_step, probe_step
 from ..feedback.grade import grade
+from ..judging.judge import GradeOptions, cases_step, probe_step
 from ..judging.source import SubmissionUnreadable
 from ..judging.verdict import GradeReport
+from ..problem.bundle import Bundle, BundleError
+from ..problem.cases import TestCase
 from ..sandbox.launcher import SandboxError
 
 # Folder -> the verdict every submission in it must get (Kattis names; CE is ours).
@@ -155,8 +155,8 @@ def calibration_problems(bundle: Bundle) -> list[str]:
 
 def check_bundle(bundle: Bundle) -> list[BundleCheck]:
     """problem.yaml, validator, regeneration and calibration, in that order."""
-    from .regenerate import check_testcases
     from ..problem.validate import validate_directory
+    from .regenerate import check_testcases
     groups = bundle.group_names("all")
     n_cases = sum(1 for g in groups for _ in (bundle.testcases / g).glob("*.json"))
     return [

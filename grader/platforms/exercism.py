@@ -26,16 +26,17 @@ from __future__ import annotations
 import json
 import keyword
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
+from ..judging.paths import read_regular
+from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from ..judging.paths import read_regular
-from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
 from .registry import Platform, Rendering
 
 VERSION = 3

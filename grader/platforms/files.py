@@ -20,9 +20,9 @@ import ast
 import os
 import re
 import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Mapping, Sequence
 
 from ..problem.safe_write import WriteRefused, make_output_folder
 

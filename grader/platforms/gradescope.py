@@ -37,11 +37,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
+from ..maintain.manifest import build_manifest, file_records
+from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, select_files
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, write_file
 from ..problem.spec import ProblemSpec
-from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, build_manifest, file_records, select_files
-from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
 from .files import ExportError, write_export
 from .registry import Exported, ExportTarget, Platform, Rendering
 from .uploads import unlocated_reason, upload_files

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from ..problem.spec import ProblemSpec
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport
+from ..problem.spec import ProblemSpec
 from .registry import Platform, Rendering
 
 # XML 1.0 allows tab, LF, CR and everything from U+0020 except surrogates and U+FFFE/U+FFFF.
@@ -46,8 +46,8 @@ def _seconds(t: float | None) -> str:
 
 
 def _timestamp(when: datetime | None) -> str:
-    when = when or datetime.now(timezone.utc)
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    when = when or datetime.now(UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def _outcome(c: CaseResult) -> str | None:

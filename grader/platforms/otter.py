@@ -32,10 +32,10 @@ from typing import Any
 
 import yaml
 
+from ..maintain.pack import COMPRESSLEVEL, PackError, select_files
 from ..problem.bundle import Bundle
 from ..problem.cases import INPUT_ORDER, TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from ..maintain.pack import COMPRESSLEVEL, PackError, select_files
 from .files import ExportError, ExportFile, platform_starter, program, write_export
 from .gradescope import runtime_entries, zip_info
 from .registry import Exported, ExportTarget, Platform

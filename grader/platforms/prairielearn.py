@@ -35,9 +35,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
 from ..problem.bundle import Bundle
 from ..problem.spec import ProblemSpec
-from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
 from .files import ExportFile, platform_starter, write_export
 from .gradescope import case_lines
 from .registry import Exported, ExportTarget, Platform, Rendering
@@ -121,7 +121,7 @@ def render_error(spec: ProblemSpec, reason: str) -> str:
 
 def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
     """The entry program's results.json when the upload has no one file to grade."""
-    from ..problem.bundle import open_bundle     # the entry program calls this alone, in the image
+    from ..problem.bundle import open_bundle  # the entry program calls this alone, in the image
     spec = open_bundle(Path(bundle_dir)).spec
     reason = unlocated_reason(spec.entry_file, upload_files(Path(upload)))
     Path(results).write_text(render_error(spec, reason), encoding="utf-8")

@@ -16,10 +16,10 @@ every module's record offers exactly what `LISTED` says.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
 
 from ..judging.verdict import GradeReport
 from ..problem.bundle import Bundle

@@ -26,6 +26,7 @@ import stat
 import struct
 import tempfile
 from pathlib import Path
+
 import numpy as np
 
 from .cases import ARRAY_INPUTS, FORMAT, CaseFileError, TestCase, case_from_bytes, load_cases

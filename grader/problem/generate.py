@@ -16,10 +16,10 @@ small, and the rounded values are still generic (no symmetry, no ties).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 import numpy as np
 

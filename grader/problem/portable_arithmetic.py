@@ -11,8 +11,9 @@ order, with exp, tanh and erf evaluated in double-double and rounded once.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

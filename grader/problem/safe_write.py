@@ -31,8 +31,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 FORCE_HINT = "pass --force to replace it"
 

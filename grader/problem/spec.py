@@ -18,8 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .spec_rules import (ROOT, Boolean, Choice, First, IntRange, Integer, ListOf, PositiveInteger, PositiveNumber, Record,
-                         RequiredWhen, SpecError, Text, TextList, json_schema)
+from .spec_rules import (
+    ROOT,
+    Boolean,
+    Choice,
+    First,
+    Integer,
+    IntRange,
+    ListOf,
+    PositiveInteger,
+    PositiveNumber,
+    Record,
+    RequiredWhen,
+    SpecError,
+    Text,
+    TextList,
+    json_schema,
+)
 
 __all__ = ["PROBLEM_YAML", "AllowedImports", "Comparison", "Feedback", "Group", "Limits", "Parameter", "ProblemSpec",
            "SpecError", "TimeCalibration", "load_spec", "parse_spec", "problem_schema", "problem_schema_text"]

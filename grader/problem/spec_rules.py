@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 JSON = dict[str, Any]
 ROOT = "problem.yaml"          # the name errors give the document itself

@@ -41,7 +41,7 @@ def report_dict(r: GradeReport) -> dict[str, Any]:
     sandbox = None
     if r.sandbox is not None:
         sandbox = {"mode": r.sandbox.mode,
-                   "layers": [{"name": l.name, "status": l.status, "detail": l.detail} for l in r.sandbox.layers],
+                   "layers": [{"name": la.name, "status": la.status, "detail": la.detail} for la in r.sandbox.layers],
                    "unavailable": list(r.sandbox.unavailable)}
     limits = None
     if r.limits is not None:

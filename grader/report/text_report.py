@@ -23,8 +23,9 @@ from __future__ import annotations
 import shlex
 import shutil
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..judging.checker import NOT_IMPLEMENTED
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult

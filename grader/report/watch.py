@@ -11,14 +11,15 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 from ..feedback.grade import grade
 from ..judging.judge import GradeOptions
-from ..sandbox.early import early_zygote
 from ..judging.source import SubmissionUnreadable
 from ..problem.bundle import Bundle
+from ..sandbox.early import early_zygote
 from .text_report import Invocation, render_text, terminal_width, use_colour
 
 CLEAR = "\033[H\033[2J"          # cursor home, clear screen (VT100; every terminal emulator)

@@ -90,7 +90,7 @@ class Channel:
             self.sock.settimeout(remaining)
             try:
                 data = self._receive()
-            except socket.timeout:
+            except TimeoutError:
                 raise SandboxError("the sandbox did not answer in time") from None
             finally:
                 self.sock.settimeout(None)

@@ -14,8 +14,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any, Sequence, SupportsInt
+from typing import IO, TYPE_CHECKING, Any, SupportsInt
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class Sandbox:
 
     # --- life cycle ---------------------------------------------------------
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         self.start()
         return self
 

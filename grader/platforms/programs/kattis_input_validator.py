@@ -21,12 +21,12 @@ import json
 import math
 import sys
 
+from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
+
 CONFIG: dict = {"parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
                 "constraints": {"B": [1, 4], "N": [1, 256], "D": [1, 256], "M": [1, 1024],
                                 "num_heads": [1, 256], "max_abs_input": 1000.0}}
 VALID, INVALID = 42, 43
-
-from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
 
 
 class Invalid(Exception):
