@@ -30,13 +30,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-import batch_class as bc  # noqa: E402
-from batch_class import normalised  # noqa: E402
-from cpu_meter import CpuMeter  # noqa: E402
+import batch_class as bc  # noqa: E402 - tests/ on sys.path first
+from batch_class import normalised  # noqa: E402 - tests/ on sys.path first
+from cpu_meter import CpuMeter  # noqa: E402 - tests/ on sys.path first
 
 SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"   # about 1 s of one core, no I/O
 
@@ -64,6 +65,103 @@ def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
     return [base / "moodle.zip", base / "canvas", base / "gradescope"], {}
 
 
+Runs = dict[int, tuple[float, float, Path, list[float]]]
+
+
+def _batch_runs(timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+                py: list[str], inputs: list[Path], base: Path, args: argparse.Namespace
+                ) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float]] | None:
+    """`batch --jobs 1` and `--jobs 2`, back to back, `--repeats` times: each run's (wall, CPU), each
+    --jobs value's medians and output folder, the machine's own speed-up before each pair; None if
+    a batch failed."""
+    samples: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+    outs: dict[int, Path] = {}
+    ceilings = []
+    for rep in range(max(1, args.repeats)):
+        ceilings.append(machine_ceiling())
+        print(f"  the machine's own 2-process speed-up (run {rep + 1}): {ceilings[-1]:.2f}", flush=True)
+        for jobs in (1, 2):
+            out = base / f"jobs{jobs}-{rep}"
+            wall, cpu, proc = timed([*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs),
+                                     "--tests", args.tests])
+            if proc.returncode not in (0, 1):
+                print(proc.stderr, file=sys.stderr)
+                return None
+            samples[jobs].append((wall, cpu))
+            outs[jobs] = out
+            print(f"  batch --jobs {jobs} (run {rep + 1}): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+    runs: Runs = {}
+    for jobs in (1, 2):
+        walls = sorted(w for w, _ in samples[jobs])
+        cpus = sorted(c for _, c in samples[jobs])
+        runs[jobs] = (statistics.median(walls), statistics.median(cpus), outs[jobs], walls)
+    return samples, runs, ceilings
+
+
+def _graded_files(base: Path, out1: Path) -> list[tuple[str, Path]]:
+    """Every graded file, from the batch's own record of where each came from."""
+    files = []
+    for rec in sorted((out1 / ".batch").glob("*.json")):
+        if rec.name.startswith("_"):   # _run.json, not a student's record
+            continue
+        r = json.loads(rec.read_text())
+        label, rel = r["source"].split(":", 1)
+        path = (base / label / rel) if label != "moodle.zip" else out1 / ".batch" / "unpacked" / "1" / rel
+        files.append((r["student"], path))
+    return files
+
+
+def _grade_each(timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+                py: list[str], files: list[tuple[str, Path]], runs: Runs, tests: str
+                ) -> tuple[float, float, int, list[str]]:
+    """`grade` on every file: the wall and CPU time in all, how many verdict JSONs equal both
+    batches' ones, and the students whose do not."""
+    cpu_grade = wall_grade = 0.0
+    same = 0
+    different = []
+    for student, path in files:
+        wall, cpu, proc = timed([*py, "grade", str(path), "--tests", tests, "--json", "-"])
+        wall_grade += wall
+        cpu_grade += cpu
+        mine = json.loads((runs[1][2] / f"{student}.json").read_text())
+        theirs = json.loads(proc.stdout) if proc.stdout.strip() else None
+        if theirs is not None and normalised(mine) == normalised(theirs) and \
+                normalised(json.loads((runs[2][2] / f"{student}.json").read_text())) == normalised(theirs):
+            same += 1
+        else:
+            different.append(student)
+    print(f"  grade, once per file: {wall_grade:.1f} s wall, {cpu_grade:.1f} s CPU", flush=True)
+    return wall_grade, cpu_grade, same, different
+
+
+def _span(r: list[float]) -> str:
+    return f"{r[0]:.1f}-{r[-1]:.1f}"
+
+
+def _print_table(runs: Runs, wall_grade: float, cpu_grade: float, n: int) -> None:
+    (w1, c1, _, r1), (w2, c2, _, r2) = runs[1], runs[2]
+    print()
+    print(f"| {'':28} | {'batch --jobs 1':>15} | {'batch --jobs 2':>15} | {'grade per file':>15} |")
+    print(f"|{'-' * 30}|{'-' * 17}|{'-' * 17}|{'-' * 17}|")
+    print(f"| {'wall time, median (s)':28} | {w1:15.1f} | {w2:15.1f} | {wall_grade:15.1f} |")
+    print(f"| {'wall time, range (s)':28} | {_span(r1):>15} | {_span(r2):>15} | {'(one run)':>15} |")
+    print(f"| {'speed-up over --jobs 1':28} | {1.0:15.2f} | {w1 / w2:15.2f} | {w1 / wall_grade:15.2f} |")
+    print(f"| {'CPU per submission (s)':28} | {c1 / n:15.2f} | {c2 / n:15.2f} | {cpu_grade / n:15.2f} |")
+
+
+def _print_pairs(samples: dict[int, list[tuple[float, float]]], ceilings: list[float]) -> None:
+    pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
+    paired = sorted(pairs)
+    print()
+    print("speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
+          + ", ".join(f"{x:.2f}" for x in paired) + f"; median {statistics.median(paired):.2f}")
+    print("the machine's own 2-process speed-up before each pair: "
+          + ", ".join(f"{x:.2f}" for x in sorted(ceilings)) + f"; median {statistics.median(ceilings):.2f}")
+    share = sorted(p / c for p, c in zip(pairs, ceilings))
+    print("each pair's speed-up as a share of the machine's: "
+          + ", ".join(f"{x:.0%}" for x in share) + f"; median {statistics.median(share):.0%}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tests", choices=("all", "sample"), default="all")
@@ -79,74 +177,21 @@ def main() -> int:
     print(f"40 submissions in 3 layouts, --tests {args.tests}; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f} at the start", flush=True)
     meter = CpuMeter("bench-batch")
-    timed = lambda cmd: meter.run(cmd, cwd=ROOT)  # noqa: E731
+
+    def timed(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+        return meter.run(cmd, cwd=ROOT)
+
     print(f"CPU measured with {meter.method}", flush=True)
-    samples: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
-    runs = {}
-    ceilings = []
-    for rep in range(max(1, args.repeats)):
-        ceilings.append(machine_ceiling())
-        print(f"  the machine's own 2-process speed-up (run {rep + 1}): {ceilings[-1]:.2f}", flush=True)
-        for jobs in (1, 2):
-            out = base / f"jobs{jobs}-{rep}"
-            wall, cpu, proc = timed([*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs),
-                                     "--tests", args.tests])
-            if proc.returncode not in (0, 1):
-                print(proc.stderr, file=sys.stderr)
-                return 2
-            samples[jobs].append((wall, cpu))
-            runs[jobs] = (wall, cpu, out)
-            print(f"  batch --jobs {jobs} (run {rep + 1}): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-    for jobs in (1, 2):
-        walls = sorted(w for w, _ in samples[jobs])
-        cpus = sorted(c for _, c in samples[jobs])
-        runs[jobs] = (statistics.median(walls), statistics.median(cpus), runs[jobs][2], walls)
-    # `grade` on every graded file, from the batch's own record of where each came from
-    out1 = runs[1][2]
-    files = []
-    for rec in sorted((out1 / ".batch").glob("*.json")):
-        if rec.name.startswith("_"):   # _run.json, not a student's record
-            continue
-        r = json.loads(rec.read_text())
-        label, rel = r["source"].split(":", 1)
-        path = (base / label / rel) if label != "moodle.zip" else out1 / ".batch" / "unpacked" / "1" / rel
-        files.append((r["student"], path))
-    cpu_grade = wall_grade = 0.0
-    same = 0
-    different = []
-    for student, path in files:
-        wall, cpu, proc = timed([*py, "grade", str(path), "--tests", args.tests, "--json", "-"])
-        wall_grade += wall
-        cpu_grade += cpu
-        mine = json.loads((out1 / f"{student}.json").read_text())
-        theirs = json.loads(proc.stdout) if proc.stdout.strip() else None
-        if theirs is not None and normalised(mine) == normalised(theirs) and \
-                normalised(json.loads((runs[2][2] / f"{student}.json").read_text())) == normalised(theirs):
-            same += 1
-        else:
-            different.append(student)
-    print(f"  grade, once per file: {wall_grade:.1f} s wall, {cpu_grade:.1f} s CPU", flush=True)
+    measured = _batch_runs(timed, py, inputs, base, args)
+    if measured is None:
+        return 2
+    samples, runs, ceilings = measured
+    files = _graded_files(base, runs[1][2])
+    wall_grade, cpu_grade, same, different = _grade_each(timed, py, files, runs, args.tests)
     rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8").splitlines()))
-    (w1, c1, _, r1), (w2, c2, _, r2) = runs[1], runs[2]
     n = len(files)
-    print()
-    print(f"| {'':28} | {'batch --jobs 1':>15} | {'batch --jobs 2':>15} | {'grade per file':>15} |")
-    print(f"|{'-' * 30}|{'-' * 17}|{'-' * 17}|{'-' * 17}|")
-    print(f"| {'wall time, median (s)':28} | {w1:15.1f} | {w2:15.1f} | {wall_grade:15.1f} |")
-    span = lambda r: f"{r[0]:.1f}-{r[-1]:.1f}"  # noqa: E731
-    print(f"| {'wall time, range (s)':28} | {span(r1):>15} | {span(r2):>15} | {'(one run)':>15} |")
-    print(f"| {'speed-up over --jobs 1':28} | {1.0:15.2f} | {w1 / w2:15.2f} | {w1 / wall_grade:15.2f} |")
-    print(f"| {'CPU per submission (s)':28} | {c1 / n:15.2f} | {c2 / n:15.2f} | {cpu_grade / n:15.2f} |")
-    pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
-    paired = sorted(pairs)
-    print()
-    print("speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
-          + ", ".join(f"{x:.2f}" for x in paired) + f"; median {statistics.median(paired):.2f}")
-    print("the machine's own 2-process speed-up before each pair: "
-          + ", ".join(f"{x:.2f}" for x in sorted(ceilings)) + f"; median {statistics.median(ceilings):.2f}")
-    share = sorted(p / c for p, c in zip(pairs, ceilings))
-    print("each pair's speed-up as a share of the machine's: "
-          + ", ".join(f"{x:.0%}" for x in share) + f"; median {statistics.median(share):.0%}")
+    _print_table(runs, wall_grade, cpu_grade, n)
+    _print_pairs(samples, ceilings)
     print()
     print(f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
           + (f" (different: {', '.join(different)})" if different else ""))

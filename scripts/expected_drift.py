@@ -22,8 +22,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.problem.bundle import open_bundle  # noqa: E402
-from grader.problem.cases import case_from_bytes  # noqa: E402
+from grader.problem.bundle import open_bundle  # noqa: E402 - the repository on sys.path first
+from grader.problem.cases import case_from_bytes  # noqa: E402 - the repository on sys.path first
 
 ALARM = 1e-3
 

@@ -165,9 +165,8 @@ def prepare(out: Path) -> int:
     return 0
 
 
-def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
-    """The tolerances and every case's (header, input bytes, expected bytes); FloorError unless the
-    file is exactly what --prepare writes."""
+def _read_file(path: Path) -> bytes:
+    """The bytes of `path`, at most MAX_BYTES + 1; FloorError unless it is a regular file."""
     try:
         # Non-blocking, and checked on the descriptor: a FIFO or a device named here would
         # otherwise hang the read or fill the memory.
@@ -181,11 +180,17 @@ def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
         if st.st_size > MAX_BYTES:
             raise FloorError(f"{path} is {st.st_size} bytes, more than --prepare ever writes ({MAX_BYTES})")
         with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+            return f.read(MAX_BYTES + 1)
     except OSError as exc:
         raise FloorError(f"cannot read {path}: {exc.strerror}") from None
     finally:
         os.close(fd)
+
+
+def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
+    """The tolerances and every case's (header, input bytes, expected bytes); FloorError unless the
+    file is exactly what --prepare writes."""
+    data = _read_file(path)
     if not data.startswith(MAGIC) or b"\n" not in data[len(MAGIC):]:
         raise FloorError(f"{path} was not written by --prepare (write it with --prepare first)")
     line_end = data.index(b"\n", len(MAGIC))

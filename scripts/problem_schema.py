@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.problem.spec import problem_schema_text  # noqa: E402
+from grader.problem.spec import problem_schema_text  # noqa: E402 - the repository on sys.path first
 
 SCHEMA = ROOT / "schemas" / "problem.schema.json"
 

@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -38,12 +39,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-import test_sandbox_adversarial as adversarial  # noqa: E402
-from grader.feedback.grade import grade  # noqa: E402
-from grader.judging.judge import GradeOptions, cases_step  # noqa: E402
-from grader.maintain.verify import find_submissions  # noqa: E402
-from grader.problem.bundle import open_bundle  # noqa: E402
-from grader.sandbox.early import early_zygote  # noqa: E402
+import test_sandbox_adversarial as adversarial  # noqa: E402 - the repository, tests/ and one BLAS thread set first
+from grader.feedback.grade import grade  # noqa: E402 - the repository, tests/ and one BLAS thread set first
+from grader.judging.judge import GradeOptions, cases_step  # noqa: E402 - the repository, tests/ and one BLAS thread set first
+from grader.maintain.verify import find_submissions  # noqa: E402 - the repository, tests/ and one BLAS thread set first
+from grader.problem.bundle import open_bundle  # noqa: E402 - the repository, tests/ and one BLAS thread set first
+from grader.sandbox.early import early_zygote  # noqa: E402 - the repository, tests/ and one BLAS thread set first
 
 BAR = 0.15
 
@@ -92,6 +93,72 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
     return {"verdicts": verdicts, "per_test": per_test, "limits": limits}
 
 
+def measure(bundle: Any, jobs: list[tuple[str, Path, GradeOptions, Any]], runs: int, busy: int) -> dict[str, dict]:
+    """Each condition's verdicts, per-test verdicts, limits, seconds and load averages over `runs` runs."""
+    labels = ("as found", f"with {busy} busy processes")
+    results: dict[str, dict] = {label: {"verdicts": {}, "per_test": {}, "limits": [], "seconds": 0.0, "loads": []}
+                                for label in labels}
+    # Alternating, one run of every file per condition at a time: the host's own slow and fast
+    # phases (minutes long here) then fall on both conditions alike instead of on one of them.
+    for _ in range(runs):
+        for label in labels:
+            res = results[label]
+            start = time.monotonic()
+            res["loads"].append(os.getloadavg()[0])
+            if label == labels[0]:
+                one = run_condition(bundle, jobs, 1)
+            else:
+                with Busy(busy):
+                    one = run_condition(bundle, jobs, 1)
+            for name, verdicts in one["verdicts"].items():
+                res["verdicts"].setdefault(name, []).extend(verdicts)
+            for name, rows in one["per_test"].items():
+                res["per_test"].setdefault(name, []).extend(rows)
+            res["limits"] += one["limits"]
+            res["seconds"] += time.monotonic() - start
+    for res in results.values():
+        res["load"] = (min(res["loads"]), max(res["loads"]))
+    return results
+
+
+def print_condition(label: str, res: dict) -> tuple[float | None, bool]:
+    """One condition's verdicts and limits, printed: (its median limit, whether no verdict flipped)."""
+    flips = {n: Counter(v) for n, v in res["verdicts"].items() if len(set(v)) > 1}
+    lim = res["limits"]
+    median = statistics.median(lim) if lim else None   # None: no grading needed the probe
+    print(f"\n{label} (load average {res['load'][0]:.1f}-{res['load'][1]:.1f} at the starts of its runs; "
+          f"{res['seconds']:.0f} s)")
+    print(f"  verdicts: {'identical in every run' if not flips else f'{len(flips)} files flipped'}")
+    for n, c in sorted(flips.items()):
+        print(f"    {n}: " + ", ".join(f"{v} x{k}" for v, k in c.most_common()))
+    # Stricter than the bar: a test-level verdict that changed while the overall one held.
+    inner = {n: rows for n, rows in res["per_test"].items() if len(set(rows)) > 1 and n not in flips}
+    print(f"  every test's verdict: {'identical in every run' if not inner else f'{len(inner)} files differ'}")
+    for n, rows in sorted(inner.items()):
+        changed = sorted({i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1})
+        print(f"    {n}: test {', '.join(str(i + 1) for i in changed)}: "
+              + ", ".join(f"{'/'.join(sorted({r[i] for r in rows}))}" for i in changed))
+    of = sum(map(len, res["verdicts"].values()))
+    if lim:
+        print(f"  effective CPU limit: median {median:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
+              f"over the {len(lim)} gradings that needed the probe (of {of})")
+    else:
+        print(f"  effective CPU limit: none of the {of} gradings needed the probe")
+    return median, not flips
+
+
+def limits_met(a: float | None, b: float | None, nominal: float) -> bool:
+    """Are the two conditions' median limits within BAR of each other and of the nominal one (printed)?"""
+    if a is None or b is None:
+        print("limits: not compared (a condition had no grading that needed the probe; "
+              "run more files, e.g. without --only)")
+        return True
+    print(f"limits: {abs(a - b) / min(a, b):.1%} apart (bar {BAR:.0%}); "
+          f"{abs(a - nominal) / nominal:.1%} and {abs(b - nominal) / nominal:.1%} from time_per_test_s "
+          f"= {nominal:g} s (bar {BAR:.0%})")
+    return abs(a - b) / min(a, b) <= BAR and all(abs(m - nominal) / nominal <= BAR for m in (a, b))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
@@ -109,72 +176,21 @@ def main() -> int:
             path.write_text(source, encoding="utf-8")
             jobs.append((name, path, GradeOptions(tests="sample", diagnose=False), samples))
         jobs = [j for j in jobs if args.only in j[0]]
-        labels = ("as found", f"with {args.busy} busy processes")
-        results = {label: {"verdicts": {}, "per_test": {}, "limits": [], "seconds": 0.0, "loads": []}
-                   for label in labels}
-        # Alternating, one run of every file per condition at a time: the host's own slow and fast
-        # phases (minutes long here) then fall on both conditions alike instead of on one of them.
-        for _ in range(args.runs):
-            for label in labels:
-                res = results[label]
-                start = time.monotonic()
-                res["loads"].append(os.getloadavg()[0])
-                if label == labels[0]:
-                    one = run_condition(bundle, jobs, 1)
-                else:
-                    with Busy(args.busy):
-                        one = run_condition(bundle, jobs, 1)
-                for name, verdicts in one["verdicts"].items():
-                    res["verdicts"].setdefault(name, []).extend(verdicts)
-                for name, rows in one["per_test"].items():
-                    res["per_test"].setdefault(name, []).extend(rows)
-                res["limits"] += one["limits"]
-                res["seconds"] += time.monotonic() - start
-        for res in results.values():
-            res["load"] = (min(res["loads"]), max(res["loads"]))
+        results = measure(bundle, jobs, args.runs, args.busy)
 
-    nominal = bundle.spec.limits.time_per_test_s
     n_subs = sum(j[3] is all_cases for j in jobs)
     print(f"{len(jobs)} files x {args.runs} runs per condition ({n_subs} from submissions/ on all tests, "
           f"{len(jobs) - n_subs} bombs on the samples)")
-    medians, all_same = {}, True
+    medians, all_same = [], True
     for label, res in results.items():
-        flips = {n: Counter(v) for n, v in res["verdicts"].items() if len(set(v)) > 1}
-        all_same &= not flips
-        lim = res["limits"]
-        medians[label] = statistics.median(lim) if lim else None   # None: no grading needed the probe
-        print(f"\n{label} (load average {res['load'][0]:.1f}-{res['load'][1]:.1f} at the starts of its runs; "
-              f"{res['seconds']:.0f} s)")
-        print(f"  verdicts: {'identical in every run' if not flips else f'{len(flips)} files flipped'}")
-        for n, c in sorted(flips.items()):
-            print(f"    {n}: " + ", ".join(f"{v} x{k}" for v, k in c.most_common()))
-        # Stricter than the bar: a test-level verdict that changed while the overall one held.
-        inner = {n: rows for n, rows in res["per_test"].items() if len(set(rows)) > 1 and n not in flips}
-        print(f"  every test's verdict: {'identical in every run' if not inner else f'{len(inner)} files differ'}")
-        for n, rows in sorted(inner.items()):
-            changed = sorted({i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1})
-            print(f"    {n}: test {', '.join(str(i + 1) for i in changed)}: "
-                  + ", ".join(f"{'/'.join(sorted({r[i] for r in rows}))}" for i in changed))
-        of = sum(map(len, res["verdicts"].values()))
-        if lim:
-            print(f"  effective CPU limit: median {medians[label]:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
-                  f"over the {len(lim)} gradings that needed the probe (of {of})")
-        else:
-            print(f"  effective CPU limit: none of the {of} gradings needed the probe")
+        median, same = print_condition(label, res)
+        medians.append(median)
+        all_same &= same
     first = {n: v[0] for n, v in next(iter(results.values()))["verdicts"].items()}
     across = [n for n in first if any(res["verdicts"][n][0] != first[n] for res in results.values())]
-    (a, b) = medians.values()
     print()
     print(f"same verdicts in both conditions: {'yes' if not across else 'no: ' + ', '.join(across)}")
-    ok = all_same and not across
-    if a is not None and b is not None:
-        print(f"limits: {abs(a - b) / min(a, b):.1%} apart (bar {BAR:.0%}); "
-              f"{abs(a - nominal) / nominal:.1%} and {abs(b - nominal) / nominal:.1%} from time_per_test_s "
-              f"= {nominal:g} s (bar {BAR:.0%})")
-        ok = ok and abs(a - b) / min(a, b) <= BAR and all(abs(m - nominal) / nominal <= BAR for m in (a, b))
-    else:
-        print("limits: not compared (a condition had no grading that needed the probe; "
-              "run more files, e.g. without --only)")
+    ok = limits_met(*medians, bundle.spec.limits.time_per_test_s) and all_same and not across
     print("stability: OK" if ok else "stability: NOT MET")
     return 0 if ok else 1
 

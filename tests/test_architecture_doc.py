@@ -112,30 +112,35 @@ def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
+def _defines(node: ast.stmt, name: str) -> bool:
+    """Does the top-level statement `node` bind `name`?"""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Name) and node.target.id == name
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name) == name for a in node.names)
+    return False
+
+
+def _member(cls: ast.ClassDef, member: str) -> ast.stmt | None:
+    """The method or annotated attribute `member` of the class `cls`; None if absent."""
+    for sub in cls.body:
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == member:
+            return sub
+        if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.target.id == member:
+            return sub
+    return None
+
+
 def _definition(tree: ast.Module, name: str, member: str | None = None):
     """The node defining `name` (or `name.member`) at the module's top level; None if absent."""
-    for node in tree.body:
-        found = None
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            found = node
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            found = node
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            found = node
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == name for a in node.names):
-            found = node
-        if found is None:
-            continue
-        if member is None:
-            return found
-        if isinstance(found, ast.ClassDef):
-            for sub in found.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == member:
-                    return sub
-                if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.target.id == member:
-                    return sub
-        return None
-    return None
+    found = next((node for node in tree.body if _defines(node, name)), None)
+    if found is None or member is None:
+        return found
+    return _member(found, member) if isinstance(found, ast.ClassDef) else None
 
 
 def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], set[str]]:

@@ -62,33 +62,33 @@ def gradescope_problems(doc: dict) -> list[str]:
         p.append("score must be a number")
     if "execution_time" in doc and not isinstance(doc["execution_time"], (int, float)):
         p.append("execution_time must be a number of seconds")
-    for key in ("output_format", "test_output_format", "test_name_format"):
-        if key in doc and doc[key] not in GS_FORMATS:
-            p.append(f"{key} must be one of {sorted(GS_FORMATS)}")
-    for key in ("visibility", "stdout_visibility"):
-        if key in doc and doc[key] not in GS_VISIBILITY:
-            p.append(f"{key} must be one of {sorted(GS_VISIBILITY)}")
+    p += [f"{key} must be one of {sorted(GS_FORMATS)}"
+          for key in ("output_format", "test_output_format", "test_name_format")
+          if key in doc and doc[key] not in GS_FORMATS]
+    p += [f"{key} must be one of {sorted(GS_VISIBILITY)}"
+          for key in ("visibility", "stdout_visibility") if key in doc and doc[key] not in GS_VISIBILITY]
     if "output" in doc and not isinstance(doc["output"], str):
         p.append("output must be a string")
     for i, t in enumerate(tests or []):
-        p += [f"tests[{i}]: unknown key {k!r}" for k in set(t) - GS_TEST_KEYS]
-        if t.get("status", "passed") not in GS_STATUS:
-            p.append(f"tests[{i}].status must be 'passed' or 'failed'")
-        if t.get("visibility", "visible") not in GS_VISIBILITY:
-            p.append(f"tests[{i}].visibility is not one of {sorted(GS_VISIBILITY)}")
-        for key in ("output_format", "name_format"):
-            if key in t and t[key] not in GS_FORMATS:
-                p.append(f"tests[{i}].{key} is not one of {sorted(GS_FORMATS)}")
-        for key in ("score", "max_score"):
-            if key in t and not isinstance(t[key], (int, float)):
-                p.append(f"tests[{i}].{key} must be a number")
-        for key in ("name", "output", "number"):
-            if key in t and not isinstance(t[key], str):
-                p.append(f"tests[{i}].{key} must be a string")
+        p += _gradescope_test_problems(f"tests[{i}]", t)
     # Our own contract on top: the points add up, and the top-level score equals their sum.
-    if tests and "score" in doc:
-        if doc["score"] != sum(t.get("score", 0) for t in tests):
-            p.append("top-level score differs from the sum of the tests' scores")
+    if tests and "score" in doc and doc["score"] != sum(t.get("score", 0) for t in tests):
+        p.append("top-level score differs from the sum of the tests' scores")
+    return p
+
+
+def _gradescope_test_problems(where: str, t: dict) -> list[str]:
+    p = [f"{where}: unknown key {k!r}" for k in set(t) - GS_TEST_KEYS]
+    if t.get("status", "passed") not in GS_STATUS:
+        p.append(f"{where}.status must be 'passed' or 'failed'")
+    if t.get("visibility", "visible") not in GS_VISIBILITY:
+        p.append(f"{where}.visibility is not one of {sorted(GS_VISIBILITY)}")
+    p += [f"{where}.{key} is not one of {sorted(GS_FORMATS)}"
+          for key in ("output_format", "name_format") if key in t and t[key] not in GS_FORMATS]
+    p += [f"{where}.{key} must be a number"
+          for key in ("score", "max_score") if key in t and not isinstance(t[key], (int, float))]
+    p += [f"{where}.{key} must be a string" for key in ("name", "output", "number")
+          if key in t and not isinstance(t[key], str)]
     return p
 
 
@@ -111,29 +111,44 @@ def exercism_problems(doc: dict) -> list[str]:
     status = doc.get("status")
     if status not in EX_STATUS:
         p.append(f"status must be one of {sorted(EX_STATUS)}")
-    message = doc.get("message")
+    p += _exercism_message_problems(status, doc.get("message"))
+    tests = doc.get("tests")
+    if status in ("pass", "fail") and not isinstance(tests, list):
+        p.append("tests is required when status is pass or fail")
+    for i, t in enumerate(tests or []):
+        p += _exercism_test_problems(f"tests[{i}]", t)
+    return p + _exercism_status_problems(status, [t.get("status") for t in tests or []])
+
+
+def _exercism_message_problems(status: object, message: object) -> list[str]:
+    p = []
     if status == "error" and not (isinstance(message, str) and message):
         p.append("message is required when status is error")
     if status != "error" and message is not None:
         p.append("message must be null or absent unless status is error")
     if isinstance(message, str) and len(message.encode("utf-8")) > EX_MESSAGE_BYTES:
         p.append("message is over 65535 bytes")
-    tests = doc.get("tests")
-    if status in ("pass", "fail") and not isinstance(tests, list):
-        p.append("tests is required when status is pass or fail")
-    for i, t in enumerate(tests or []):
-        p += [f"tests[{i}]: unknown key {k!r}" for k in set(t) - EX_TEST_KEYS]
-        if not isinstance(t.get("name"), str) or not t["name"]:
-            p.append(f"tests[{i}].name is required")
-        if t.get("status") not in EX_STATUS:
-            p.append(f"tests[{i}].status must be one of {sorted(EX_STATUS)}")
-        if "output" in t and (not isinstance(t["output"], str) or len(t["output"]) > EX_OUTPUT_CHARS):
-            p.append(f"tests[{i}].output must be a string of at most 500 characters")
-        if isinstance(t.get("message"), str) and len(t["message"].encode("utf-8")) > EX_MESSAGE_BYTES:
-            p.append(f"tests[{i}].message is over 65535 bytes")
-        if "task_id" in t and not isinstance(t["task_id"], int):
-            p.append(f"tests[{i}].task_id must be a number")
-    statuses = [t.get("status") for t in tests or []]
+    return p
+
+
+def _exercism_test_problems(where: str, t: dict) -> list[str]:
+    p = [f"{where}: unknown key {k!r}" for k in set(t) - EX_TEST_KEYS]
+    if not isinstance(t.get("name"), str) or not t["name"]:
+        p.append(f"{where}.name is required")
+    if t.get("status") not in EX_STATUS:
+        p.append(f"{where}.status must be one of {sorted(EX_STATUS)}")
+    if "output" in t and (not isinstance(t["output"], str) or len(t["output"]) > EX_OUTPUT_CHARS):
+        p.append(f"{where}.output must be a string of at most 500 characters")
+    if isinstance(t.get("message"), str) and len(t["message"].encode("utf-8")) > EX_MESSAGE_BYTES:
+        p.append(f"{where}.message is over 65535 bytes")
+    if "task_id" in t and not isinstance(t["task_id"], int):
+        p.append(f"{where}.task_id must be a number")
+    return p
+
+
+def _exercism_status_problems(status: object, statuses: list[object]) -> list[str]:
+    """The overall status against the tests' own."""
+    p = []
     if status == "pass" and any(s != "pass" for s in statuses):
         p.append("status is pass although a test did not pass")
     if status == "fail" and not any(s in ("fail", "error") for s in statuses):
@@ -168,39 +183,51 @@ def junit_problems(text: str) -> list[str]:
         return p + [f"root element is <{root.tag}>, expected <testsuites>"]
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for suite in root:
-        where = f"testsuite {suite.get('name')!r}"
         if suite.tag != "testsuite":
             p.append(f"unexpected <{suite.tag}> in <testsuites>")
             continue
-        p += [f"{where}: missing attribute {a}" for a in sorted(JU_SUITE_ATTRS - set(suite.attrib))]
-        if not JU_TIME.fullmatch(suite.get("time", "")):
-            p.append(f"{where}: time {suite.get('time')!r} is not a Surefire time")
-        if not JU_STAMP.fullmatch(suite.get("timestamp", "")):
-            p.append(f"{where}: timestamp is not ISO 8601 without a zone")
-        order = [c.tag for c in suite]
-        expected = ["properties"] + ["testcase"] * order.count("testcase") + ["system-out", "system-err"]
-        if order != expected:
-            p.append(f"{where}: children {order} are not properties, testcase*, system-out, system-err")
-        cases = suite.findall("testcase")
-        counts = {"tests": len(cases), "failures": sum(c.find("failure") is not None for c in cases),
-                  "errors": sum(c.find("error") is not None for c in cases)}
-        for key, n in counts.items():
-            totals[key] += n
-            if suite.get(key) != str(n):
-                p.append(f"{where}: {key}={suite.get(key)!r} but it holds {n}")
-        for case in cases:
-            if not {"name", "classname", "time"} <= set(case.attrib):
-                p.append(f"{where}: a testcase lacks name, classname or time")
-            if not JU_TIME.fullmatch(case.get("time", "")):
-                p.append(f"{where}: testcase time {case.get('time')!r} is not a Surefire time")
-            outcome = [c for c in case if c.tag in ("failure", "error")]
-            if len(outcome) > 1 or len(outcome) != len(case):
-                p.append(f"{where}: testcase {case.get('name')!r} must hold at most one failure or error, nothing else")
-            if any("type" not in c.attrib for c in outcome):
-                p.append(f"{where}: failure/error without a type")
+        p += _junit_suite_problems(suite, totals)
     for key, n in totals.items():
         if root.get(key) != str(n):
             p.append(f"testsuites: {key}={root.get(key)!r} but it holds {n}")
+    return p
+
+
+def _junit_suite_problems(suite: ET.Element, totals: dict[str, int]) -> list[str]:
+    """One <testsuite>'s problems; its counts are added to `totals`."""
+    where = f"testsuite {suite.get('name')!r}"
+    p = [f"{where}: missing attribute {a}" for a in sorted(JU_SUITE_ATTRS - set(suite.attrib))]
+    if not JU_TIME.fullmatch(suite.get("time", "")):
+        p.append(f"{where}: time {suite.get('time')!r} is not a Surefire time")
+    if not JU_STAMP.fullmatch(suite.get("timestamp", "")):
+        p.append(f"{where}: timestamp is not ISO 8601 without a zone")
+    order = [c.tag for c in suite]
+    expected = ["properties"] + ["testcase"] * order.count("testcase") + ["system-out", "system-err"]
+    if order != expected:
+        p.append(f"{where}: children {order} are not properties, testcase*, system-out, system-err")
+    cases = suite.findall("testcase")
+    counts = {"tests": len(cases), "failures": sum(c.find("failure") is not None for c in cases),
+              "errors": sum(c.find("error") is not None for c in cases)}
+    for key, n in counts.items():
+        totals[key] += n
+        if suite.get(key) != str(n):
+            p.append(f"{where}: {key}={suite.get(key)!r} but it holds {n}")
+    for case in cases:
+        p += _junit_case_problems(where, case)
+    return p
+
+
+def _junit_case_problems(where: str, case: ET.Element) -> list[str]:
+    p = []
+    if not {"name", "classname", "time"} <= set(case.attrib):
+        p.append(f"{where}: a testcase lacks name, classname or time")
+    if not JU_TIME.fullmatch(case.get("time", "")):
+        p.append(f"{where}: testcase time {case.get('time')!r} is not a Surefire time")
+    outcome = [c for c in case if c.tag in ("failure", "error")]
+    if len(outcome) > 1 or len(outcome) != len(case):
+        p.append(f"{where}: testcase {case.get('name')!r} must hold at most one failure or error, nothing else")
+    if any("type" not in c.attrib for c in outcome):
+        p.append(f"{where}: failure/error without a type")
     return p
 
 

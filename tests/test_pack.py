@@ -273,11 +273,19 @@ def _edit(items, path_suffix, fn):
 
 def test_rejects_tampered_files(archives, tmp_path):
     items = members(archives["practice"])
-    flip = lambda m, d: (m, bytes([d[0] ^ 1]) + d[1:])  # noqa: E731
-    assert "grader/judging/judge.py: sha256 differs" in rejected(craft(tmp_path / "a.tgz", _edit(items, "/grader/judging/judge.py", flip)))
-    grow = lambda m, d: (m, d + b"\n")  # noqa: E731
+
+    def flip(m, d):
+        return m, bytes([d[0] ^ 1]) + d[1:]
+
+    def grow(m, d):
+        return m, d + b"\n"
+
+    def drop(m, d):
+        return None, None
+
+    tampered = craft(tmp_path / "a.tgz", _edit(items, "/grader/judging/judge.py", flip))
+    assert "grader/judging/judge.py: sha256 differs" in rejected(tampered)
     assert "problem.yaml:" in rejected(craft(tmp_path / "b.tgz", _edit(items, "/problem.yaml", grow)))
-    drop = lambda m, d: (None, None)  # noqa: E731
     assert "missing from the archive: starter/solution.py" in rejected(
         craft(tmp_path / "c.tgz", _edit(items, "/starter/solution.py", drop)))
     prefix = items[0][0].name.split("/")[0]

@@ -95,6 +95,26 @@ def _wrong_type(value: Any) -> Any:
     return ["not", "a mapping"]
 
 
+def _key_mutations(path: tuple, node: dict) -> list[Mutation]:
+    """An unknown key in the mapping at `path`, and each of its required keys missing."""
+    def add_unknown(d, path=path):
+        _get(d, path)["zz_unknown_key"] = 1
+    out = [Mutation(f"unknown key in {_render(path)}", add_unknown, path, "zz_unknown_key")]
+    for key in node:
+        if key in OPTIONAL_KEYS:
+            continue
+        def drop(d, path=path, key=key):
+            del _get(d, path)[key]
+        out.append(Mutation(f"missing {_render(path + (key,))}", drop, path, str(key)))
+    return out
+
+
+def _retyped(path: tuple, node: object) -> bool:
+    """Wrong types everywhere, but in a list of scalars only at its first element."""
+    return bool(path) and not isinstance(node, dict) and not (isinstance(path[-1], int) and path[-1] > 0
+                                                              and not isinstance(node, list))
+
+
 def mutations() -> list[Mutation]:
     doc = _raw()
     out = []
@@ -102,18 +122,8 @@ def mutations() -> list[Mutation]:
         if any(isinstance(p, int) and p >= 2 for p in path):
             continue  # the third group (parameter) on is built like the first two
         if isinstance(node, dict):
-            def add_unknown(d, path=path):
-                _get(d, path)["zz_unknown_key"] = 1
-            out.append(Mutation(f"unknown key in {_render(path)}", add_unknown, path, "zz_unknown_key"))
-            for key in node:
-                if key in OPTIONAL_KEYS:
-                    continue
-                def drop(d, path=path, key=key):
-                    del _get(d, path)[key]
-                out.append(Mutation(f"missing {_render(path + (key,))}", drop, path, str(key)))
-        # Wrong types everywhere, but in a list of scalars only at its first element.
-        if path and not isinstance(node, dict) and not (isinstance(path[-1], int) and path[-1] > 0
-                                                       and not isinstance(node, list)):
+            out += _key_mutations(path, node)
+        if _retyped(path, node):
             def retype(d, path=path):
                 _get(d, path[:-1])[path[-1]] = _wrong_type(_get(d, path))
             leaf = _up_to_last_key(path)

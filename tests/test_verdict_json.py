@@ -75,24 +75,28 @@ def normalise(doc: dict) -> dict:
     if d["sandbox"] is not None:    # depends on root/non-root, kernel features, Docker
         d["sandbox"] = {"mode": VARIES, "layers": VARIES, "unavailable": VARIES}
     for t in d["tests"]:
-        for key in ("time_s", "memory_mib"):
-            if t[key] is not None:
-                t[key] = VARIES
-        if t["check"] == "limits":
-            t["message"] = _times(t["message"])
-        e = t["error"]
-        if e is not None and t["verdict"] == "AC":
-            # An accepted answer's error is rounding noise: its size and place vary.
-            for key in ("max_abs_error", "max_abs_at", "max_rel_error", "max_rel_at", "received_at_worst"):
-                e[key] = VARIES
-            t["message"] = re.sub(r"largest absolute error [^)]*\)", "largest absolute error <rounding>)",
-                                  t["message"])
-        elif e is not None:
-            for key in ("max_abs_error", "max_rel_error", "expected_at_worst", "received_at_worst"):
-                e[key] = _round(e[key])
-            t["message"] = _digits(t["message"])
+        _normalise_test(t)
     d["summary"] = _times(_digits(d["summary"]))
     return d
+
+
+def _normalise_test(t: dict) -> None:
+    for key in ("time_s", "memory_mib"):
+        if t[key] is not None:
+            t[key] = VARIES
+    if t["check"] == "limits":
+        t["message"] = _times(t["message"])
+    e = t["error"]
+    if e is not None and t["verdict"] == "AC":
+        # An accepted answer's error is rounding noise: its size and place vary.
+        for key in ("max_abs_error", "max_abs_at", "max_rel_error", "max_rel_at", "received_at_worst"):
+            e[key] = VARIES
+        t["message"] = re.sub(r"largest absolute error [^)]*\)", "largest absolute error <rounding>)",
+                              t["message"])
+    elif e is not None:
+        for key in ("max_abs_error", "max_rel_error", "expected_at_worst", "received_at_worst"):
+            e[key] = _round(e[key])
+        t["message"] = _digits(t["message"])
 
 
 # --- running the scenarios -------------------------------------------------------------------------------

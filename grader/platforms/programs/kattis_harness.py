@@ -25,18 +25,17 @@ treats the answer as hostile (docs/platforms.md, "What the harness cannot
 prevent"). A submission that exits during the call (sys.exit, os._exit) is a
 run-time error: the harness exits non-zero, as an uncaught exception does.
 """
+import importlib.util
+import json
 import os
+import sys
+from pathlib import Path
 
 # One BLAS thread: the judge measures CPU time, and threads would add up.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np  # noqa: E402 - after the BLAS threads are set: NumPy reads them as it loads
 
 CONFIG: dict = {"function": "vit_encoder_block", "entry_file": "solution.py",
                 "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
