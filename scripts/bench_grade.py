@@ -5,8 +5,8 @@ In each repetition, alternately, as whole processes (wall clock, and CPU time
 of the process and everything it started):
 
 * `python -m grader grade reference/solution.py --json OUT` (all 34 tests; also with
-  `--one-worker`, the tests strictly one after another), and a bare process that imports NumPy, reads testcases/ and runs the reference on
-  every case (BLAS single-threaded, as in the sandbox);
+  `--one-worker`, the tests strictly one after another), and a bare process that imports
+  NumPy, reads testcases/ and runs the reference on every case (BLAS single-threaded, as in the sandbox);
 * `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
 * scripts/fork_floor.py: the same fresh interpreter and fork per test with no isolation, no
   probe, no report and a parent without NumPy (the least any fork-per-test design costs here);

@@ -131,7 +131,8 @@ HAND_CELLS: list[str] = [
     "# Initialize Otter\nimport otter\ngrader = otter.Notebook(\"vit_encoder_block.ipynb\")",
     'grader.check("vit_encoder_block")',
     "grader.check_all()",
-    "# Save your notebook first, then run this cell to export your submission.\ngrader.export(pdf=False, run_tests=True)",
+    "# Save your notebook first, then run this cell to export your submission.\n"
+    "grader.export(pdf=False, run_tests=True)",
     # one-line cells: the kernel's prefilter makes a magic's name alone a magic (automagic)
     "pip install numpy", "ls", "ls -l", "pwd", "time x = 1", "time x = (1,", "matplotlib inline",
     "load_ext autoreload", "conda install numpy", "cd ..", "history -n 1", "who_ls", "  pwd",

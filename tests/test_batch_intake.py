@@ -1,4 +1,5 @@
-"""grader/batch/intake.py, zip_intake.py and folder_intake.py: hostile zips and folders never get through, and each refusal names its entry."""
+"""grader/batch/intake.py, zip_intake.py and folder_intake.py: hostile zips and folders never get
+through, and each refusal names its entry."""
 from __future__ import annotations
 
 import os

@@ -265,8 +265,8 @@ def grade_text(bundle, tmp_path, source: str):
 def test_a_zygote_started_without_site_imports_numpy_and_hides_the_import_hooks(bundle, tmp_path):
     # What `site` would have run (.pth files: an editable install's import hook) is not in the sandbox.
     probe = ("import numpy as np\n" + SIGNATURE + "    sys = np._core._methods.os.sys\n"
-             "    raise ValueError(repr((sys.flags.no_site, [getattr(f, '__name__', type(f).__name__) for f in sys.meta_path],"
-             " callable(exit), callable(help))))\n")
+             "    hooks = [getattr(f, '__name__', type(f).__name__) for f in sys.meta_path]\n"
+             "    raise ValueError(repr((sys.flags.no_site, hooks, callable(exit), callable(help))))\n")
     failed = grade_text(bundle, tmp_path, probe)
     assert failed.verdict == "RE", failed.message
     assert "(1, ['BuiltinImporter', 'FrozenImporter', 'PathFinder'], True, True)" in failed.message

@@ -135,8 +135,8 @@ def test_a_run_under_the_least_limits_decides_only_if_it_stayed_within_them(bund
 
 
 # Burn 0.4 s of their own CPU time (not wall time: the same on a busy machine): beyond the least
-# limit (0.25 s), well within the measured one (10 s: as_if_calibrated_on_a_far_faster_machine). One on the import (which every worker
-# repeats), one on sample/02 only.
+# limit (0.25 s), well within the measured one (10 s: as_if_calibrated_on_a_far_faster_machine).
+# One on the import (which every worker repeats), one on sample/02 only.
 BURN = """
 import time
 import numpy as np

@@ -166,7 +166,8 @@ def test_output_validator_applies_our_rule(package, tmp_path, body, reason):
 def test_tolerance_is_ours_not_either_absolute_or_relative(package, tmp_path, spec):
     """problemtools' float_tolerance accepts when *either* error is small; ours needs atol + rtol*|e|."""
     tol = spec.comparison
-    big = "r = vit(*a); i = np.unravel_index(np.abs(r).argmax(), r.shape); r[i] += {d!r} * (tol_a + tol_r * abs(r[i])); return r"
+    big = ("r = vit(*a); i = np.unravel_index(np.abs(r).argmax(), r.shape); "
+           "r[i] += {d!r} * (tol_a + tol_r * abs(r[i])); return r")
     for factor, accepted in ((0.5, True), (1.5, False)):
         src = (REFERENCE + f"\n\ntol_a, tol_r = {tol.atol!r}, {tol.rtol!r}\nvit = vit_encoder_block\n\n"
                f"def vit_encoder_block(*a):\n    {big.format(d=factor)}\n")

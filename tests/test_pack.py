@@ -213,7 +213,8 @@ def test_practice_archive_grades_the_samples(practice_dir, frozen, tmp_path):
 def test_practice_archive_names_a_known_mistake_offline(practice_dir, frozen, tmp_path):
     """No reference/ here: the fingerprint comes from testcases/mistakes-sample.json."""
     if not (practice_dir / "testcases" / SAMPLE_FILE).is_file():
-        pytest.skip(f"testcases/{SAMPLE_FILE} has not been generated in this checkout (grader/feedback/fingerprint.py writes it)")
+        pytest.skip(f"testcases/{SAMPLE_FILE} has not been generated in this checkout "
+                    "(grader/feedback/fingerprint.py writes it)")
     shutil.copy(frozen / "submissions" / "wrong_answer" / "erf_gelu.py", tmp_path / "solution.py")
     proc = _grade_in(practice_dir, str(tmp_path / "solution.py"), "--json", "-")
     assert proc.returncode == 1, proc.stderr

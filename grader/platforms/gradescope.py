@@ -102,7 +102,8 @@ def _top_output(r: GradeReport) -> str:
     if r.compile.verdict == "CE":
         nxt = "fix the problem above; no test could run."
     elif failing:
-        nxt = f"fix {failing[0].name} first: {failing[0].message.splitlines()[0] if failing[0].message else failing[0].verdict}"
+        first = failing[0]
+        nxt = f"fix {first.name} first: {first.message.splitlines()[0] if first.message else first.verdict}"
     else:
         nxt = "the visible tests pass; the hidden groups decide the rest of the score."
     lines.append(f"Next: {nxt}")

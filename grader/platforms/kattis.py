@@ -46,7 +46,8 @@ SUBMISSION_FOLDERS = ("accepted", "wrong_answer", "time_limit_exceeded", "run_ti
 # only (RLIMIT_CPU in run/program.py, no wall clock), so a sleeping submission would hold
 # verifyproblem for its whole sleep; Kattis's own judge does enforce wall time.
 EXCLUDED = {"time_limit_exceeded/sleep.py":
-            "sleeps without using CPU; problemtools enforces CPU time only, so it would wait an hour"}
+            "sleeps without using CPU; problemtools enforces CPU time only, "
+            "so it would wait an hour"}
 LANGUAGES_YAML = """\
 # problemtools reads this file from the folder that holds the problem folder
 # (languages.py load_language_config). Its default python3 runs pypy3, which has

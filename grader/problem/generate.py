@@ -197,7 +197,8 @@ RECIPES: dict[str, tuple[Recipe, ...]] = {
 # --- the visible practice set --------------------------------------------------------
 # The hidden groups' recipes from a separate public seed (tests.practice_seed), so a learner
 # offline gets the same group reading and fingerprints as the judge. The realistic case is
-# ViT-Tiny at half width (3 heads of width 32) with 7x7 patches plus the class token: large enough that float32 arithmetic fails, a fifth of the hidden one's bytes.
+# ViT-Tiny at half width (3 heads of width 32) with 7x7 patches plus the class token: large
+# enough that float32 arithmetic fails, a fifth of the hidden one's bytes.
 
 PRACTICE_RECIPES: dict[str, tuple[Recipe, ...]] = {
     **RECIPES,
