@@ -28,7 +28,6 @@ from ..problem.safe_write import WriteRefused, make_output_folder
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 GRADER = Path(__file__).resolve().parent.parent
-_CONFIG_LINE = re.compile(r"^CONFIG: dict = .*?\n(?=\S)", re.MULTILINE | re.DOTALL)
 _INCLUDE_LINE = re.compile(r"^from grader\.([\w.]+) import ([\w, ]+?)\s+# INCLUDE\n", re.MULTILINE)
 
 
@@ -70,16 +69,25 @@ def _include(m: re.Match[str]) -> str:
     return text
 
 
-def program(name: str, config: Mapping | None = None) -> bytes:
+def program(name: str, config: Mapping[str, object] | None = None) -> bytes:
     """The text of programs/<name>.py, with its CONFIG assignment set to `config` and each
     import marked `# INCLUDE` replaced by the module it imports from (`included`)."""
     text = (PROGRAMS / f"{name}.py").read_text(encoding="utf-8")
     text = _INCLUDE_LINE.sub(_include, text)
     if config is not None:
-        text, n = _CONFIG_LINE.subn(lambda _m: f"CONFIG: dict = {dict(config)!r}\n", text, count=1)
-        if n != 1:
-            raise ExportError(f"programs/{name}.py has no CONFIG assignment")
+        text = _set_config(text, config, name)
     return text.encode("utf-8")
+
+
+def _set_config(text: str, config: Mapping[str, object], name: str) -> str:
+    """`text` with its top-level `CONFIG: dict[str, Any] = ...` statement, however many lines it
+    spans, replaced by one line that assigns `config`."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "CONFIG":
+            lines = text.splitlines(keepends=True)
+            line = f"CONFIG: {ast.unparse(node.annotation)} = {dict(config)!r}\n"
+            return "".join([*lines[:node.lineno - 1], line, *lines[node.end_lineno or node.lineno:]])
+    raise ExportError(f"programs/{name}.py has no CONFIG assignment")
 
 
 def platform_starter(text: str, how_to_check: str) -> str:

@@ -29,7 +29,9 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 # One BLAS thread: the judge measures CPU time, and threads would add up.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -37,7 +39,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 - after the BLAS threads are set: NumPy reads them as it loads
 
-CONFIG: dict = {"function": "vit_encoder_block", "entry_file": "solution.py",
+CONFIG: dict[str, Any] = {"function": "vit_encoder_block", "entry_file": "solution.py",
                 "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
                 "int_parameters": ["num_heads"], "name_max": 200}
 EXIT_RUN_TIME_ERROR = 3
@@ -61,27 +63,27 @@ def submission_file(here: Path) -> Path:
     return files[0]
 
 
-def arguments(raw: dict) -> list:
-    out = []
+def arguments(raw: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
     for name in CONFIG["parameters"]:
         value = raw[name]
         out.append(int(value) if name in CONFIG["int_parameters"] else np.array(value, dtype=np.float64))
     return out
 
 
-def cut_name(text) -> str:
+def cut_name(text: object) -> str:
     """A type or dtype name as the answer carries it: a str of at most name_max characters."""
-    limit = CONFIG["name_max"]
+    limit: int = CONFIG["name_max"]
     if type(text) is not str:             # a class may set __module__ to anything
         return "?"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def describe(result) -> dict:
+def describe(result: Any) -> dict[str, Any]:
     cls = type(result)
     if cls is not np.ndarray:
         return {"type": cut_name(f"{cut_name(getattr(cls, '__module__', '?'))}.{cls.__qualname__}")}
-    doc = {"type": "ndarray", "dtype": cut_name(str(result.dtype)), "shape": list(result.shape)}
+    doc: dict[str, Any] = {"type": "ndarray", "dtype": cut_name(str(result.dtype)), "shape": list(result.shape)}
     if result.dtype == np.float64:
         doc["data"] = result.ravel().tolist()
     return doc
@@ -103,14 +105,15 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def call_submission(args: list, real_exit):
+def call_submission(args: list[Any], real_exit: Callable[..., NoReturn]) -> object:
     """Import the submission and call its function; exiting during either is a run-time error."""
-    def refuse_exit(*_args, **_kwargs):
+    def refuse_exit(*_args: object, **_kwargs: object) -> NoReturn:
         raise SystemExit("os._exit was called")
     path = submission_file(Path(__file__).resolve().parent)
     os._exit = refuse_exit
     try:
         spec = importlib.util.spec_from_file_location("submission", path)
+        assert spec is not None and spec.loader is not None   # a .py file: the source loader
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         function = getattr(module, CONFIG["function"], None)
@@ -132,7 +135,7 @@ def main() -> None:
     write_all(answer, (json.dumps(describe(result)) + "\n").encode("utf-8"))
     for stream in (sys.__stdout__, sys.stderr):     # what the submission printed, to stderr
         try:
-            stream.flush()
+            stream.flush()  # type: ignore[union-attr]  # None only without a stdout: then it raises, as a closed one
         except Exception:                # a closed or replaced stream: its loss only
             pass
     real_exit(0)

@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import math
 import sys
+from typing import Any
 
 from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
 
-CONFIG: dict = {"parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
+CONFIG: dict[str, Any] = {"parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
                 "constraints": {"B": [1, 4], "N": [1, 256], "D": [1, 256], "M": [1, 1024],
                                 "num_heads": [1, 256], "max_abs_input": 1000.0}}
 VALID, INVALID = 42, 43
@@ -66,7 +67,7 @@ def check(raw: object) -> None:
         raise Invalid(problems[0])
 
 
-def canonical(raw: dict) -> str:
+def canonical(raw: dict[str, Any]) -> str:
     return json.dumps({k: raw[k] for k in CONFIG["parameters"]}, separators=(",", ":"), allow_nan=False) + "\n"
 
 

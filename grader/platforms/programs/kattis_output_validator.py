@@ -20,8 +20,9 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
-CONFIG: dict = {"rtol": 5e-08, "atol": 5e-08, "name_max": 200}
+CONFIG: dict[str, Any] = {"rtol": 5e-08, "atol": 5e-08, "name_max": 200}
 ACCEPT, REJECT, JUDGE_ERROR = 42, 43, 1
 # numpy's NPY_MAXDIMS (64 since NumPy 2): no array the harness describes has more dimensions.
 MAX_DIMS = 64
@@ -40,11 +41,11 @@ def answer_cap(elements: int) -> int:
     dtype names (the harness cuts each to CONFIG["name_max"] characters; json escapes one
     character into at most 12, a surrogate pair) and a shape of at most MAX_DIMS sizes
     (at most 19 digits and ", " each)."""
-    header = 64 + 2 * 12 * CONFIG["name_max"] + MAX_DIMS * 21
+    header: int = 64 + 2 * 12 * CONFIG["name_max"] + MAX_DIMS * 21
     return header + elements * (24 + 2)
 
 
-def brief(value, chars: int = SHOWN_CHARS) -> str:
+def brief(value: object, chars: int = SHOWN_CHARS) -> str:
     """A short, printable, one-line description of a value read from the team's output."""
     if isinstance(value, str):
         return ascii(value[:chars])[1:-1] + ("..." if len(value) > chars else "")
@@ -53,10 +54,11 @@ def brief(value, chars: int = SHOWN_CHARS) -> str:
     if isinstance(value, int):          # json refuses more than 4300 digits
         digits = str(value)
         return digits if len(digits) <= 20 else f"a {len(digits.lstrip('-'))}-digit integer"
-    return {list: "a JSON array", dict: "a JSON object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {list: "a JSON array", dict: "a JSON object"}
+    return names.get(type(value), type(value).__name__)
 
 
-def shape_reason(shape, expected_shape: list) -> str | None:
+def shape_reason(shape: object, expected_shape: list[int]) -> str | None:
     if (not isinstance(shape, list) or len(shape) > MAX_DIMS
             or not all(type(d) is int for d in shape)):       # type(): a bool is not a size
         return f"the answer's shape is {brief(shape)}, not a list of at most {MAX_DIMS} integers"
@@ -66,7 +68,7 @@ def shape_reason(shape, expected_shape: list) -> str | None:
     return None
 
 
-def data_reason(got: list, expected: list) -> str | None:
+def data_reason(got: list[Any], expected: list[float]) -> str | None:
     rtol, atol = CONFIG["rtol"], CONFIG["atol"]
     worst, worst_at = -1.0, None
     for i, (g, e) in enumerate(zip(got, expected)):
@@ -84,7 +86,7 @@ def data_reason(got: list, expected: list) -> str | None:
     return None
 
 
-def verdict(answer, expected_shape: list, expected: list) -> str | None:
+def verdict(answer: object, expected_shape: list[int], expected: list[float]) -> str | None:
     """None when accepted, else the reason. `answer` is any value json.loads can return."""
     if not isinstance(answer, dict):
         return f"the output is {brief(answer)}, not the harness's JSON object"
@@ -118,7 +120,7 @@ def parse_answer(raw: bytes, cap: int) -> tuple[object, str | None]:
         return None, f"the output is not one JSON document: {brief(str(exc), 200)}"
 
 
-def judge_answer(path: str) -> tuple[list, list]:
+def judge_answer(path: str) -> tuple[list[int], list[float]]:
     """The expected shape and flat data from our `.ans` file; JudgeError if it is faulty."""
     try:
         judge = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -132,7 +134,7 @@ def judge_answer(path: str) -> tuple[list, list]:
     return shape, data
 
 
-def main(argv: list) -> int:
+def main(argv: list[str]) -> int:
     if len(argv) < 4:
         print("usage: check.py INPUT JUDGE_ANSWER FEEDBACK_DIR", file=sys.stderr)
         return JUDGE_ERROR

@@ -24,9 +24,10 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
-CONFIG: dict = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
-_cache: dict = {}                 # one grading per kernel, shared by the hidden tests
+CONFIG: dict[str, Any] = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
+_cache: dict[str, Any] = {}                 # one grading per kernel, shared by the hidden tests
 MAX_NOTEBOOK_BYTES = 64 << 20     # read at most this much; the grader's own bound is lower
 
 
@@ -58,10 +59,11 @@ def _bundle(work: Path) -> Path:
     return work / "bundle"
 
 
-def grade() -> dict:
+def grade() -> dict[str, Any]:
     """The grader's verdict JSON for the submitted notebook, plus its text report."""
     if "report" in _cache:
-        return _cache["report"]
+        cached: dict[str, Any] = _cache["report"]
+        return cached
     work = Path(tempfile.mkdtemp(prefix="vit-otter-"))
     bundle = _bundle(work)
     source = work / (Path(CONFIG["entry_file"]).stem + ".ipynb")
@@ -75,7 +77,7 @@ def grade() -> dict:
                        timeout=CONFIG["timeout_s"], env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     if not out.is_file():
         raise RuntimeError(f"the grader could not judge the notebook: {r.stderr.strip()[-500:]}")
-    report = json.loads(out.read_text(encoding="utf-8"))
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     report["text"] = r.stdout
     _cache["report"] = report
     return report

@@ -22,14 +22,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-CONFIG: dict = {"entry_file": "solution.py"}
+CONFIG: dict[str, Any] = {"entry_file": "solution.py"}
 
 
 def locate(student: Path) -> Path | None:
     """A name to grade (the grader itself checks what it is: no link is followed here),
     or None when the folder has no entry file and not exactly one other candidate."""
-    wanted = student / CONFIG["entry_file"]
+    wanted: Path = student / CONFIG["entry_file"]
     if os.path.lexists(wanted):
         return wanted
     try:
