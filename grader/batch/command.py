@@ -13,6 +13,10 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..problem.bundle import Bundle
 
 # docker.DEFAULT_IMAGE, repeated so that parsing the command line imports nothing heavy (a test checks).
 DEFAULT_IMAGE = "vit-encoder-block-grader:local"
@@ -22,7 +26,7 @@ class BatchError(Exception):
     """Bad arguments or a broken bundle: exit status 2, one line."""
 
 
-def add_parsers(sub, batch: Callable, merge: Callable) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any], merge: Callable[..., Any]) -> None:
     """The `batch` and `batch-merge` subcommands, calling `batch` and `merge`."""
     bt = sub.add_parser("batch", help="grade a whole class: folders, zips (Moodle, Canvas, Gradescope, GitHub "
                                       "Classroom) or files, into DIR/<id>.json, grades.csv and summary.md")
@@ -49,7 +53,7 @@ def add_parsers(sub, batch: Callable, merge: Callable) -> None:
     bm.set_defaults(func=merge)
 
 
-def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], int]) -> int:
+def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable[[str], int]) -> int:
     """Run `batch`; raises BatchError for exit status 2."""
     # --jobs N processes each running N BLAS threads would only fight; cli.main has already
     # pinned single-threaded BLAS (sandbox/startup.py) for this process and its children.
@@ -97,7 +101,7 @@ def batch_command(args: argparse.Namespace, bundle, parse_seed: Callable[[str], 
     return result.exit_status
 
 
-def merge_command(args: argparse.Namespace, bundle) -> int:
+def merge_command(args: argparse.Namespace, bundle: Bundle) -> int:
     """Run `batch-merge`; raises BatchError for exit status 2."""
     from .shards import ShardError, merge_dirs
     dirs = [Path(d) for d in args.dirs]

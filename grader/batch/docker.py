@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..judging.judge import GradeOptions
 from ..problem.bundle import Bundle
@@ -101,11 +102,11 @@ def _remove(name: str) -> None:
 
 
 def docker_task(cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases: list[TestCase],
-                task: Task) -> dict:
+                task: Task) -> dict[str, Any]:
     """Grade one student in its own container and write DIR/<id>.json."""
     started = time.monotonic()
 
-    def unjudged(reason: str) -> dict:
+    def unjudged(reason: str) -> dict[str, Any]:
         atomic_write(task.out_json, render_json(unjudged_report(bundle, options, cases, reason)))
         return {"verdict": "CE", "judged": False, "reason": reason,
                 "seconds": round(time.monotonic() - started, 3)}

@@ -9,12 +9,13 @@ is refused as a whole, naming the folder, the student and the figure.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..problem.bundle import Bundle, BundleError
 from .state import StudentRecord, run_key
 
 
-def run_misfit(folder: Path, run: dict, bundle: Bundle) -> str | None:
+def run_misfit(folder: Path, run: dict[str, Any], bundle: Bundle) -> str | None:
     """Why the run of a shard folder does not belong to `bundle`, or None."""
     spec = bundle.spec
     if (run["bundle_id"], run["bundle_version"]) != (spec.id, spec.version):
@@ -29,14 +30,14 @@ def run_misfit(folder: Path, run: dict, bundle: Bundle) -> str | None:
     return None
 
 
-def record_misfit(folder: Path, rec: StudentRecord, run: dict) -> str | None:
+def record_misfit(folder: Path, rec: StudentRecord, run: dict[str, Any]) -> str | None:
     """Why a student's record was not graded under its shard's run, or None."""
     if rec.key != run_key(run):
         return f"{folder}: {rec.student}'s record was graded under another run (bundle, grader, tests, seed or mode)"
     return None
 
 
-def score_misfit(folder: Path, student: str, report: dict, run: dict, bundle: Bundle) -> str | None:
+def score_misfit(folder: Path, student: str, report: dict[str, Any], run: dict[str, Any], bundle: Bundle) -> str | None:
     """Why a verdict JSON's points cannot be this problem's, or None (its shape is already checked)."""
     points = {g.name: g.points for g in bundle.spec.groups if g.name in run["groups"]}
     top = sum(points.values())

@@ -7,6 +7,7 @@ docs/batch.md). The file is written by Ruby, so Ruby tags are tolerated.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import yaml
 
@@ -21,12 +22,12 @@ class _Lenient(yaml.SafeLoader):
     """Gradescope writes its metadata from Ruby: tolerate tags like !ruby/object:BigDecimal."""
 
 
-def _ignore_tag(loader, suffix, node):
+def _ignore_tag(loader: _Lenient, suffix: str, node: yaml.Node) -> object:
     if isinstance(node, yaml.MappingNode):
         return loader.construct_mapping(node)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node)
-    return loader.construct_scalar(node)
+    return loader.construct_scalar(cast(yaml.ScalarNode, node))   # the only other kind of node
 
 
 _Lenient.add_multi_constructor("!", _ignore_tag)
@@ -42,7 +43,7 @@ def read_metadata(path: Path, within: Path) -> str:
     return data.decode("utf-8")
 
 
-def gradescope_submitters(text: str) -> dict[str, list[dict]]:
+def gradescope_submitters(text: str) -> dict[str, list[dict[str, Any]]]:
     """folder -> submitters ({":name", ":sid", ":email"}) from submission_metadata.yml."""
     # The pure-Python SafeLoader on purpose: libyaml's CSafeLoader segfaults on deeply nested flow
     # collections (100 000 '['), where this one raises RecursionError, which the caller reports.
@@ -56,7 +57,7 @@ def gradescope_submitters(text: str) -> dict[str, list[dict]]:
     return out
 
 
-def gradescope_id(folder: str, submitters: list[dict]) -> tuple[str, str]:
+def gradescope_id(folder: str, submitters: list[dict[str, Any]]) -> tuple[str, str]:
     """(id, name) of one submission: the submitters' SIDs joined with +, else their names, else the folder."""
     names = [clean_text(s.get(":name", ""), 80) for s in submitters if s.get(":name")]
     sids = [str(s.get(":sid")) for s in submitters if s.get(":sid") not in (None, "")]

@@ -12,10 +12,12 @@ import hashlib
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..feedback.grade import grade
-from ..judging.judge import GradeOptions, not_run
+from ..judging.case_steps import not_run
+from ..judging.judge import GradeOptions
 from ..judging.paths import read_regular
 from ..judging.source import SubmissionUnreadable
 from ..judging.verdict import VERDICT_NAMES, CompileResult, GradeReport, group_results, overall_verdict
@@ -63,7 +65,7 @@ def file_sha256(path: Path | None) -> str:
         return ""
 
 
-def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task) -> dict:
+def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task) -> dict[str, Any]:
     """Grade one student and write DIR/<id>.json; the result dict goes back to the batch."""
     started = time.monotonic()
     judged, reason = True, ""

@@ -26,10 +26,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn
 
 GRACE_S = 5.0
 # A result carries the similarity fingerprint: about 0.5 MiB for the most varied 64 KiB source.
@@ -51,7 +52,7 @@ class _Running:
 
 def _children_of(pid: int) -> list[int]:
     """Direct children of `pid`, from /proc (Linux); empty elsewhere."""
-    out = []
+    out: list[int] = []
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -132,7 +133,7 @@ def stop_children(pids: Sequence[int], grace_s: float = GRACE_S) -> None:
                 pass
 
 
-def _child(work: Callable[[Any], dict], task: Any, fd: int) -> None:
+def _child(work: Callable[[Any], dict[str, Any]], task: Any, fd: int) -> None:
     """In the forked child: run the task, write its result, and never return."""
     status = 0
     try:
@@ -140,7 +141,7 @@ def _child(work: Callable[[Any], dict], task: Any, fd: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-        def on_term(signum, frame):
+        def on_term(signum: int, frame: FrameType | None) -> NoReturn:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             raise SystemExit(128 + signum)
         signal.signal(signal.SIGTERM, on_term)
@@ -162,11 +163,11 @@ def _child(work: Callable[[Any], dict], task: Any, fd: int) -> None:
 
 
 @contextmanager
-def interruptible():
+def interruptible() -> Iterator[None]:
     """While inside: SIGINT, SIGTERM and SIGHUP raise Interrupted (so `with Sandbox` blocks unwind)."""
-    previous = {}
+    previous: dict[signal.Signals, Any] = {}
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> NoReturn:
         raise Interrupted(signal.Signals(signum).name)
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -178,8 +179,8 @@ def interruptible():
             signal.signal(sig, handler)
 
 
-def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict], jobs: int, timeout_s: float,
-                 on_done: Callable[[int, dict], None], on_tick: Callable[[], None] = lambda: None) -> None:
+def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int, timeout_s: float,
+                 on_done: Callable[[int, dict[str, Any]], None], on_tick: Callable[[], None] = lambda: None) -> None:
     """Run work(task) for every task, at most `jobs` at once, each in its own forked process.
 
     on_done(index, result) runs in this process as each task ends; a task that
@@ -191,11 +192,13 @@ def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict], jobs: int, t
         _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running)
 
 
-def _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running) -> None:
+def _loop(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int, timeout_s: float,
+          on_done: Callable[[int, dict[str, Any]], None], on_tick: Callable[[], None], pending: list[int],
+          running: dict[int, _Running]) -> None:
     try:
         while pending or running:
             _fill(tasks, work, jobs, pending, running)
-            finished = []
+            finished: list[_Running] = []
             ready, _, _ = select.select(list(running), [], [], 0.25)
             for fd in ready:
                 run = running[fd]
@@ -228,7 +231,8 @@ def _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running) -> N
         raise
 
 
-def _fill(tasks, work, jobs, pending, running) -> None:
+def _fill(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int, pending: list[int],
+          running: dict[int, _Running]) -> None:
     """Start pending tasks until `jobs` are running."""
     while pending and len(running) < max(1, jobs):
         index = pending.pop(0)
@@ -247,7 +251,7 @@ def _fill(tasks, work, jobs, pending, running) -> None:
         running[r] = _Running(index, pid, r, time.monotonic(), bytearray())
 
 
-def _decode(data: bytes) -> dict:
+def _decode(data: bytes | bytearray) -> dict[str, Any]:
     if not data:
         return {"error": "the grading process ended without a result"}
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder
@@ -77,7 +78,7 @@ def _copy_student(out: Path, rec: StudentRecord, data: bytes | None) -> StudentR
     return rec
 
 
-def _shard_students(d: Path, run: dict, bundle: Bundle) -> list[tuple[StudentRecord, bytes | None]]:
+def _shard_students(d: Path, run: dict[str, Any], bundle: Bundle) -> list[tuple[StudentRecord, bytes | None]]:
     """A shard's records of its own students, each with its verdict JSON's bytes (None when it is not
     to be copied); ShardError if any record or score does not fit the bundle (fit.py)."""
     found = []
@@ -99,7 +100,7 @@ def _shard_students(d: Path, run: dict, bundle: Bundle) -> list[tuple[StudentRec
     return found
 
 
-def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict]]:
+def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict[str, Any]]]:
     runs = []
     for d in dirs:
         run = load_run(d)
@@ -113,7 +114,7 @@ def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict]]:
     return runs
 
 
-def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict]:
+def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict[str, Any]]:
     """Merge shard folders into `out`, checked against `bundle`; returns the outputs and the merged
     run description."""
     refused = folder_problem(out, bundle.own_parts())     # before any shard is read
@@ -146,7 +147,7 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
     return write_outputs(out, run, [merged[s] for s in sorted(merged)]), run
 
 
-def _check_shards(runs: list[tuple[Path, dict]]) -> None:
+def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:
     """ShardError unless the folders are the shards of one batch, each K of 1..N once."""
     first_dir, first = runs[0]
     for d, run in runs[1:]:
@@ -158,7 +159,7 @@ def _check_shards(runs: list[tuple[Path, dict]]) -> None:
         if len(runs) > 1:
             raise ShardError("a folder without --shard cannot be merged with others")
     else:
-        parsed = [parse_shard(s) for s in shards]
+        parsed = [parse_shard(s) for s in shards if s is not None]   # none is, here
         n = parsed[0][1]
         if any(pn != n for _, pn in parsed):
             raise ShardError("the folders come from different shard counts (N)")

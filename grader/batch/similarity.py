@@ -31,6 +31,7 @@ import hashlib
 import io
 import keyword
 import tokenize
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -116,7 +117,7 @@ def windows(source: str) -> set[int]:
     return out
 
 
-def fingerprint(source: str, starter: set[int] = frozenset()) -> list[int]:
+def fingerprint(source: str, starter: AbstractSet[int] = frozenset()) -> list[int]:
     """The windows of a submission that the starter file does not have, sorted (stored per student)."""
     return sorted(windows(source) - set(starter))
 
@@ -124,7 +125,7 @@ def fingerprint(source: str, starter: set[int] = frozenset()) -> list[int]:
 def identical_groups(prints: dict[str, list[int]]) -> list[list[str]]:
     """Students whose fingerprints are the same (at least MIN_WINDOWS windows), two or more
     to a group: each group sorted, largest group first."""
-    by_print: dict[frozenset, list[str]] = {}
+    by_print: dict[frozenset[int], list[str]] = {}
     for student in sorted(prints):
         windows_ = frozenset(prints[student])
         if len(windows_) >= MIN_WINDOWS:

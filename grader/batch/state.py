@@ -24,11 +24,17 @@ import os
 import stat
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..judging.paths import read_regular
 from ..judging.verdict import VERDICTS
 from .ids import valid_id
 from .writes import atomic_write, output_problem
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_D = TypeVar("_D", bound="DataclassInstance")
 
 STATE_DIR = ".batch"
 RUN_FILE = "_run.json"   # "_": no student id starts with one (ids.valid_id), so no student "run" overwrites it
@@ -46,7 +52,7 @@ class RunKey:
     mode: str                 # "local" or "docker:<image>"
 
 
-def run_key(run: dict) -> RunKey:
+def run_key(run: dict[str, Any]) -> RunKey:
     """The run key a _run.json records: its fields are RunKey's, by name (api.py writes them)."""
     return RunKey(**{f.name: run[f.name] for f in fields(RunKey)})
 
@@ -136,7 +142,7 @@ def _typed(value: object, kind: object) -> bool:
     if kind == "bool":
         return type(value) is bool
     if kind == "float":
-        return type(value) in (int, float) and math.isfinite(value) and value >= 0
+        return type(value) in (int, float) and math.isfinite(cast(float, value)) and cast(float, value) >= 0
     if kind == "int | None":
         return value is None or type(value) is int
     if kind == "list[int]":
@@ -144,7 +150,7 @@ def _typed(value: object, kind: object) -> bool:
     return False
 
 
-def _build(cls, data: object):
+def _build(cls: type[_D], data: object) -> _D | None:
     """`cls(**data)` if `data` has exactly its fields, each of its type; else None."""
     if not isinstance(data, dict) or set(data) != {f.name for f in fields(cls)}:
         return None
@@ -161,7 +167,9 @@ def save_record(out: Path, rec: StudentRecord) -> None:
 def load_record(out: Path, student: str) -> StudentRecord | None:
     """The stored record of `student`, or None if there is none or it is damaged."""
     data = read_json(state_dir(out) / f"{student}.json", out)
-    key = _build(RunKey, data.get("key")) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    key = _build(RunKey, data.get("key"))
     rec = _build(StudentRecord, {**data, "key": key}) if key is not None else None
     return rec if rec is not None and rec.student == student and rec.verdict in VERDICTS else None
 
@@ -191,11 +199,11 @@ def reusable(out: Path, student: str, sha256: str, key: RunKey) -> StudentRecord
     return rec if (out / f"{student}.json").is_file() else None
 
 
-def save_run(out: Path, run: dict) -> None:
+def save_run(out: Path, run: dict[str, Any]) -> None:
     atomic_write(state_dir(out) / RUN_FILE, json.dumps(run, sort_keys=True, indent=1) + "\n")
 
 
-def load_run(out: Path) -> dict | None:
+def load_run(out: Path) -> dict[str, Any] | None:
     data = read_json(state_dir(out) / RUN_FILE, out)
     return data if isinstance(data, dict) and _run_typed(data) else None
 
@@ -207,7 +215,7 @@ _RUN_FIELDS = {"bundle_id": "str", "bundle_version": "str", "grader_version": "s
                "refused": "list[str]", "ignored": "list[str]", "input_problems": "list[str]"}
 
 
-def _run_typed(data: dict) -> bool:
+def _run_typed(data: dict[str, Any]) -> bool:
     for name, kind in _RUN_FIELDS.items():
         if name not in data:
             return False

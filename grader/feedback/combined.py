@@ -134,7 +134,7 @@ class _Evaluator:
     def __init__(self, variants: ModuleType) -> None:
         self.variants = variants
         self.count = 0
-        self._memo: dict[tuple, np.ndarray] = {}
+        self._memo: dict[tuple[Any, ...], np.ndarray] = {}
 
     def output(self, variant: Any, case: TestCase) -> np.ndarray:
         key = (variant, case.name)
@@ -172,7 +172,7 @@ def _rounding_consistent(ev: _Evaluator, obs: Observation, variant: Any, m: np.n
     failure counts as reproduced only where the float64 twin of the composition does not explain
     it: float32 needs evidence of its own, on at least half the tests (_enough)."""
     k = m.shape[0]
-    expected = obs.case.expected[:k]
+    expected = obs.case.expected_output[:k]
     if obs.verdict == "AC":
         return _spread(m, expected) <= ROUNDING_FACTOR * max(rtol, atol), False
     if obs.array is None or not np.isfinite(obs.array).all() or not np.isfinite(m).all():
@@ -188,7 +188,7 @@ def _rounding_consistent(ev: _Evaluator, obs: Observation, variant: Any, m: np.n
 def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol: float) -> float:
     """How far `variant` is from the submission on one case, in units of the match tolerance."""
     m = ev.output(variant, obs.case)
-    got = obs.array[:m.shape[0]]
+    got = obs.output[:m.shape[0]]
     fin = np.isfinite(m)
     if not np.array_equal(fin, np.isfinite(got)) or not np.array_equal(np.isnan(m), np.isnan(got)):
         return math.inf              # NaN/inf where the other has a number: no fit explains that
@@ -224,7 +224,8 @@ def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol
         variant = compose(ev.variants, ids, c.name, v)
         if variant is not None and _mismatch(ev, variant, obs, rtol, atol) <= 1.0:
             return v
-    return 10.0 ** best
+    fitted: float = 10.0 ** best
+    return fitted
 
 
 def candidates(parts: Sequence[str], variants: ModuleType) -> tuple[list[tuple[str, ...]], list[tuple[str, tuple[str, ...]]]]:
@@ -239,7 +240,7 @@ def candidates(parts: Sequence[str], variants: ModuleType) -> tuple[list[tuple[s
                 pairs.append(pair)
     # Bounded by the reading: only the constants of the parts it points at (all when it points nowhere).
     consts = [c for c in CONSTANTS.values() if c.part in parts] or list(CONSTANTS.values())
-    fits = [(c.name, ()) for c in consts] + [(c.name, (m,)) for c in consts for m in every
+    fits: list[tuple[str, tuple[str, ...]]] = [(c.name, ()) for c in consts] + [(c.name, (m,)) for c in consts for m in every
                                               if compose(variants, (m,), c.name, c.correct) is not None]
     return pairs, fits
 
@@ -342,6 +343,7 @@ def record(hyp: Hypothesis, fp: Fingerprint, resid: float) -> dict[str, Any]:
     """The extra fields of a combined/fitted fingerprint record (beside the catalogue entries)."""
     out: dict[str, Any] = {"kind": hyp.kind}
     if hyp.constant is not None:
+        assert hyp.value is not None   # a fitted constant has its value
         c = CONSTANTS[hyp.constant]
         out["fit"] = {"constant": c.name, "title": c.title, "value": hyp.value, "expected": c.correct,
                       "description": c.describe(hyp.value), "fix": c.fix, "part": c.part,
@@ -357,6 +359,7 @@ def message(hyp: Hypothesis, compared: int, resid: float) -> str:
     titles = [CATALOGUE[m].title for m in hyp.ids]
     if hyp.constant is None:
         return f"Two known mistakes together: {titles[0]}; and {titles[1]}."
+    assert hyp.value is not None   # a fitted constant has its value
     what = CONSTANTS[hyp.constant].describe(hyp.value)
     return f"Fitted: {titles[0]}, and {what}." if titles else f"Fitted: {what}; explains all {compared} tests."
 

@@ -77,8 +77,9 @@ def locate(got: np.ndarray, expected: np.ndarray, num_heads: int, rtol: float, a
     off = off_mask(got, expected, rtol, atol)
     B, N, D = off.shape
     H = num_heads if num_heads >= 1 and D % num_heads == 0 else 1
-    rows = off.any(axis=2)                                   # (B, N)
-    marks = {"batches": rows.any(axis=1), "tokens": rows.any(axis=0),
+    # Arrays all (NumPy's stubs type .any(axis=...) as a NumPy bool or an array).
+    rows: Any = off.any(axis=2)                              # (B, N)
+    marks: dict[str, Any] = {"batches": rows.any(axis=1), "tokens": rows.any(axis=0),
              "heads": off.reshape(B, N, H, D // H).any(axis=(0, 1, 3)), "channels": off.any(axis=(0, 1))}
     sizes = {"batches": B, "tokens": N, "heads": H, "channels": D}
     n_off = int(off.sum())
@@ -257,7 +258,7 @@ def with_patterns(results: Sequence[CaseResult], observed: Sequence[Observation]
         if r.verdict != "WA" or o is None or o.array is None:
             out.append(r)
             continue
-        pattern = locate(o.array, o.case.expected, int(o.case.inputs["num_heads"]), rtol, atol)
+        pattern = locate(o.array, o.case.expected_output, int(o.case.inputs["num_heads"]), rtol, atol)
         if not r.visible:
             pattern = coarse_pattern(pattern)
         error = replace(r.error, pattern=pattern) if r.error is not None else None

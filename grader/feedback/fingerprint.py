@@ -69,6 +69,12 @@ class Observation:
     array: np.ndarray | None = None   # the returned float64 array, when one arrived
     dtype: str | None = None          # dtype of a returned ndarray (even if not float64)
 
+    @property
+    def output(self) -> np.ndarray:
+        """`array`, read where the observation must have one (evidence: a float64 array arrived)."""
+        assert self.array is not None, f"{self.case.name}: no array arrived"
+        return self.array
+
 
 @dataclass(frozen=True)
 class Fingerprint:
@@ -237,20 +243,20 @@ def rounding_like(got: np.ndarray, expected: np.ndarray, mistake: np.ndarray) ->
 def _consistent(obs: Observation, m: np.ndarray, kind: str, rtol: float, atol: float) -> tuple[bool, bool]:
     """(consistent, reproduces a failure) for one observation and one mistake output."""
     k = m.shape[0]
-    expected = obs.case.expected[:k]
+    expected = obs.case.expected_output[:k]
     if kind == "rounding":
         if obs.verdict == "AC":
             # Two implementations round differently: on an easy case either may land
             # inside the tolerance, but not when the mistake's error is far above it.
             return _spread(m, expected) <= ROUNDING_FACTOR * max(rtol, atol), False
-        same = rounding_like(obs.array[:k], expected, m)
+        same = rounding_like(obs.output[:k], expected, m)
         return same, same
     mistake_passes = passes(m, expected, rtol, atol)
     if obs.verdict == "AC":
         return mistake_passes, False
     if mistake_passes:
         return False, False
-    same = reproduces(obs.array[:k], m, rtol, atol)
+    same = reproduces(obs.output[:k], m, rtol, atol)
     return same, same
 
 
@@ -300,7 +306,7 @@ def _eliminate(observations: Sequence[Observation], outputs: MistakeOutputs, ids
             if m is None:
                 e.unavailable.add(obs.case.name)
                 continue
-            if m.shape[0] < obs.case.expected.shape[0]:
+            if m.shape[0] < obs.case.expected_output.shape[0]:
                 e.subsampled.add(obs.case.name)
             e.compared.add(obs.case.name)
             e.seen[mid] += 1
@@ -323,7 +329,7 @@ def fingerprint(observations: Sequence[Observation], outputs: MistakeOutputs, rt
             return found
         return Fingerprint("no_evidence", source=outputs.source, without_evidence=without)
     e = _eliminate(observations, outputs, ids, rtol, atol)
-    common = dict(source=outputs.source, compared=len(e.compared), without_evidence=without,
+    common: dict[str, Any] = dict(source=outputs.source, compared=len(e.compared), without_evidence=without,
                   unavailable=tuple(sorted(e.unavailable)), subsampled=tuple(sorted(e.subsampled)))
     if not e.compared:
         return Fingerprint("unavailable", **common)

@@ -25,7 +25,8 @@ import signal
 from pathlib import Path
 
 from ..problem.cases import TestCase
-from ..sandbox.launcher import Run, Sandbox
+from ..sandbox.channel import Run
+from ..sandbox.launcher import Sandbox
 from ..sandbox.records import RunOutcome
 from .timing import EffectiveLimits, within_least_limits
 
@@ -123,12 +124,12 @@ def second_worker(sb: Sandbox, memory_bytes: int) -> bool:
 
 def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
     """Run one case in a fresh worker; the inputs sent are copies of the case's."""
-    return sb.run(list(case.args()), case.expected.shape)
+    return sb.run(list(case.args()), case.expected_output.shape)
 
 
 def start_step(sb: Sandbox, case: TestCase) -> Run:
     """run_step, started and not waited for."""
-    return sb.submit(list(case.args()), case.expected.shape)
+    return sb.submit(list(case.args()), case.expected_output.shape)
 
 
 def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> None:

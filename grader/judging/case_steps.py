@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from ..problem.cases import TestCase
 from ..problem.spec import ProblemSpec
 from ..sandbox.early import EARLY_PROBE_LIMITS
-from ..sandbox.launcher import Run, Sandbox, SandboxError
+from ..sandbox.channel import Run
+from ..sandbox.launcher import Sandbox, SandboxError
 from ..sandbox.records import ReturnedValue, RunOutcome
 from .case_runs import drop_ahead, ended_by_a_limit, run_step, shared_run_step
 from .checker import RunContext, decide
@@ -93,7 +94,7 @@ def show_full(spec: ProblemSpec, case: TestCase) -> bool:
 def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunContext) -> CaseResult:
     """The result of run `out`: checker.decide's verdict, with the figures its feedback may show."""
     full = show_full(spec, case)
-    d = decide(out, case.expected, ctx, spec.comparison.rtol, spec.comparison.atol, full)
+    d = decide(out, case.expected_output, ctx, spec.comparison.rtol, spec.comparison.atol, full)
     time_s: float | None = round(out.cpu_s, 4)
     memory_mib: float | None = round(out.maxrss_kib / 1024, 1)
     if not full:  # the submission chooses both: rounded up, as judging/hidden.py says

@@ -352,4 +352,10 @@ def decide(out: RunOutcome, expected: np.ndarray, ctx: RunContext, rtol: float, 
     return (load_problem(out, ctx, show_values)
             or limit_problem(out, ctx, show_values)
             or _returned_problem(out, expected.shape, show_values)
-            or compare(out.value.array, expected, rtol, atol, show_values))
+            or compare(_returned_array(out), expected, rtol, atol, show_values))
+
+
+def _returned_array(out: RunOutcome) -> np.ndarray:
+    """The array a run returned, once _returned_problem found it of the expected kind and shape."""
+    assert out.value is not None and out.value.array is not None
+    return out.value.array

@@ -77,7 +77,7 @@ def _binds(stmt: ast.stmt) -> set[str]:
     for child in ast.iter_child_nodes(stmt):
         if isinstance(child, ast.stmt):
             names |= _binds(child)
-        elif isinstance(child, ast.excepthandler):
+        elif isinstance(child, ast.ExceptHandler):   # the one kind of ast.excepthandler
             names |= ({child.name} if child.name else set()).union(*map(_binds, child.body))
         elif isinstance(child, ast.match_case):
             names |= _pattern_names(child.pattern).union(*map(_binds, child.body))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .ipython_rewrites import CellNotRunnable, magic_program
 from .ipython_scan import Piece
@@ -137,7 +138,7 @@ def _render(pieces: tuple[Piece, ...], texts: list[str], blank: bool) -> _Progra
     return prog
 
 
-def _cell_text(cell: dict, index: int) -> str:
+def _cell_text(cell: dict[str, Any], index: int) -> str:
     src = cell.get("source", "")
     if isinstance(src, list):
         if not all(isinstance(s, str) for s in src):
@@ -259,7 +260,7 @@ def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[
 
 # --- the notebook --------------------------------------------------------------------------------------------
 
-def _code_cells(text: str) -> list[dict]:
+def _code_cells(text: str) -> list[dict[str, Any]]:
     try:
         nb = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -147,7 +147,7 @@ def _is_main_guard(node: ast.stmt) -> bool:
 def _imports(tree: ast.Module) -> list[tuple[str, int, int]]:
     """(module, line, level) for every import outside main guards."""
     found = []
-    stack = [n for n in tree.body if not _is_main_guard(n)]
+    stack: list[ast.AST] = [n for n in tree.body if not _is_main_guard(n)]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Import):

@@ -73,7 +73,7 @@ def overall_verdict(cases: Sequence[CaseResult]) -> str:
     return "AC" if cases else "JE"
 
 
-def group_results(groups: Sequence, cases: Sequence[CaseResult], scored: bool = True) -> list[GroupResult]:
+def group_results(groups: Sequence[Any], cases: Sequence[CaseResult], scored: bool = True) -> list[GroupResult]:
     """Per-group verdicts; a group earns its points only when all its cases pass
     (never when not `scored`: the practice set earns no points)."""
     out = []

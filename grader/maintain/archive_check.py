@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO, Any
 
 from ..problem.bundle import BundleError, open_bundle
 from ..problem.spec import ProblemSpec
@@ -46,13 +46,13 @@ def _size(n: int) -> str:
 class _CappedReader(io.RawIOBase):
     """Decompressed bytes, refused past a cap, so a gzip bomb stops early."""
 
-    def __init__(self, inner: BinaryIO, cap: int):
+    def __init__(self, inner: IO[bytes] | gzip.GzipFile, cap: int):
         self._inner, self._cap, self.count = inner, cap, 0
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buf) -> int:
+    def readinto(self, buf: Any) -> int:
         data = self._inner.read(len(buf))
         self.count += len(data)
         if self.count > self._cap:
@@ -101,6 +101,7 @@ def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, dest: Path) -> None:
     except FileExistsError:
         raise ArchiveRejected(f"member {m.name!r} appears twice") from None
     src = tar.extractfile(m)
+    assert src is not None   # a regular file's member
     left = m.size
     with os.fdopen(fd, "wb") as out:
         while left:
@@ -373,5 +374,6 @@ def render_check(report: CheckReport) -> str:
     lines = [f"{step.status:<8}{step.name}: {step.detail}" for step in report.steps]
     if report.ok:
         m = report.manifest
+        assert m is not None   # an accepted archive has its manifest
         lines.append(f"archive OK: {m.bundle_id} {m.version} ({m.flavour}), {len(m.files)} files")
     return "".join(f"{ln}\n" for ln in lines)

@@ -29,6 +29,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..judging.judge import GradeOptions, cases_step
 from ..judging.timing import PROBE_BAND
@@ -66,7 +67,7 @@ class Calibration:
     accepted: tuple[Timing, ...]
     tle: tuple[Timing, ...]
     derivation: Derivation
-    data: dict
+    data: dict[str, Any]
 
 
 def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s: float | None = None,
@@ -141,7 +142,7 @@ def render_summary(cal: Calibration) -> str:
             med, runs = f">= {t.cap_s:g}s", "-"
         else:
             med = f"{s.median:.3f}s" if s else "-"
-            runs = ", ".join(f"{v:.3f}" for v in t.case_times[t.slowest_case]) if s else "-"
+            runs = ", ".join(f"{v:.3f}" for v in t.slowest_runs) if s else "-"
         rows.append((f"{t.submission.folder}/{t.submission.path.name}", "/".join(t.verdicts),
                      t.slowest_case or "-", med, runs))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

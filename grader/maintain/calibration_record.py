@@ -36,7 +36,7 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def machine_info(sandbox_mode: str) -> dict:
+def machine_info(sandbox_mode: str) -> dict[str, Any]:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     return {"platform": platform.platform(), "cpu": _cpu_model(), "cores": os.cpu_count(),
             "python": platform.python_version(), "numpy": np.__version__, "sandbox": sandbox_mode,
@@ -54,7 +54,7 @@ def _timing_dict(t: Timing, wall_factor: float) -> dict[str, Any]:
             f"the wall-clock cap ({wall_limit(wall_factor, t.cap_s):g} s; it hardly used the CPU)"
     else:
         out["time_s"] = round(s.median, 4) if s else None
-        out["slowest_case_runs_s"] = [round(v, 4) for v in t.case_times[t.slowest_case]] if s else []
+        out["slowest_case_runs_s"] = [round(v, 4) for v in t.slowest_runs] if s else []
         out["spread"] = round(s.relative, 3) if s else None
     return out
 
@@ -64,7 +64,7 @@ def probe_center(probes: Sequence[ProbeStats]) -> float:
     return float(f"{statistics.median(min(r) for p in probes for r in p.readings):.4g}")
 
 
-def _probe_dict(p: ProbeStats, load: float) -> dict:
+def _probe_dict(p: ProbeStats, load: float) -> dict[str, Any]:
     return {"load_average_1m": round(load, 2), "single_runs": p.single.as_dict(5),
             f"min_of_{p.group}": p.grouped.as_dict(5)}
 
@@ -125,7 +125,7 @@ class _RecordDumper(yaml.SafeDumper):
     """Block mappings, but a list of plain numbers or words on one line."""
 
 
-def _list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
     flat = all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in value)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flat)
 
@@ -133,7 +133,7 @@ def _list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
 _RecordDumper.add_representer(list, _list)
 
 
-def render_record(data: dict) -> str:
+def render_record(data: dict[str, Any]) -> str:
     return HEADER + yaml.dump(data, Dumper=_RecordDumper, sort_keys=False, width=110, allow_unicode=True)
 
 
@@ -151,7 +151,7 @@ def set_problem_yaml_limits(path: Path, time_per_test_s: float, probe_time_s: fl
         if len(pattern.findall(new)) != 1:
             raise BundleError(f"cannot find exactly one `{key}:` under `{section}:` in {path}")
 
-        def put(m: re.Match, text: str = repr(float(value))) -> str:
+        def put(m: re.Match[str], text: str = repr(float(value))) -> str:
             # Keep a trailing comment in its column.
             pad = max(1, len(m.group(2)) + len(m.group(3)) - len(text)) if m.group(3) else 0
             return m.group(1) + text + " " * pad

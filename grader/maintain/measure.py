@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..feedback.grade import grade
 from ..judging.judge import GradeOptions, sandbox_allowed, sandbox_limits
@@ -38,7 +39,7 @@ class Spread:
         """(high - low) / median: 0.1 means the runs spanned 10 % of the median."""
         return (self.high - self.low) / self.median if self.median else 0.0
 
-    def as_dict(self, digits: int = 4) -> dict:
+    def as_dict(self, digits: int = 4) -> dict[str, Any]:
         return {"median_s": round(self.median, digits), "min_s": round(self.low, digits),
                 "max_s": round(self.high, digits), "runs": self.n, "spread": round(self.relative, 3)}
 
@@ -89,6 +90,12 @@ class Timing:
         return max(self.case_times, key=lambda c: statistics.median(self.case_times[c]))
 
     @property
+    def slowest_runs(self) -> tuple[float, ...]:
+        """The times of every run of the slowest case; () when no case ran."""
+        name = self.slowest_case
+        return self.case_times[name] if name else ()
+
+    @property
     def slowest(self) -> Spread | None:
         name = self.slowest_case
         return spread(self.case_times[name]) if name else None
@@ -135,7 +142,7 @@ class BackgroundLoad:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.procs: list[subprocess.Popen] = []
+        self.procs: list[subprocess.Popen[bytes]] = []
 
     def __enter__(self) -> BackgroundLoad:
         for _ in range(self.n):
@@ -143,7 +150,7 @@ class BackgroundLoad:
                                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for p in self.procs:
             p.kill()
             p.wait()

@@ -137,8 +137,10 @@ class Evidence:
             if s.honest_max * MARGIN > self.tol:
                 out.append(f"{s.label}: max honest error {s.honest_max:.3g} x {MARGIN:g} > tol {_g(self.tol)}")
             if self.tol * MARGIN > s.wrong_min:
+                tightest = s.tightest_wrong
+                assert tightest is not None   # s.wrong is not empty
                 out.append(f"{s.label}: tol {_g(self.tol)} x {MARGIN:g} > largest hidden error "
-                           f"{s.wrong_min:.3g} of {s.tightest_wrong.name}")
+                           f"{s.wrong_min:.3g} of {tightest.name}")
             out += [f"{s.label}: {name} fails no hidden case" for name in s.uncaught]
             out += [f"{s.label}: honest {name} fails a case" for name in s.honest_failing]
         return out
@@ -162,9 +164,11 @@ class Evidence:
 
 def _load_function(path: Path, function: str) -> Callable[..., object]:
     spec = importlib.util.spec_from_file_location(f"_vit_tolerance_{path.parent.name}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, function)
+    found: Callable[..., object] = getattr(module, function)
+    return found
 
 
 def implementations(bundle: Bundle) -> list[Implementation]:
@@ -198,11 +202,12 @@ def case_error(impl: Implementation, case: TestCase, hidden: bool, rtol: float, 
             got = impl.fn(*case.args())
     except Exception as exc:  # a wrong submission may crash on some shapes: it fails that case
         return CaseError(case.name, hidden, math.inf, False, f"raised {type(exc).__name__}")
-    if type(got) is not np.ndarray or got.dtype != np.float64 or got.shape != case.expected.shape:
+    expected = case.expected_output
+    if type(got) is not np.ndarray or got.dtype != np.float64 or got.shape != expected.shape:
         what = f"{type(got).__name__} {getattr(got, 'dtype', '')} {getattr(got, 'shape', '')}".strip()
         return CaseError(case.name, hidden, math.inf, False, f"returned {what}")
-    error = normalised_error(got, case.expected)
-    passes = compare(got, case.expected, rtol, atol, show_values=False).verdict == "AC"
+    error = normalised_error(got, expected)
+    passes = compare(got, expected, rtol, atol, show_values=False).verdict == "AC"
     return CaseError(case.name, hidden, error, passes, "" if math.isfinite(error) else "NaN or inf")
 
 

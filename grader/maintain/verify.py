@@ -196,7 +196,7 @@ def find_submissions(bundle: Bundle) -> tuple[list[ExpectedSubmission], list[str
 
 def _judgement(report: GradeReport, time_factor: float) -> Judgement:
     timed = [c for c in report.tests if c.time_s is not None]
-    slowest = max(timed, key=lambda c: c.time_s, default=None)
+    slowest = max(timed, key=lambda c: c.time_s or 0.0, default=None)   # each has a time_s
     return Judgement(verdict=report.verdict, time_factor=time_factor,
                      cpu_limit_s=report.limits.cpu_s if report.limits is not None and not report.limits.pending
                      else None,
@@ -284,7 +284,8 @@ def accepted_margin(report: VerifyReport) -> tuple[float, float] | None:
            if s.submission.folder == "accepted" and s.at_limit.slowest_s is not None]
     if not acc:
         return None
-    worst = max(acc, key=lambda j: j.slowest_s)
+    worst = max(acc, key=lambda j: j.slowest_s or 0.0)   # each has a slowest_s
+    assert worst.slowest_s is not None
     return worst.slowest_s, worst.cpu_limit_s or 0.0
 
 

@@ -113,6 +113,7 @@ class Bundle:
         if not path.is_file():
             raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
         spec = importlib.util.spec_from_file_location(f"_vit_reference_{name}", path)
+        assert spec is not None and spec.loader is not None   # a .py file: the source loader
         module = importlib.util.module_from_spec(spec)
         # dataclasses (reference/variants.py) look their module up in sys.modules while the
         # class body runs, so the module must be registered before it executes.

@@ -25,6 +25,7 @@ import os
 import stat
 import struct
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +172,6 @@ def read_case_cached(path: Path) -> TestCase:
     return case
 
 
-def load_cases_cached(root: Path, groups, under: str = "") -> list[TestCase]:
+def load_cases_cached(root: Path, groups: Iterable[str], under: str = "") -> list[TestCase]:
     """cases.load_cases through the cache (the same checks, the same order)."""
     return load_cases(root, groups, under, read=read_case_cached)

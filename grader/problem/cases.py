@@ -40,11 +40,17 @@ class TestCase:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def expected_output(self) -> np.ndarray:
+        """`expected`, read where the case must have one (a case that is run and judged)."""
+        assert self.expected is not None, f"{self.name} has no expected output"
+        return self.expected
+
+    @property
     def practice(self) -> bool:
         """A case of the visible practice set (public whatever its group's visibility)."""
         return self.name.startswith(f"{PRACTICE_DIR}/")
 
-    def args(self) -> tuple:
+    def args(self) -> tuple[Any, ...]:
         """Positional arguments for vit_encoder_block, as fresh copies."""
         return tuple(np.array(self.inputs[k], copy=True) if k in ARRAY_INPUTS
                      else int(self.inputs[k]) for k in INPUT_ORDER)

@@ -21,7 +21,8 @@ import numpy as np
 
 def tolerance(expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
     """The largest |got - expected| allowed at each element: atol + rtol * |expected|."""
-    return atol + rtol * np.abs(expected)
+    allowed: np.ndarray = atol + rtol * np.abs(expected)
+    return allowed
 
 
 def within_tolerance(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> np.ndarray:
@@ -30,4 +31,5 @@ def within_tolerance(got: np.ndarray, expected: np.ndarray, rtol: float, atol: f
     Overflow and NaN warnings are silenced: an overflowing difference is +inf, which
     is simply outside, and NaN is outside by the comparison itself."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.abs(got - expected) <= tolerance(expected, rtol, atol)
+        inside: np.ndarray = np.abs(got - expected) <= tolerance(expected, rtol, atol)
+        return inside

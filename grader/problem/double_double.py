@@ -159,13 +159,14 @@ def scale_pow2(x: Pair, k: np.ndarray) -> Pair:
     """x * 2^k for integer-valued k, exact while the result is normal."""
     first = np.clip(k, -1000, 1000)
     rest = k - first
-    return tuple(part * _pow2(first) * _pow2(rest) for part in x)   # type: ignore[return-value]
+    return tuple(part * _pow2(first) * _pow2(rest) for part in x)
 
 
 def _pow2(k: np.ndarray) -> np.ndarray:
     """2^k as float64 for integer-valued k in [-1022, 1023], from the exponent bits."""
     biased = (np.clip(k, -1022, 1023).astype(np.int64) + 1023) << 52
-    return biased.view(np.float64)
+    out: np.ndarray = biased.view(np.float64)
+    return out
 
 
 # --- exp and friends -------------------------------------------------------------------

@@ -17,6 +17,7 @@ small, and the rounded values are still generic (no symmetry, no ties).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -28,7 +29,7 @@ from .cases import PRACTICE_DIR, TestCase, case_to_text, write_case
 from .portable_arithmetic import DOUBLE_DOUBLE
 from .spec import ProblemSpec
 
-Inputs = dict[str, object]
+Inputs = dict[str, Any]   # the arrays, and num_heads an int
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def _tokens(rng: np.random.Generator, B: int, N: int, D: int) -> np.ndarray:
     return _q(rng.standard_normal((B, N, D)) + rng.normal(0.0, 1.0, (B, N, 1)))
 
 
-def _case(rng: np.random.Generator, B: int, N: int, D: int, H: int, M: int, **overrides) -> Inputs:
+def _case(rng: np.random.Generator, B: int, N: int, D: int, H: int, M: int, **overrides: Any) -> Inputs:
     inputs: Inputs = {"x": _tokens(rng, B, N, D), "num_heads": H, **_weights(rng, D, M)}
     inputs.update(overrides)
     return inputs
@@ -214,7 +215,8 @@ PRACTICE_RECIPES: dict[str, tuple[Recipe, ...]] = {
 def expected_output(reference: ModuleType, inputs: Inputs) -> np.ndarray:
     """The reference evaluated in double-double arithmetic, rounded once to float64."""
     args = [inputs[k] for k in ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")]
-    return reference.encoder_block(*args, xp=DOUBLE_DOUBLE).to_numpy()
+    out: np.ndarray = reference.encoder_block(*args, xp=DOUBLE_DOUBLE).to_numpy()
+    return out
 
 
 def _as_float_inputs(inputs: Inputs) -> Inputs:

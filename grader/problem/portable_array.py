@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import double_double as dd
 
@@ -190,12 +191,12 @@ def _rows(b: np.ndarray, j: int) -> np.ndarray:
 class DoubleDoubleArray(PortableArray):
     """hi + lo, about 106 bits; lo is None while the value is exactly a float64."""
 
-    def __init__(self, hi: np.ndarray, lo: np.ndarray | None = None):
+    def __init__(self, hi: npt.ArrayLike, lo: npt.ArrayLike | None = None):
         self.hi = np.asarray(hi, dtype=np.float64)
         self.lo = None if lo is None else np.asarray(lo, dtype=np.float64)
 
     @property
-    def parts(self) -> tuple[np.ndarray, ...]:     # type: ignore[override]
+    def parts(self) -> tuple[np.ndarray, ...]:     # type: ignore[override]  # read-only here: computed from the fields
         return (self.hi, self._lo())
 
     def _lo(self) -> np.ndarray:
@@ -311,12 +312,12 @@ def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
 class RoundedArray(PortableArray):
     """Plain float64 or float32 arithmetic, every operation in a fixed order."""
 
-    def __init__(self, value: np.ndarray, dtype: type):
+    def __init__(self, value: npt.ArrayLike, dtype: type):
         self.dtype = np.dtype(dtype)
         self.value = np.asarray(value, dtype=self.dtype)
 
     @property
-    def parts(self) -> tuple[np.ndarray, ...]:     # type: ignore[override]
+    def parts(self) -> tuple[np.ndarray, ...]:     # type: ignore[override]  # read-only here: computed from the fields
         return (self.value,)
 
     def _new(self, parts: Sequence[np.ndarray]) -> PortableArray:

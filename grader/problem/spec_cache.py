@@ -54,7 +54,8 @@ def _same(a: Any, b: Any) -> bool:
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
+    same: bool = a == b
+    return same
 
 
 def parsed_cached(data: bytes, parse: Callable[[bytes], Any], check: Callable[[Any], T]) -> T:

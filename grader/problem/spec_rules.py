@@ -146,7 +146,7 @@ class Integer(Rule):
 
 
 def _positive(value: Any, where: str) -> float:
-    number = typed(value, (int, float), where)
+    number: float = typed(value, (int, float), where)
     if not math.isfinite(number) or number <= 0:
         raise SpecError(f"{where}: must be a positive finite number, got {number!r}")
     return number

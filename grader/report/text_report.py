@@ -172,7 +172,8 @@ def _short_failure(c: CaseResult) -> str:
 
 def _match_line(fp: Mapping[str, Any]) -> str:
     if fp.get("kind") in ("combined", "fitted"):
-        return fp["message"]
+        message: str = fp["message"]
+        return message
     m = fp["mistakes"][0]
     if fp.get("basis") == "dtype":
         return f"Known mistake: {m['title']}. Your outputs are float32 arrays."
@@ -184,9 +185,9 @@ def _diagnosis_short(r: GradeReport, colour: bool, width: int, with_failure: boo
     fp = d.get("fingerprint") or {}
     failing = [c for c in r.tests if c.verdict != "AC"]
     if fp.get("status") == "match":
-        out = _wrap(_match_line(fp), "  ", width, 3)
-        out[0] = _paint(out[0], "1", colour)
-        return out
+        lines = _wrap(_match_line(fp), "  ", width, 3)
+        lines[0] = _paint(lines[0], "1", colour)
+        return lines
     out: list[str] = []
     reading = (d.get("groups") or {}).get("reading") or ""
     none = " No known mistake matches." if fp.get("status") == "no_match" else ""
@@ -337,7 +338,8 @@ def next_step(r: GradeReport, how: Invocation | None = None) -> str:
     if first.check in STRUCTURAL_CHECKS and not explained:
         return f"fix test {first.name} first ({first.check} check): {_first_sentence(first.message)}"
     if r.diagnosis and r.diagnosis.get("next_step"):
-        return r.diagnosis["next_step"]
+        step: str = r.diagnosis["next_step"]
+        return step
     return f"fix test {first.name} first: {_first_sentence(first.message)}"
 
 
