@@ -120,8 +120,8 @@ def _digest_tree(folder: Path) -> str:
         elif tarfile.is_tarfile(path):
             with tarfile.open(path) as tf:
                 for member in sorted((m for m in tf.getmembers() if m.isfile()), key=lambda m: m.name):
-                    data = tf.extractfile(member)
-                    entry = hashlib.sha256(data.read() if data else b"").hexdigest()
+                    reader = tf.extractfile(member)
+                    entry = hashlib.sha256(reader.read() if reader else b"").hexdigest()
                     lines.append(f"  {entry}  {rel}!{member.name}")
     return "\n".join(lines) + "\n"
 

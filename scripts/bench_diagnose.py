@@ -45,6 +45,7 @@ def spread(a: np.ndarray, b: np.ndarray) -> float:
 
 def load(path: Path):
     spec = importlib.util.spec_from_file_location(f"_bench_{path.stem}", path)
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -63,7 +64,7 @@ def agreement(bundle) -> None:
         with np.errstate(all="ignore"):
             mine = max(spread(np.asarray(module.vit_encoder_block(*c.args()), dtype=np.float64), m)
                        for c, m in zip(cases, outputs[mid]))
-        far = max(spread(m, c.expected) for c, m in zip(cases, outputs[mid]))
+        far = max(spread(m, c.expected_output) for c, m in zip(cases, outputs[mid]))
         note = " (float32: matched by error size, not values)" if mid == "float32_arithmetic" else ""
         if mid != "float32_arithmetic":
             worst_file = max(worst_file, mine)
@@ -71,7 +72,7 @@ def agreement(bundle) -> None:
     pairs = [(max(spread(x, y) for x, y in zip(outputs[a], outputs[b])), a, b)
              for a, b in itertools.combinations(outputs, 2)]
     closest = min(pairs)
-    nearest_correct = min(max(spread(m, c.expected) for c, m in zip(cases, outputs[mid]))
+    nearest_correct = min(max(spread(m, c.expected_output) for c, m in zip(cases, outputs[mid]))
                           for mid in outputs)
     c = bundle.spec.comparison
     tol = max(MATCH_FACTOR * max(c.rtol, c.atol), MATCH_FLOOR)
@@ -89,15 +90,15 @@ def cost(bundle, reps: int) -> None:
     print("|---|---|---|---|")
     for name in ("erf_gelu", "naive_softmax", "fitted_softmax_temperature", "combined_erf_gelu_eps_zero"):
         path = ROOT / "submissions" / "wrong_answer" / f"{name}.py"
-        times = {False: [], True: []}
+        times: dict[bool, list[float]] = {False: [], True: []}
         for _ in range(reps):
             for on in (False, True):
                 start = time.perf_counter()
                 grade(bundle, path, GradeOptions(diagnose=on))
                 times[on].append(time.perf_counter() - start)
-        off, on = statistics.median(times[False]), statistics.median(times[True])
-        print(f"| {name} | {off:.2f} (spread {min(times[False]):.2f}-{max(times[False]):.2f}) | "
-              f"{on:.2f} (spread {min(times[True]):.2f}-{max(times[True]):.2f}) | {on / off:.2f} |")
+        without, with_ = statistics.median(times[False]), statistics.median(times[True])
+        print(f"| {name} | {without:.2f} (spread {min(times[False]):.2f}-{max(times[False]):.2f}) | "
+              f"{with_:.2f} (spread {min(times[True]):.2f}-{max(times[True]):.2f}) | {with_ / without:.2f} |")
 
 
 def diagnosis_alone(bundle, reps: int) -> None:
@@ -116,7 +117,7 @@ def diagnosis_alone(bundle, reps: int) -> None:
     names = ["erf_gelu", "interleaved_heads", "float32_arithmetic", *sorted(
         p.stem for p in (ROOT / "submissions" / "wrong_answer").glob("*.py")
         if p.stem.startswith(("combined_", "fitted_", "unknown_")))]
-    combined._Evaluator.output = counting
+    combined._Evaluator.output = counting  # type: ignore[method-assign]  # counted, put back below
     try:
         for name in names:
             j = judge(bundle, ROOT / "submissions" / "wrong_answer" / f"{name}.py", GradeOptions())
@@ -126,11 +127,12 @@ def diagnosis_alone(bundle, reps: int) -> None:
                 start = time.perf_counter()
                 r = diagnose(j.report, bundle, j.cases, j.returned)
                 times.append(time.perf_counter() - start)
+            assert r.diagnosis is not None   # a wrong answer is diagnosed
             fp = r.diagnosis["fingerprint"]
             what = fp["status"] + (f" ({fp['kind']})" if fp.get("kind") else "")
             print(f"| {name} | {what} | {len(counts)} | {statistics.median(times):.2f} |")
     finally:
-        combined._Evaluator.output = original
+        combined._Evaluator.output = original  # type: ignore[method-assign]  # the method itself again
 
 
 def main() -> int:

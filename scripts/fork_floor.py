@@ -155,7 +155,7 @@ def prepare(out: Path) -> int:
         expected = np.ascontiguousarray(case.expected, dtype="<f8").tobytes()
         args = [{"kind": "array", "shape": list(case.inputs[k].shape)} if k in ARRAY_INPUTS
                 else {"kind": "int", "value": int(case.inputs[k])} for k in INPUT_ORDER]
-        heads.append({"name": case.name, "args": args, "expected_shape": list(case.expected.shape),
+        heads.append({"name": case.name, "args": args, "expected_shape": list(case.expected_output.shape),
                       "inputs": len(inputs), "expected": len(expected)})
         blobs += [inputs, expected]
     meta = {"rtol": bundle.spec.comparison.rtol, "atol": bundle.spec.comparison.atol,
@@ -261,6 +261,7 @@ class Zygote:
 
     def run(self, head: dict, payload: bytes) -> tuple[dict, bytes]:
         raw = json.dumps(head).encode()
+        assert self.proc.stdin is not None   # started with stdin=PIPE
         try:
             self.proc.stdin.write(struct.pack("<II", len(raw), len(payload)) + raw + payload)
             self.proc.stdin.flush()
@@ -270,6 +271,7 @@ class Zygote:
             raise FloorError("the forking process ended early (see its message above)") from None
 
     def _read(self, n: int) -> bytes:
+        assert self.proc.stdout is not None   # started with stdout=PIPE
         data = self.proc.stdout.read(n)
         if len(data) != n:
             raise OSError("short read")
@@ -283,7 +285,7 @@ class Zygote:
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                stream.close()
+                stream.close()  # type: ignore[union-attr]  # both are pipes (Popen(..., PIPE))
             except OSError:
                 pass
 

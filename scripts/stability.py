@@ -62,7 +62,8 @@ class Busy:
     """`n` `yes > /dev/null` processes for the loaded condition, ended by PID."""
 
     def __init__(self, n: int) -> None:
-        self.n, self.procs = n, []
+        self.n = n
+        self.procs: list[subprocess.Popen[bytes]] = []
 
     def __enter__(self) -> Busy:
         self.procs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(self.n)]
@@ -190,7 +191,7 @@ def main() -> int:
     across = [n for n in first if any(res["verdicts"][n][0] != first[n] for res in results.values())]
     print()
     print(f"same verdicts in both conditions: {'yes' if not across else 'no: ' + ', '.join(across)}")
-    ok = limits_met(*medians, bundle.spec.limits.time_per_test_s) and all_same and not across
+    ok = limits_met(medians[0], medians[1], bundle.spec.limits.time_per_test_s) and all_same and not across
     print("stability: OK" if ok else "stability: NOT MET")
     return 0 if ok else 1
 

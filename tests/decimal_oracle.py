@@ -16,6 +16,8 @@ import numpy as np
 DIGITS = 60
 Matrix = list[list[Decimal]]
 
+ZERO = Decimal(0)   # the start of every sum: 0 + x and Decimal(0) + x are the same operation
+
 
 def dec(v: float) -> Decimal:
     return Decimal(float(v))          # exact: every float64 is a finite decimal
@@ -59,15 +61,15 @@ def erf(x: Decimal) -> Decimal:
 def _layer_norm(rows: Matrix) -> Matrix:
     out = []
     for row in rows:
-        mu = sum(row) / len(row)
+        mu = sum(row, ZERO) / len(row)
         centred = [v - mu for v in row]
-        root = (sum(c * c for c in centred) / len(row) + dec(1e-6)).sqrt()
+        root = (sum((c * c for c in centred), ZERO) / len(row) + dec(1e-6)).sqrt()
         out.append([c / root for c in centred])
     return out
 
 
 def _matmul(a: Matrix, b: Matrix) -> Matrix:
-    return [[sum(a[i][k] * b[k][j] for k in range(len(b))) for j in range(len(b[0]))] for i in range(len(a))]
+    return [[sum((a[i][k] * b[k][j] for k in range(len(b))), ZERO) for j in range(len(b[0]))] for i in range(len(a))]
 
 
 def _attention(h: Matrix, heads: int, wq: Matrix, wk: Matrix, wv: Matrix) -> Matrix:
@@ -81,9 +83,9 @@ def _attention(h: Matrix, heads: int, wq: Matrix, wk: Matrix, wv: Matrix) -> Mat
             scores = [sum(q[i][c] * k[j][c] for c in cols) / Decimal(dh).sqrt() for j in range(n)]
             top = max(scores)
             weights = [(s - top).exp() for s in scores]
-            total = sum(weights)
+            total = sum(weights, ZERO)
             for c in cols:
-                out[i][c] = sum(weights[j] / total * v[j][c] for j in range(n))
+                out[i][c] = sum((weights[j] / total * v[j][c] for j in range(n)), ZERO)
     return out
 
 

@@ -24,6 +24,7 @@ import random
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 CORPUS = Path(__file__).resolve().parent / "data" / "ipython_cells.json"
 SEED = 20261204
@@ -202,7 +203,7 @@ _corpus_names = sorted(get_ipython().user_ns)
 """
 
 
-def kernel_results(cells: list[str], tmp: Path) -> dict[str, object]:
+def kernel_results(cells: list[str], tmp: Path) -> dict[str, Any]:
     """What a running Jupyter kernel (ipykernel) makes of each cell with its whole
     `transform_cell` (TransformerManager, then the one-line prefilter), and its facts."""
     import builtins

@@ -51,7 +51,8 @@ def descendants(root: int) -> set[int]:
     for name in os.listdir("/proc"):
         if name.isdigit() and (fields := _stat_fields(int(name))) and fields[0] != "Z":
             parent[int(name)] = int(fields[1])
-    tree, frontier = set(), {root}
+    tree: set[int] = set()
+    frontier = {root}
     while frontier:
         frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - tree
         tree |= frontier

@@ -158,8 +158,9 @@ def _class_parameters(cls: ast.ClassDef) -> tuple[list[str], set[str]]:
     for sub in cls.body:
         if isinstance(sub, ast.FunctionDef) and sub.name == "__init__":
             return _parameters(sub)
-    fields = [s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
-    return [f.target.id for f in fields], {f.target.id for f in fields if f.value is None}
+    fields = [(s.target.id, s.value is None) for s in cls.body
+              if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    return [name for name, _ in fields], {name for name, required in fields if required}
 
 
 def api_problems(grader: Path, doc: str) -> list[str]:

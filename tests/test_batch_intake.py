@@ -22,7 +22,7 @@ def _zip(path: Path, members: list[tuple[str, bytes] | zipfile.ZipInfo | tuple[z
             if isinstance(m, tuple) and isinstance(m[0], zipfile.ZipInfo):
                 zf.writestr(m[0], m[1])
             else:
-                zf.writestr(*m)
+                zf.writestr(*m)  # type: ignore[misc]  # a (name, bytes) pair here
     return path
 
 

@@ -10,9 +10,10 @@ import pytest
 import batch_class as bc
 from grader.batch.api import find_entries
 from grader.batch.folder_intake import walk_folder
+from grader.batch.gradescope import gradescope_submitters
 from grader.batch.ids import clean_text, slug, unique_ids
 from grader.batch.layout_detectors import parse_canvas
-from grader.batch.layouts import choose, discover, gradescope_submitters
+from grader.batch.layouts import choose, discover
 
 CODE = b"def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
 

@@ -17,6 +17,7 @@ from conftest import ROOT
 def _script(name: str):
     """A module of scripts/, loaded by path (scripts/ is not a package)."""
     spec = importlib.util.spec_from_file_location(f"_script_{name}", ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module                   # dataclasses look their module up by name
     spec.loader.exec_module(module)

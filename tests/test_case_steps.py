@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import time
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def outcome(case, cpu_s: float, value_offset: float = 0.0, **kw) -> RunOutcome:
     """A run of `case` that returned its expected output (+ `value_offset`) after `cpu_s` of CPU time."""
     value = ReturnedValue(type="ndarray", dtype="float64", shape=case.expected.shape,
                           array=case.expected + value_offset)
-    base = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=cpu_s, wall_s=cpu_s, maxrss_kib=30000,
+    base: dict[str, Any] = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=cpu_s, wall_s=cpu_s, maxrss_kib=30000,
                 killed_by=None, value=value, error=None, detail="", stdout="", stderr="", output_bytes=0,
                 result_too_large=False, worker_layers={"rlimits": ["active", "."]})
     base.update(kw)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ TOL = 1e-10
 
 
 def outcome(**kw) -> RunOutcome:
-    base = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=30000,
+    base: dict[str, Any] = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=30000,
                 killed_by=None, value=None, error=None, detail="", stdout="", stderr="", output_bytes=0,
                 result_too_large=False, worker_layers=LAYERS)
     base.update(kw)

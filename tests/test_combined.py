@@ -62,6 +62,7 @@ def test_every_composed_file_is_listed():
 
 def _function(path: Path):
     spec = importlib.util.spec_from_file_location(f"_combined_{path.stem}", path)
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.vit_encoder_block

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.feedback.diagnose import diagnose, locate, ranges, read_groups
+from grader.feedback.diagnose import diagnose, locate, ranges
 from grader.feedback.fingerprint import (
     SAMPLE_FILE,
     LiveOutputs,
@@ -35,6 +35,7 @@ from grader.feedback.fingerprint import (
     sample_file_text,
 )
 from grader.feedback.mistakes import CATALOGUE, PART_SECTIONS, PARTS, slug
+from grader.feedback.reading import read_groups
 from grader.judging.verdict import CaseResult, group_results
 from grader.problem.bundle import open_bundle
 from grader.problem.cases import TestCase
@@ -70,6 +71,7 @@ def _tol() -> tuple[float, float]:
 def _observe(path: Path, selection: str = "all") -> tuple[Observation, ...]:
     """Run a trusted submission file in-process on every case; record what the grader would see."""
     spec = importlib.util.spec_from_file_location(f"_sub_{path.parent.name}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     rtol, atol = _tol()
@@ -79,7 +81,7 @@ def _observe(path: Path, selection: str = "all") -> tuple[Observation, ...]:
             got = np.asarray(module.vit_encoder_block(*case.args()))
         if got.dtype != np.float64:
             out.append(Observation(case, "WA", "dtype", None, str(got.dtype)))
-        elif passes(got, case.expected, rtol, atol):
+        elif passes(got, case.expected_output, rtol, atol):
             out.append(Observation(case, "AC", "passed", got, "float64"))
         else:
             check = "tolerance" if np.isfinite(got).all() else "finite"

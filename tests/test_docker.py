@@ -20,6 +20,7 @@ import sys
 import tempfile
 import textwrap
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,7 +231,7 @@ def container_sh(image: str, script: str, *flags: str) -> subprocess.CompletedPr
 
 
 @pytest.fixture
-def workdir() -> Path:
+def workdir() -> Iterator[Path]:
     """A folder the docker daemon and other users can traverse (pytest's tmp_path is 0700)."""
     path = Path(tempfile.mkdtemp(prefix="vit-docker-test-"))
     path.chmod(0o755)

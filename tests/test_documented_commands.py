@@ -174,7 +174,7 @@ def starter_commands() -> list[Command]:
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     return [Command(f"starter/solution.py:{i + 2}", line.strip(), tuple(shlex.split(line, comments=True)), block=True)
             for i, line in enumerate(doc.splitlines()) if line.startswith("    ") and _words(line.strip())
-            and (_is_command(_words(line)) or line.strip().startswith("cp "))]
+            and (_is_command(_words(line) or []) or line.strip().startswith("cp "))]
 
 
 @functools.cache
@@ -185,7 +185,8 @@ def all_commands() -> tuple[Command, ...]:
 
 def _segments(words: tuple[str, ...]) -> list[list[str]]:
     """A shell line's simple commands (split at &&, ||, ; and a lone |)."""
-    out, current = [], []
+    out: list[list[str]] = []
+    current: list[str] = []
     for w in words:
         if w in SEPARATORS:
             out.append(current)

@@ -76,7 +76,8 @@ def test_global_kernel_resources_are_refused(bundle, tmp_path):
 def _aio_rings_while(fn) -> tuple[set[int], bool, object]:
     """(this test's processes seen with an AIO ring while fn() ran, whether every map could be
     read, fn's result)."""
-    rings, readable, done = set(), True, threading.Event()
+    rings: set[int] = set()
+    readable, done = True, threading.Event()
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(fn)
         future.add_done_callback(lambda _: done.set())

@@ -241,8 +241,10 @@ class _KernelCalls(ast.NodeTransformer):
     @staticmethod
     def _timed(node: ast.AST) -> str | None:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run_line_magic"
-                and [type(a) for a in node.args] == [ast.Constant, ast.Constant] and node.args[0].value == "time"):
-            return node.args[1].value.strip() or None
+                and len(node.args) == 2 and isinstance(name := node.args[0], ast.Constant)
+                and isinstance(text := node.args[1], ast.Constant) and name.value == "time"
+                and isinstance(text.value, str)):
+            return text.value.strip() or None
         return None
 
     def visit_Expr(self, node):

@@ -7,6 +7,7 @@ because `grade` is where it is applied.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -96,7 +97,7 @@ def test_run_context_carries_the_effective_limits(spec):
 # --- check_step, show_full, not_run -----------------------------------------------------------------------
 
 def _outcome(array: np.ndarray, **kw) -> RunOutcome:
-    base = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.123456, wall_s=0.2, maxrss_kib=51300,
+    base: dict[str, Any] = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.123456, wall_s=0.2, maxrss_kib=51300,
                 killed_by=None, value=ReturnedValue("ndarray", "float64", array.shape, array), error=None,
                 detail="", stdout="printed 0.5\n", stderr="warn\n", output_bytes=17, result_too_large=False,
                 worker_layers={})

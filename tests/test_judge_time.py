@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ CTX = RunContext(function="vit_encoder_block", parameters=("x",) * 8, cpu_limit_
 
 
 def outcome(**kw) -> RunOutcome:
-    base = dict(status="no_result", exit_code=None, signal=signal.SIGXCPU, cpu_s=1.0, wall_s=1.1,
+    base: dict[str, Any] = dict(status="no_result", exit_code=None, signal=signal.SIGXCPU, cpu_s=1.0, wall_s=1.1,
                 maxrss_kib=30000, killed_by=None, value=None, error=None, detail="", stdout="", stderr="",
                 output_bytes=0, result_too_large=False, worker_layers={"rlimits": ["active", "."]})
     base.update(kw)

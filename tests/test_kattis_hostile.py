@@ -132,6 +132,7 @@ def test_the_size_cap_admits_the_longest_legitimate_answer(package, tmp_path):
 
 def _validator(package: Path):
     spec = importlib.util.spec_from_file_location("kattis_check", package / "output_validators/check/check.py")
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

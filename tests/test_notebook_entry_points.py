@@ -26,7 +26,7 @@ PATIENCE_S = 180
 
 
 def nb(*sources: str) -> str:
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
+    cells: list[dict[str, object]] = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
              for s in sources]
     return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
 

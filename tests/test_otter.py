@@ -120,6 +120,7 @@ def _otter() -> str:
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
+    assert found is not None
     return found
 
 

@@ -56,7 +56,8 @@ def archives(frozen, tmp_path_factory) -> dict[str, Path]:
 def members(archive: Path) -> list[tuple[tarfile.TarInfo, bytes | None]]:
     """Read one of our own archives (trusted) into memory, to tamper with it."""
     with tarfile.open(archive, "r:gz") as tar:
-        return [(m, tar.extractfile(m).read() if m.isreg() else None) for m in tar.getmembers()]
+        return [(m, tar.extractfile(m).read() if m.isreg() else None)  # type: ignore[union-attr]  # a file has a reader
+                for m in tar.getmembers()]
 
 
 def craft(path: Path, items: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:

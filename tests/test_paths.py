@@ -181,6 +181,7 @@ def _reads_while_swapping(upload: Path, victim: Path, read: Path, target: Path, 
     proc = subprocess.Popen([sys.executable, "-c", SWAPPER, str(victim), str(target), kind],
                             stdout=subprocess.PIPE, text=True)
     seen = set()
+    assert proc.stdout is not None   # stdout=PIPE
     try:
         assert proc.stdout.readline() == "ready\n"
         for _ in range(rounds):

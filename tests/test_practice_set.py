@@ -63,6 +63,7 @@ def test_practice_is_never_part_of_all_and_never_scored(bundle):
 
 def _solution(path: Path):
     spec = importlib.util.spec_from_file_location(f"_practice_{path.stem}", path)
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.vit_encoder_block

@@ -42,7 +42,7 @@ EGO_PROPERTIES = {"comment", "enabled", "image", "entrypoint", "serverFilesCours
                   "enableNetworking", "environment"}
 EGO_REQUIRED = {"image", "entrypoint"}
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-TEST_FIELDS = {"name": str, "description": str, "points": (int, float), "max_points": (int, float),
+TEST_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "description": str, "points": (int, float), "max_points": (int, float),
                "message": str, "output": str}
 
 

@@ -60,7 +60,7 @@ NOTEBOOK_RE = {
 }
 
 # name -> (submission: a path under the bundle, or (file name, text) written to a temp dir; selection)
-SCENARIOS = {
+SCENARIOS: dict[str, tuple[str | tuple[str, str | None], str]] = {
     "erf_gelu_all": ("submissions/wrong_answer/erf_gelu.py", "all"),
     "interleaved_heads_all": ("submissions/wrong_answer/interleaved_heads.py", "all"),
     "naive_softmax_all": ("submissions/wrong_answer/naive_softmax.py", "all"),

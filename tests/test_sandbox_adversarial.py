@@ -42,6 +42,7 @@ import pytest
 from grader import cli
 from grader.feedback.grade import grade
 from grader.judging.judge import GradeOptions
+from grader.judging.verdict import GradeReport
 from grader.report.json_report import report_dict
 from grader.sandbox import child
 from grader.sandbox.launcher import clean_environment
@@ -100,7 +101,7 @@ CORRECT = (ROOT / "reference" / "solution.py").read_text().replace("def vit_enco
 
 @dataclass
 class Graded:
-    report: object
+    report: GradeReport
     json: dict
     text: str
 

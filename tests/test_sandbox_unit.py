@@ -9,6 +9,7 @@ import os
 import struct
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -251,7 +252,7 @@ CTX = RunContext(function="vit_encoder_block", parameters=("x",), cpu_limit_s=1.
 
 
 def outcome(**kw) -> RunOutcome:
-    base = dict(status="no_result", exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=1000,
+    base: dict[str, Any] = dict(status="no_result", exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=1000,
                 killed_by=None, value=None, error=None, detail="", stdout="", stderr="", output_bytes=0,
                 result_too_large=False, worker_layers={"seccomp": ["active", ""]})
     base.update(kw)

@@ -130,7 +130,8 @@ class FakeSandbox:
     """submit/collect/cancel/in_flight with outcomes that always count."""
 
     def __init__(self) -> None:
-        self.started, self.flying = [], set()
+        self.started: list[object] = []
+        self.flying: set[object] = set()
 
     def submit(self, args, shape, mode="run"):
         run = object()
@@ -212,7 +213,8 @@ def test_the_pid_placeholder_marks_only_pid_slots():
 
 def namespaces_or_skip(sb: Sandbox) -> None:
     if not sb.ready.get("pid_namespace"):
-        pytest.skip(f"two workers at once need a PID namespace; this machine gave {sb.strategy.mode!r} "
+        mode = sb.strategy.mode if sb.strategy is not None else None
+        pytest.skip(f"two workers at once need a PID namespace; this machine gave {mode!r} "
                     f"({'; '.join(sb.attempts) or 'no namespace'})")
 
 
@@ -314,6 +316,7 @@ def test_plain_mode_zygote_runs_one_worker_at_a_time(limits):
 
 def zygote_pid(sb: Sandbox) -> int:
     """The zygote's pid on this side of its namespace: `unshare --fork`'s only child."""
+    assert sb.proc is not None   # a started sandbox
     with open(f"/proc/{sb.proc.pid}/task/{sb.proc.pid}/children") as f:
         kids = f.read().split()
     return int(kids[0]) if kids else sb.proc.pid

@@ -33,6 +33,7 @@ MAX_CELLS_FOR_VARIANT_CHECK = 200_000  # skip the ViT-Tiny case when comparing w
 
 def _function(path: Path):
     spec = importlib.util.spec_from_file_location(f"_offline_{path.parent.name}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None   # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.vit_encoder_block

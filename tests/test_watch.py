@@ -44,7 +44,7 @@ def started(tmp_path):
         proc = subprocess.Popen(reaped(left, command, grace_s=5), cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "80"},
                                 preexec_fn=_default_sigint)
-        proc.left = left
+        proc.left = left  # type: ignore[attr-defined]  # where this process's reaper writes what it left
         procs.append(proc)
         return proc
     yield start

@@ -12,6 +12,7 @@ PATIENCE_S = 120          # generous: a busy machine grades slowly; never a timi
 
 def read_until(proc: subprocess.Popen, marker: str, seen: list[str], patience_s: float = PATIENCE_S) -> str:
     """Read stdout until `marker` has appeared once more than it had in `seen`."""
+    assert proc.stdout is not None and proc.stderr is not None   # started with both as pipes
     want = "".join(seen).count(marker) + 1
     deadline = time.monotonic() + patience_s
     while "".join(seen).count(marker) < want:
