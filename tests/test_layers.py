@@ -16,6 +16,10 @@ GRADER = Path(__file__).resolve().parents[1] / "grader"
 LAYERS = ("problem", "sandbox", "judging", "feedback", "report", "maintain", "platforms", "batch", "cli")
 ROOT_MODULES = {"grader", "grader.__init__"}   # __version__ only: every layer may read it
 MAX_LINES = 400
+# A function is read on one screen: at most this many lines, its decorators left out, its
+# docstring and comments counted (ast: end_lineno - lineno + 1). ruff's C901 (pyproject.toml)
+# caps how many paths it has.
+MAX_FUNCTION_LINES = 60
 # Modules still being split by concept (issue "A house you can read"); the list may only
 # shrink: a listed module that fits, or an unlisted one that does not, fails the test.
 OVERSIZED: set[str] = set()
@@ -113,6 +117,42 @@ def test_rooms_of_a_livable_size(path):
         assert n > MAX_LINES, f"{path.relative_to(GRADER.parent)} fits now: take it off OVERSIZED"
         return
     assert n <= MAX_LINES, f"{path.relative_to(GRADER.parent)} has {n} lines (at most {MAX_LINES}): split it by concept"
+
+
+def function_lengths(source: str) -> list[tuple[str, int, int]]:
+    """(qualified name, first line, lines) of every function and method in `source`."""
+    out: list[tuple[str, int, int]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                out.append((name, child.lineno, (child.end_lineno or child.lineno) - child.lineno + 1))
+                visit(child, f"{name}.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return out
+
+
+def test_functions_of_a_readable_length():
+    long = [f"{path.relative_to(GRADER.parent)}:{line} {name} has {n} lines"
+            for path in sorted(GRADER.rglob("*.py"))
+            for name, line, n in function_lengths(path.read_text(encoding="utf-8"))
+            if n > MAX_FUNCTION_LINES]
+    assert long == [], f"functions over {MAX_FUNCTION_LINES} lines (split them by step): {long}"
+
+
+def test_the_length_rule_measures_from_def_to_the_last_line():
+    """Guard against a rule that cannot fail: nested and method definitions are measured too."""
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    source = f"@decorated\ndef long():\n{body}\n\nclass C:\n    def short(self):\n        def inner():\n            pass\n"
+    after = MAX_FUNCTION_LINES + 2   # the last line of long()
+    assert function_lengths(source) == [("long", 2, MAX_FUNCTION_LINES + 1), ("C.short", after + 4, 3),
+                                        ("C.short.inner", after + 5, 2)]
 
 
 def test_the_checker_itself_sees_an_upward_import(tmp_path):

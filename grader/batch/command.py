@@ -53,13 +53,9 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
     bm.set_defaults(func=merge)
 
 
-def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable[[str], int]) -> int:
-    """Run `batch`; raises BatchError for exit status 2."""
-    # --jobs N processes each running N BLAS threads would only fight; cli.main has already
-    # pinned single-threaded BLAS (sandbox/startup.py) for this process and its children.
-    from . import api
-    from .progress import ProgressLine
-    from .runner import Interrupted
+def _seed_and_shard(args: argparse.Namespace, parse_seed: Callable[[str], int]
+                    ) -> tuple[int | None, bool, tuple[int, int] | None]:
+    """--secret-seed and --shard read and checked: (the seed, whether it is random, the shard)."""
     from .shards import ShardError, parse_shard
     try:
         shard = parse_shard(args.shard) if args.shard is not None else None
@@ -75,6 +71,17 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
         seed = None if random_seed or args.secret_seed is None else parse_seed(args.secret_seed)
     except (argparse.ArgumentTypeError, ValueError) as exc:
         raise BatchError(f"--secret-seed: {exc}") from None
+    return seed, random_seed, shard
+
+
+def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable[[str], int]) -> int:
+    """Run `batch`; raises BatchError for exit status 2."""
+    # --jobs N processes each running N BLAS threads would only fight; cli.main has already
+    # pinned single-threaded BLAS (sandbox/startup.py) for this process and its children.
+    from . import api
+    from .progress import ProgressLine
+    from .runner import Interrupted
+    seed, random_seed, shard = _seed_and_shard(args, parse_seed)
     line = ProgressLine(sys.stderr)
     tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
     opts = api.BatchOptions(inputs=tuple(Path(p) for p in args.inputs), out=Path(args.out), jobs=args.jobs or 0,

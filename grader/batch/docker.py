@@ -125,20 +125,11 @@ def docker_task(cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases:
         except OSError as exc:
             return unjudged(f"{task.path.name}: cannot read ({exc.strerror or exc})")
         os.chmod(copy, 0o644)
-        proc = subprocess.Popen(container_command(cfg.image, name, copy, dest, options),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            out, err = proc.communicate(timeout=cfg.timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+        ran = _run_container(cfg, name, copy, dest, options)
+        if ran is None:
             return unjudged(f"the container took longer than {cfg.timeout_s:g} s and was removed")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            _remove(name)
-        if proc.returncode in (0, 1) and len(out) <= MAX_OUTPUT:
+        returncode, out, err = ran
+        if returncode in (0, 1) and len(out) <= MAX_OUTPUT:
             try:
                 verdict = json.loads(out.decode("utf-8"))["verdict"]
             except (ValueError, KeyError, TypeError):
@@ -146,11 +137,36 @@ def docker_task(cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases:
             atomic_write(task.out_json, out.decode("utf-8"))
             return {"verdict": verdict, "judged": verdict != "JE", "reason": "",
                     "seconds": round(time.monotonic() - started, 3)}
-        why = clean_text(err.decode("utf-8", "replace").strip().splitlines()[-1] if err.strip() else "", 240)
-        if proc.returncode == 2:
-            return unjudged(why or "the grader in the container could not judge this file")
-        if proc.returncode == 137:
-            return unjudged("the grading container was killed (out of memory at --memory 1g, or from outside)")
-        return unjudged(f"the grading container ended with status {proc.returncode}" + (f": {why}" if why else ""))
+        return unjudged(_failure(returncode, err))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_container(cfg: DockerConfig, name: str, copy: Path, dest: str, options: GradeOptions
+                   ) -> tuple[int, bytes, bytes] | None:
+    """Grade `copy` in the container `name`: (exit status, stdout, stderr), or None when it took
+    longer than the timeout. The container is removed either way."""
+    proc = subprocess.Popen(container_command(cfg.image, name, copy, dest, options),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = proc.communicate(timeout=cfg.timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _remove(name)
+    return proc.returncode, out, err
+
+
+def _failure(returncode: int, err: bytes) -> str:
+    """Why a container that printed no usable verdict left its student unjudged."""
+    why = clean_text(err.decode("utf-8", "replace").strip().splitlines()[-1] if err.strip() else "", 240)
+    if returncode == 2:
+        return why or "the grader in the container could not judge this file"
+    if returncode == 137:
+        return "the grading container was killed (out of memory at --memory 1g, or from outside)"
+    return f"the grading container ended with status {returncode}" + (f": {why}" if why else "")

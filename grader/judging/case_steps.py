@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from ..problem.cases import TestCase
 from ..problem.spec import ProblemSpec
-from ..sandbox.early import EARLY_PROBE_LIMITS
 from ..sandbox.channel import Run
+from ..sandbox.early import EARLY_PROBE_LIMITS
 from ..sandbox.launcher import Sandbox, SandboxError
 from ..sandbox.records import ReturnedValue, RunOutcome
 from .case_runs import drop_ahead, ended_by_a_limit, run_step, shared_run_step

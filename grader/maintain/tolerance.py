@@ -307,6 +307,28 @@ def render_table(ev: Evidence) -> str:
     return "\n".join(lines)
 
 
+# The closing argument of docs/tolerance.md, the same whatever the measurements.
+_WHY_THIS_TOLERANCE = f"""## Why this tolerance
+
+- Honest float64 errors are not all at the 1e-16 level. LayerNorm divides by
+  sqrt(var + eps), which is about 1e-3 for the near-constant tokens of the
+  `layernorm_eps` group, so it amplifies rounding in the centred values about
+  1000-fold; the one-pass variance E[x^2] - mean^2 (`accepted/one_pass_variance`)
+  additionally cancels catastrophically there and is the least accurate honest
+  style, near 1e-10. A tolerance at 1e-10 would reject it, and nothing in the
+  statement forbids it.
+- The closest mistakes are a GELU constant typed as 0.7979 (about 1e-5) and
+  float32 arithmetic (about 1e-7 relative per operation; its largest error is
+  amplified by the same LayerNorm effect). Both stay more than {MARGIN:g}x above the
+  tolerance on their worst hidden case.
+- The tolerance sits near the geometric middle of the gap between the two
+  populations, so both margins are of the same order; `python -m grader
+  tolerance` exits 1 and suggests a value if a change to the cases or the
+  submissions ever breaks the bar.
+
+"""
+
+
 def render_doc(ev: Evidence, command: str) -> str:
     """docs/tolerance.md: the tables plus how they were produced and what they mean."""
     s = ev.published
@@ -345,25 +367,7 @@ if len(ev.sets) > 1 else ""}.
 
 {render_table(ev)}
 
-## Why this tolerance
-
-- Honest float64 errors are not all at the 1e-16 level. LayerNorm divides by
-  sqrt(var + eps), which is about 1e-3 for the near-constant tokens of the
-  `layernorm_eps` group, so it amplifies rounding in the centred values about
-  1000-fold; the one-pass variance E[x^2] - mean^2 (`accepted/one_pass_variance`)
-  additionally cancels catastrophically there and is the least accurate honest
-  style, near 1e-10. A tolerance at 1e-10 would reject it, and nothing in the
-  statement forbids it.
-- The closest mistakes are a GELU constant typed as 0.7979 (about 1e-5) and
-  float32 arithmetic (about 1e-7 relative per operation; its largest error is
-  amplified by the same LayerNorm effect). Both stay more than {MARGIN:g}x above the
-  tolerance on their worst hidden case.
-- The tolerance sits near the geometric middle of the gap between the two
-  populations, so both margins are of the same order; `python -m grader
-  tolerance` exits 1 and suggests a value if a change to the cases or the
-  submissions ever breaks the bar.
-
-## Machine
+{_WHY_THIS_TOLERANCE}## Machine
 
 {machine}
 """

@@ -17,10 +17,10 @@ small, and the rounded values are still generic (no symmetry, no ties).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 

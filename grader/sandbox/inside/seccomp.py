@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 
 # Syscalls refused with an errno. Names absent from an architecture's table
-# (aarch64 has no open/fork/...) are simply skipped.
+# (aarch64 has no open/fork/...) are simply skipped. Laid out by family, several to a
+# line, which `ruff format` keeps (fmt: off): one to a line, the table would be 200 lines.
+# fmt: off
 SYSCALLS = {
     "x86_64": {
         "open": 2, "creat": 85, "openat": 257, "openat2": 437,
@@ -125,6 +127,7 @@ SYSCALLS = {
         "sysinfo": 179, "membarrier": 283, "vhangup": 58, "lookup_dcookie": 18,
     },
 }
+# fmt: on
 
 EPERM, ENOSYS, EACCES = 1, 38, 13
 F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
@@ -140,48 +143,54 @@ _SELF_OR_ZERO = {"prlimit64", "sched_setparam", "sched_setscheduler", "sched_set
 _OPEN_LIKE = {"open", "creat", "openat", "openat2"}
 
 
+# BPF opcodes, seccomp's return values, and offsets into struct seccomp_data.
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
+_OFF_NR, _OFF_ARCH, _OFF_ARG0_LO, _OFF_ARG0_HI, _OFF_ARG1_LO = 0, 4, 16, 20, 24
+
+
+def _ins(code, jt, jf, k):
+    # type: (int, int, int, int) -> bytes
+    return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
+
+
+def _syscall_body(name, own_pid):
+    # type: (str, int) -> list[bytes]
+    # The filter's instructions for syscall `name`, each path ending in a return.
+    allow, deny = _ins(_RET_K, 0, 0, _ALLOW), _ins(_RET_K, 0, 0, _ERRNO | EPERM)
+    if name in _SELF_ONLY:
+        # arg0 (the target) must be this very process
+        return [_ins(_LD_W_ABS, 0, 0, _OFF_ARG0_HI), _ins(_JEQ_K, 0, 3, 0),
+                _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_LO), _ins(_JEQ_K, 0, 1, own_pid), allow, deny]
+    if name in _SELF_OR_ZERO:
+        return [_ins(_LD_W_ABS, 0, 0, _OFF_ARG0_HI), _ins(_JEQ_K, 0, 4, 0),
+                _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_LO), _ins(_JEQ_K, 1, 0, 0),
+                _ins(_JEQ_K, 0, 1, own_pid), allow, deny]
+    if name == "fcntl":
+        return [_ins(_LD_W_ABS, 0, 0, _OFF_ARG1_LO), _ins(_JEQ_K, 3, 0, F_SETOWN),
+                _ins(_JEQ_K, 2, 0, F_SETSIG), _ins(_JEQ_K, 1, 0, F_SETOWN_EX), allow, deny]
+    if name == "clone3":
+        return [_ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
+    return [_ins(_RET_K, 0, 0, _ERRNO | (EACCES if name in _OPEN_LIKE else EPERM))]
+
+
 def seccomp_program(arch, own_pid):
     # type: (str, int) -> bytes
     """The BPF filter as bytes (struct sock_filter[]), for `arch`."""
-    table = SYSCALLS[arch]
-
-    def ins(code, jt, jf, k):
-        # type: (int, int, int, int) -> bytes
-        return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
-
-    LD_W_ABS, JEQ_K, JGE_K, RET_K = 0x20, 0x15, 0x35, 0x06
-    ALLOW, ERRNO, KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-    OFF_NR, OFF_ARCH, OFF_ARG0_LO, OFF_ARG0_HI, OFF_ARG1_LO = 0, 4, 16, 20, 24
-    allow, deny = ins(RET_K, 0, 0, ALLOW), ins(RET_K, 0, 0, ERRNO | EPERM)
-
-    prog = [ins(LD_W_ABS, 0, 0, OFF_ARCH),
-            ins(JEQ_K, 1, 0, AUDIT_ARCH[arch]),
-            ins(RET_K, 0, 0, KILL_PROCESS),       # foreign ABI (i386 via int 0x80): never
-            ins(LD_W_ABS, 0, 0, OFF_NR)]
+    prog = [_ins(_LD_W_ABS, 0, 0, _OFF_ARCH),
+            _ins(_JEQ_K, 1, 0, AUDIT_ARCH[arch]),
+            _ins(_RET_K, 0, 0, _KILL_PROCESS),     # foreign ABI (i386 via int 0x80): never
+            _ins(_LD_W_ABS, 0, 0, _OFF_NR)]
     if arch == "x86_64":                          # x32 syscalls alias the x86-64 ones
-        prog += [ins(JGE_K, 0, 1, 0x40000000), ins(RET_K, 0, 0, ERRNO | ENOSYS)]
+        prog += [_ins(_JGE_K, 0, 1, 0x40000000), _ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
 
-    # Every body below ends in a return on every path, so the accumulator
-    # (the syscall number) is intact whenever a body is skipped.
-    for name, nr in sorted(table.items(), key=lambda kv: kv[1]):
-        if name in _SELF_ONLY:
-            # arg0 (the target) must be this very process
-            body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_HI), ins(JEQ_K, 0, 3, 0),
-                    ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JEQ_K, 0, 1, own_pid), allow, deny]
-        elif name in _SELF_OR_ZERO:
-            body = [ins(LD_W_ABS, 0, 0, OFF_ARG0_HI), ins(JEQ_K, 0, 4, 0),
-                    ins(LD_W_ABS, 0, 0, OFF_ARG0_LO), ins(JEQ_K, 1, 0, 0),
-                    ins(JEQ_K, 0, 1, own_pid), allow, deny]
-        elif name == "fcntl":
-            body = [ins(LD_W_ABS, 0, 0, OFF_ARG1_LO), ins(JEQ_K, 3, 0, F_SETOWN),
-                    ins(JEQ_K, 2, 0, F_SETSIG), ins(JEQ_K, 1, 0, F_SETOWN_EX), allow, deny]
-        elif name == "clone3":
-            body = [ins(RET_K, 0, 0, ERRNO | ENOSYS)]
-        else:
-            body = [ins(RET_K, 0, 0, ERRNO | (EACCES if name in _OPEN_LIKE else EPERM))]
-        prog.append(ins(JEQ_K, 0, len(body), nr))
+    # Every body ends in a return on every path, so the accumulator (the syscall
+    # number) is intact whenever a body is skipped.
+    for name, nr in sorted(SYSCALLS[arch].items(), key=lambda kv: kv[1]):
+        body = _syscall_body(name, own_pid)
+        prog.append(_ins(_JEQ_K, 0, len(body), nr))
         prog += body
-    prog.append(allow)
+    prog.append(_ins(_RET_K, 0, 0, _ALLOW))
     return b"".join(prog)
 
 

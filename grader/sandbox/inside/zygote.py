@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket  # noqa: F401 - used in type comments
     from collections.abc import Sequence  # noqa: F401 - used in type comments
-    from types import ModuleType  # noqa: F401 - used in type comments
+    from types import CodeType, ModuleType  # noqa: F401 - used in type comments
     from typing import NoReturn, TypedDict  # noqa: F401 - used in type comments
 
     from .supervise import Held, Message  # noqa: F401 - used in type comments
@@ -164,6 +164,38 @@ def use_site_dirs(dirs):
     site.sethelper()
 
 
+def _early_imports(early, site_dirs):
+    # type: (Sequence[object], Sequence[object] | None) -> bool
+    # Imports the harness's modules `early`; whether `site` has run (it has unless started
+    # with -S, and is run then when they need it).
+    # Its failures are counted by the full preload below, which retries them.
+    site_ran = site_dirs is None   # else started with -S
+    if preload(early)["count"] and not site_ran:
+        # Something the harness needs is reachable only through a .pth file (a shared site-packages,
+        # an editable NumPy): let `site` do everything it would have done without -S, and retry.
+        import site
+        site.main()
+        site_ran = True
+        preload(early)
+    return site_ran
+
+
+def _compiled(sock, init):
+    # type: (socket.socket, Message) -> tuple[CodeType, list[str]] | None
+    # The submission compiled, and its lines; None, the parent told, if it does not compile.
+    import linecache
+    source = init["source"]
+    # Tracebacks show the submission's own lines without reading any file.
+    source_lines = source.splitlines(True)
+    linecache.cache[init["filename"]] = (len(source), None, source_lines, init["filename"])
+    try:
+        code = compile(source, init["filename"], "exec", dont_inherit=True)
+    except BaseException as exc:  # the parent already checked the syntax; report anyway
+        _send(sock, {"event": "error", "message": f"compile failed: {exc!r}"})
+        return None
+    return code, source_lines
+
+
 def zygote_main(ctrl_fd, early=(), site_dirs=None):
     # type: (int, Sequence[object], Sequence[object] | None) -> None
     """`early`: the harness's modules, imported before the submission arrives (the grader
@@ -179,15 +211,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except OSError:
         pass
-    # Its failures are counted by the full preload below, which retries them.
-    site_ran = site_dirs is None   # else started with -S
-    if preload(early)["count"] and not site_ran:
-        # Something the harness needs is reachable only through a .pth file (a shared site-packages,
-        # an editable NumPy): let `site` do everything it would have done without -S, and retry.
-        import site
-        site.main()
-        site_ran = True
-        preload(early)
+    site_ran = _early_imports(early, site_dirs)
     held = []  # type: list[Held]
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
@@ -199,17 +223,11 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         return
     import numpy as np
     failed = preload(init["preload"])
-    source = init["source"]
-    numpy_lazy_submodules(np, init["allowed"], source)
-    import linecache
-    # Tracebacks show the submission's own lines without reading any file.
-    source_lines = source.splitlines(True)
-    linecache.cache[init["filename"]] = (len(source), None, source_lines, init["filename"])
-    try:
-        code = compile(source, init["filename"], "exec", dont_inherit=True)
-    except BaseException as exc:  # the parent already checked the syntax; report anyway
-        _send(sock, {"event": "error", "message": f"compile failed: {exc!r}"})
+    numpy_lazy_submodules(np, init["allowed"], init["source"])
+    compiled = _compiled(sock, init)
+    if compiled is None:
         return
+    code, source_lines = compiled
     abi, _ = landlock_abi()
     _send(sock, {"event": "ready", "pid": os.getpid(), "uid": os.getuid(), "euid": os.geteuid(),
                  "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
