@@ -180,7 +180,8 @@ def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .maintain.tolerance import measure, render_doc, render_table, write_doc
+    from .maintain.tolerance import measure
+    from .maintain.tolerance_doc import render_doc, render_table, write_doc
     if args.seeds < 0:
         raise CannotJudge(f"--seeds must be 0 or more, got {args.seeds}")
     evidence = measure(bundle, extra_seeds=args.seeds)
@@ -223,7 +224,8 @@ def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
     return 0
 
 def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
-    from .maintain.verify import SubmissionCheck, render_report, verify
+    from .maintain.verify import SubmissionCheck, verify
+    from .maintain.verify_report import render_report
 
     def progress(check: SubmissionCheck) -> None:
         mark = "ok" if check.ok else "FAIL"

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from grader.judging import checker
-from grader.judging.checker import Decision, RunContext, compare, decide, error_summary, limit_problem, load_problem
+from grader.judging.checker import RunContext, decide, limit_problem, load_problem
+from grader.judging.values import Decision, compare, error_summary
 from grader.judging.verdict import CHECKS, VERDICTS
 from grader.sandbox import child
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.judging.checker import compare
+from grader.judging.values import compare
 from grader.problem.comparison import tolerance, within_tolerance
 
 GRADER = Path(__file__).resolve().parents[1] / "grader"

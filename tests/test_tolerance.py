@@ -8,12 +8,13 @@ import shutil
 import numpy as np
 import pytest
 
-from grader.judging.checker import compare
-from grader.maintain.tolerance import MARGIN, Evidence, measure, normalised_error, render_doc, render_table
+from grader.judging.values import compare
+from grader.maintain.tolerance import MARGIN, Evidence, measure, normalised_error
+from grader.maintain.tolerance_doc import render_doc, render_table
 
 
 def test_metric_is_the_smallest_passing_tolerance():
-    """e <= t exactly when checker.compare accepts with rtol = atol = t (the rule the judge uses)."""
+    """e <= t exactly when values.compare accepts with rtol = atol = t (the rule the judge uses)."""
     rng = np.random.default_rng(11)
     for _ in range(200):
         expected = rng.standard_normal((2, 3, 4)) * 10.0 ** rng.integers(-3, 4)

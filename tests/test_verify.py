@@ -23,9 +23,9 @@ from grader.maintain.verify import (
     check_bundle,
     find_submissions,
     judge_submission,
-    render_report,
     verify,
 )
+from grader.maintain.verify_report import render_report
 from grader.problem.bundle import Bundle, BundleError
 
 SUBS = ROOT / "submissions"

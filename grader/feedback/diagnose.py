@@ -25,7 +25,7 @@ from ..judging.verdict import CaseResult, GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..problem.comparison import within_tolerance
-from . import combined
+from . import combined, hypothesis
 from .fingerprint import (
     SAMPLE_FILE,
     Fingerprint,
@@ -206,7 +206,7 @@ def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOut
     resid = combined.residual(observed, variants, hyp, rtol, atol)
     new = replace(fp, status="match", ids=hyp.ids, basis="values", compared=compared,
                   failures_reproduced=reproduced)
-    return new, combined.message(hyp, compared, resid), combined.record(hyp, new, resid), combined.next_step(hyp)
+    return new, hypothesis.message(hyp, compared, resid), hypothesis.record(hyp, new, resid), hypothesis.next_step(hyp)
 
 
 def observations(cases: Sequence[TestCase], results: Sequence[CaseResult],

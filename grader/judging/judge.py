@@ -52,9 +52,10 @@ from .case_steps import (
     settled,
     show_full,
 )
-from .checker import Decision, RunContext, limit_problem, load_problem
+from .checker import RunContext, limit_problem, load_problem
 from .source import StaticCheck, Submission, read_submission, static_check
 from .timing import GIVEN, EffectiveLimits, effective_limits, least_limits, wall_limit
+from .values import Decision
 from .verdict import (
     VERDICT_NAMES,
     CaseResult,

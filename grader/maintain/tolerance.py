@@ -31,12 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..judging.checker import compare
+from ..judging.values import compare
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
 
 MARGIN = 100.0
-DOC = Path("docs") / "tolerance.md"
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class CaseError:
     case: str
     hidden: bool
     error: float             # the metric above; inf when the output cannot pass at any tolerance
-    passes: bool             # under the tolerance in problem.yaml (checker.compare's verdict)
+    passes: bool             # under the tolerance in problem.yaml (values.compare's verdict)
     note: str = ""           # why the error is infinite, when it is
 
 
@@ -255,126 +254,9 @@ def measure(bundle: Bundle, extra_seeds: int = 0) -> Evidence:
     return Evidence(max(rtol, atol), rtol, atol, tuple(sets), machine_info())
 
 
-# --- reporting --------------------------------------------------------------------------------
-
-def _e(v: float) -> str:
-    return "inf (NaN/inf output)" if math.isinf(v) else f"{v:.2e}"
-
+# --- figures in text --------------------------------------------------------------------------
 
 def _g(v: float) -> str:
     """5e-08 -> 5e-8."""
     mantissa, _, exponent = f"{v:g}".partition("e")
     return f"{mantissa}e{int(exponent)}" if exponent else mantissa
-
-
-def render_table(ev: Evidence) -> str:
-    """Markdown tables: honest max errors, each wrong submission's largest hidden error, the bar."""
-    s = ev.published
-    lines = [f"Tolerance in problem.yaml: rtol = {_g(ev.rtol)}, atol = {_g(ev.atol)}. "
-             f"Published set: {s.n_cases} cases, {s.n_hidden} hidden.", "",
-             "| honest implementation | max error (all cases) | worst case |", "|---|---|---|"]
-    for r in s.honest:
-        w = r.worst(hidden_only=False)
-        lines.append(f"| {r.name} | {_e(w.error)} | {w.case} |")
-    lines += ["", "| wrong submission | catalogue | largest hidden error | worst hidden case | hidden cases failed |",
-              "|---|---|---|---|---|"]
-    for r in sorted(s.wrong, key=lambda r: r.worst(hidden_only=True).error):
-        w = r.worst(hidden_only=True)
-        lines.append(f"| {r.name} | {'yes' if r.catalogue else 'no'} | {_e(w.error)} | {w.case} | "
-                     f"{r.hidden_failures()}/{r.hidden_total} |")
-    lines += [""]
-    if len(ev.sets) > 1:
-        lines += ["| case set | max honest error | tightest wrong submission | its largest hidden error | "
-                  "wrong submissions failing no hidden case |", "|---|---|---|---|---|"]
-        for st in ev.sets:
-            lines.append(f"| {st.label} | {_e(st.honest_max)} | "
-                         f"{st.tightest_wrong.name if st.tightest_wrong else '-'} | "
-                         f"{_e(st.wrong_min)} | {', '.join(st.uncaught) or 'none'} |")
-        lines.append("")
-    lo = max(st.honest_max for st in ev.sets)
-    hi = min(st.wrong_min for st in ev.sets)
-    lines.append(f"Bar (margin {MARGIN:g}x on both sides): max honest {lo:.2e} -> margin "
-                 f"{ev.tol / lo if lo else math.inf:.0f}x; tightest mistake {hi:.2e} -> margin "
-                 f"{hi / ev.tol:.0f}x.")
-    problems = ev.problems()
-    if problems:
-        lines += ["", "BAR NOT MET:"] + [f"- {p}" for p in problems]
-        if 0 < lo < hi < math.inf:
-            lines.append(f"- a tolerance in the geometric middle of the gap would be {_g(ev.suggested_tol)}")
-    else:
-        lines.append("BAR MET: every honest implementation passes every case and every wrong submission "
-                     "fails at least one hidden case, each with the margin above.")
-    return "\n".join(lines)
-
-
-# The closing argument of docs/tolerance.md, the same whatever the measurements.
-_WHY_THIS_TOLERANCE = f"""## Why this tolerance
-
-- Honest float64 errors are not all at the 1e-16 level. LayerNorm divides by
-  sqrt(var + eps), which is about 1e-3 for the near-constant tokens of the
-  `layernorm_eps` group, so it amplifies rounding in the centred values about
-  1000-fold; the one-pass variance E[x^2] - mean^2 (`accepted/one_pass_variance`)
-  additionally cancels catastrophically there and is the least accurate honest
-  style, near 1e-10. A tolerance at 1e-10 would reject it, and nothing in the
-  statement forbids it.
-- The closest mistakes are a GELU constant typed as 0.7979 (about 1e-5) and
-  float32 arithmetic (about 1e-7 relative per operation; its largest error is
-  amplified by the same LayerNorm effect). Both stay more than {MARGIN:g}x above the
-  tolerance on their worst hidden case.
-- The tolerance sits near the geometric middle of the gap between the two
-  populations, so both margins are of the same order; `python -m grader
-  tolerance` exits 1 and suggests a value if a change to the cases or the
-  submissions ever breaks the bar.
-
-"""
-
-
-def render_doc(ev: Evidence, command: str) -> str:
-    """docs/tolerance.md: the tables plus how they were produced and what they mean."""
-    s = ev.published
-    machine = "\n".join(f"- {k}: {v}" for k, v in ev.machine)
-    return f"""# Tolerance evidence
-
-Generated by `{command}` (grader/maintain/tolerance.py); do not edit by hand, rerun it.
-
-## The rule and the metric
-
-A case passes when `|got - expected| <= atol + rtol * |expected|` for every element
-(shapes equal, no NaN or infinity), with **rtol = atol = {_g(ev.tol)}** (`comparison` in
-problem.yaml). For one output the error is
-
-    e = max over elements of |got - expected| / (1 + |expected|)
-
-the smallest tolerance t that accepts it when rtol = atol = t: with the tolerance
-above, a case passes exactly when e <= {_g(ev.tol)}. NaN or infinity, a wrong shape or
-dtype, or an exception make e infinite. Expected outputs are the reference evaluated
-in double-double arithmetic (about 106 bits, the same bytes on every CPU) and rounded
-once to float64: docs/bundle.md, "How the expected outputs are computed".
-
-The bar: every honest implementation stays {MARGIN:g}x below the tolerance on every
-case, the tolerance stays {MARGIN:g}x below the largest hidden-case error of every
-wrong submission, and every wrong submission fails at least one hidden case.
-
-## Measurements
-
-Honest: every file in `submissions/accepted/`, the reference in float64 and the
-independent per-head formulation `reference/variants.block(..., Variant())`. Wrong:
-every file in `submissions/wrong_answer/` (catalogue = its id is in
-`reference/variants.MISTAKES`; `unknown_*` files are mistakes outside the catalogue).
-All are run in-process on all {s.n_cases} published cases ({s.n_hidden} hidden){
-f", and on {len(ev.sets) - 1} freshly generated hidden sets (what `--secret-seed` grading uses)"
-if len(ev.sets) > 1 else ""}.
-
-{render_table(ev)}
-
-{_WHY_THIS_TOLERANCE}## Machine
-
-{machine}
-"""
-
-
-def write_doc(bundle: Bundle, text: str) -> Path:
-    path = bundle.root / DOC
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
