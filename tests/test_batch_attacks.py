@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from grader.batch.discovery import discover
 from grader.batch.folder_intake import walk_folder
 from grader.batch.gradebook import load_report
 from grader.batch.gradebook_files import write_outputs
 from grader.batch.gradescope import MAX_METADATA
 from grader.batch.intake import IntakeError
-from grader.batch.layouts import discover
 from grader.batch.record_seal import file_digest, sealed, verified
 from grader.batch.shards import ShardError, merge_dirs
 from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, load_run, save_record, save_run

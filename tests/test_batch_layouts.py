@@ -1,4 +1,4 @@
-"""grader/batch/layouts.py and ids.py: each LMS download gives one stable id per student."""
+"""grader/batch/discovery.py, layouts.py and ids.py: each LMS download gives one stable id per student."""
 from __future__ import annotations
 
 import os
@@ -9,11 +9,12 @@ import pytest
 
 import batch_class as bc
 from grader.batch.api import find_entries
+from grader.batch.discovery import discover
 from grader.batch.folder_intake import walk_folder
 from grader.batch.gradescope import gradescope_submitters
 from grader.batch.ids import clean_text, slug, unique_ids
 from grader.batch.layout_detectors import parse_canvas
-from grader.batch.layouts import choose, discover
+from grader.batch.layouts import choose
 
 CODE = b"def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
 

@@ -4,8 +4,8 @@ May import every layer below it; it uses problem, sandbox, judging, feedback
 and report. Only cli.py imports it. Bottom up: ids (student ids, the boundary
 for untrusted names), intake (the rules every input is read under), zipdir,
 zip_intake and folder_intake (safe zip and folder reading), gradescope and
-layout_detectors (one detector per LMS layout), layouts (one Entry per
-student), writes and state (DIR's files, resume records), record_seal (the key
+layout_detectors (one detector per LMS layout), layouts (the file chosen,
+the Entry), discovery (one Entry per student), writes and state (DIR's files, resume records), record_seal (the key
 that lets resume trust a record), similarity, runner (one process per
 submission, clean kills), local and docker (grading one submission), grading
 (which students to grade, each record as it ends), gradebook, summary and

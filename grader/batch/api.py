@@ -25,12 +25,13 @@ from ..problem.safe_write import WriteRefused, make_output_folder
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import SandboxError
 from . import docker as docker_mode
+from .discovery import discover
 from .folder_intake import walk_folder
 from .gradebook_files import Outputs, write_outputs
 from .grading import Fingerprints, Grading, Judging, Progress, triage
 from .ids import unique_ids
 from .intake import IntakeError
-from .layouts import Choice, Entry, discover, single_file, wrapper_prefix
+from .layouts import Choice, Entry, single_file, wrapper_prefix
 from .record_seal import load_key
 from .runner import interruptible
 from .shards import select

@@ -4,7 +4,7 @@ A class download may mix layouts (a Moodle zip with a README, a folder of
 students beside a few loose files), so a layout is decided name by name. Each
 detector looks at one name below the wrapper folder and returns a Claim (the
 layout, the student id it gives, the student's name when the download says
-it) or None when the name is not of its layout. layouts.py tries them in this
+it) or None when the name is not of its layout. discovery.py tries them in this
 order, the first claim winning (the naming is cited in docs/batch.md):
 
 - the input as a whole: Gradescope "Export submissions", when
