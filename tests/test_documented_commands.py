@@ -40,8 +40,8 @@ import pytest
 
 from conftest import ROOT
 from grader.cli import build_parser
-from grader.maintain.archive_check import safe_unpack
 from grader.maintain.pack import archive_stem, flavour_entries, pack, select_files
+from grader.maintain.unpack import safe_unpack
 from grader.platforms.formats import EXPORT_PLATFORMS
 from grader.problem.bundle import open_bundle
 

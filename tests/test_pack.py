@@ -22,9 +22,10 @@ import pytest
 
 from conftest import ROOT, run_cli
 from grader.feedback.fingerprint import SAMPLE_FILE
-from grader.maintain.archive_check import Caps, check_archive, safe_unpack
+from grader.maintain.archive_check import check_archive
 from grader.maintain.manifest import MANIFEST_NAME, build_manifest, file_records
 from grader.maintain.pack import FIXED_MTIME, flavour_entries, pack, select_files, write_tar_gz
+from grader.maintain.unpack import Caps, safe_unpack
 from grader.platforms.gradescope import export_gradescope
 from grader.problem.bundle import open_bundle
 from same_data import assert_same_data

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.maintain.archive_check import safe_unpack
 from grader.maintain.pack import pack
+from grader.maintain.unpack import safe_unpack
 from grader.problem.bundle import open_bundle
 
 PATIENCE_S = 900      # pip may download NumPy; a bound against hanging, never a timing assertion
