@@ -15,7 +15,8 @@ import pytest
 from conftest import ROOT
 from grader.feedback.grade import grade
 from grader.judging.case_steps import check_step, not_run, run_context, show_full
-from grader.judging.judge import GradeOptions, cases_step, load_step, sandbox_allowed, sandbox_limits
+from grader.judging.judge import GradeOptions, cases_step, load_step
+from grader.judging.sandbox_terms import sandbox_allowed, sandbox_limits
 from grader.judging.timing import PROBE_BAND_SLOW, effective_limits
 from grader.judging.verdict import CaseResult, group_results, overall_verdict
 from grader.problem.bundle import Bundle, BundleError

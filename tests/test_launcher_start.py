@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from grader.judging.judge import sandbox_limits
+from grader.judging.sandbox_terms import sandbox_limits
 from grader.sandbox import launcher
 from grader.sandbox.launcher import PROBE_REPEATS, Sandbox, strategies
 

@@ -486,7 +486,7 @@ def _grader_growth(tmp_path: Path, sources: dict[str, str], shape: tuple[int, ..
         from dataclasses import replace
         import numpy as np
         from grader.problem.bundle import open_bundle
-        from grader.judging.judge import sandbox_limits
+        from grader.judging.sandbox_terms import sandbox_limits
         from grader.sandbox.launcher import Sandbox
 
         def status(key):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
-from grader.judging.judge import sandbox_limits
+from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.source import Submission, static_check
 from grader.sandbox import child
 from grader.sandbox.inside import frames, seccomp

@@ -21,7 +21,8 @@ import pytest
 
 from grader.feedback.grade import grade
 from grader.judging import case_runs
-from grader.judging.judge import GradeOptions, cases_step, sandbox_limits
+from grader.judging.judge import GradeOptions, cases_step
+from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.timing import least_limits
 from grader.sandbox import child
 from grader.sandbox.inside import seccomp

@@ -299,7 +299,7 @@ def test_a_test_at_least_as_large_as_a_timed_out_one_is_covered():
 def test_every_wall_clock_limit_follows_the_one_rule(spec):
     """wall_factor x CPU limit + 1 s, for the sandbox's stated limits, the scaled and the least
     limits, and calibration.yaml's figures (timing.wall_limit is the one home of the rule)."""
-    from grader.judging.judge import sandbox_limits
+    from grader.judging.sandbox_terms import sandbox_limits
     from grader.judging.timing import least_limits, wall_limit
     from grader.maintain.calibration_record import _timing_dict
     assert wall_limit(3.0, 1.0) == 4.0 and wall_limit(2.0, 0.25) == 1.5

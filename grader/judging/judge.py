@@ -39,7 +39,7 @@ from ..problem.spec import ProblemSpec
 from ..sandbox import child
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
-from ..sandbox.records import ReturnedValue, RunOutcome, SandboxInfo, SandboxLimits
+from ..sandbox.records import ReturnedValue, RunOutcome, SandboxInfo
 from .case_runs import drop_ahead, second_worker
 from .case_steps import (
     Grading,
@@ -53,8 +53,9 @@ from .case_steps import (
     show_full,
 )
 from .checker import RunContext, limit_problem, load_problem
+from .sandbox_terms import sandbox_allowed, sandbox_limits
 from .source import StaticCheck, Submission, read_submission, static_check
-from .timing import GIVEN, EffectiveLimits, effective_limits, least_limits, wall_limit
+from .timing import GIVEN, EffectiveLimits, effective_limits, least_limits
 from .values import Decision
 from .verdict import (
     VERDICT_NAMES,
@@ -81,24 +82,6 @@ class GradeOptions:
     probe_s: float | None = None      # a speed probe measured once for many gradings (batch); None: probe here
     within: Path | None = None        # the student's upload folder: the file must be inside it (paths.py)
     second_worker: bool = True        # run the next test beside this one where that is sound (case_runs.py)
-
-
-# --- what the sandbox is told --------------------------------------------------------------------------
-
-def sandbox_limits(spec: ProblemSpec) -> SandboxLimits:
-    """problem.yaml's limits as the sandbox takes them (the time limits as stated; a grading then
-    sets the ones in force with Sandbox.set_time_limits)."""
-    lim = spec.limits
-    return SandboxLimits(cpu_s=lim.time_per_test_s, wall_s=wall_limit(lim.wall_factor, lim.time_per_test_s),
-                         memory_bytes=lim.memory_mib << 20, result_bytes=lim.output_mib << 20,
-                         capture_bytes=lim.captured_output_kib << 10, flood_bytes=lim.output_flood_mib << 20)
-
-
-def sandbox_allowed(spec: ProblemSpec) -> dict[str, list[str]]:
-    """problem.yaml's allowed imports as the sandbox takes them (plain lists: they reach the zygote
-    as JSON); the one builder for every sandbox, a submission's or the speed probe's."""
-    allowed = spec.allowed_imports
-    return {"packages": list(allowed.packages), "exclude": list(allowed.exclude), "stdlib": list(allowed.stdlib)}
 
 
 # --- the steps before the tests ------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..feedback.grade import grade
-from ..judging.judge import GradeOptions, sandbox_allowed, sandbox_limits
+from ..judging.judge import GradeOptions
+from ..judging.sandbox_terms import sandbox_allowed, sandbox_limits
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox
