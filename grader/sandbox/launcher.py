@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 
 Args = Sequence[np.ndarray[Any, Any] | SupportsInt]   # a case's arguments: arrays and ints
 
-__all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable", "merge_layers",
-           "strategies", "PROBE_REPEATS"]
+# The sandbox's whole API is imported from here: Sandbox, and what its callers need of startup.py and layers.py.
+__all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable"]
+__all__ += ["merge_layers", "strategies", "PROBE_REPEATS"]
 
 READY_TIMEOUT_S = 60.0
 FINISH_GRACE_S = 5.0
