@@ -171,7 +171,7 @@ def test_a_missing_folder_or_a_file_as_folder_is_refused(capsys, copy, tmp_path,
 @pytest.mark.parametrize("argv", [
     ["export-gradescope", "--out", "reference/solution.py", "--force"],
     ["export-gradescope", "--out", "problem.yaml", "--force"],
-    ["export-gradescope", "--out", "grader/cli.py", "--force"],
+    ["export-gradescope", "--out", "grader/cli/__init__.py", "--force"],
     ["grade", str(SOLUTION), "--tests", "sample", "--json", "reference/solution.py", "--force"],
     ["grade", str(SOLUTION), "--tests", "sample", "--json", "testcases/sample/99-new.json"],
     ["grade", str(SOLUTION), "--tests", "sample", "--format", "junit", "--output", "statement.md", "--force"],

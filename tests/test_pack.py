@@ -176,7 +176,7 @@ def test_practice_archive_contents(archives, frozen):
     names = {m.name.split("/", 1)[1] for m, _ in members(archives["practice"])}
     spec = open_bundle(frozen).spec
     for required in ("problem.yaml", "statement.md", "requirements.txt", "starter/solution.py",
-                     "grader/cli.py", "grader/judging/judge.py", "grader/sandbox/child.py"):
+                     "grader/cli/__init__.py", "grader/judging/judge.py", "grader/sandbox/child.py"):
         assert required in names
     assert sorted(n for n in names if n.startswith("testcases/sample/")) == \
         sorted(f"testcases/sample/{p.name}" for p in (frozen / "testcases" / "sample").glob("*.json"))
@@ -423,7 +423,7 @@ def test_gradescope_zip_is_reproducible_and_has_the_layout(frozen, autograder_zi
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     names = set(infos)
     spec = open_bundle(frozen).spec
-    for need in ("bundle/problem.yaml", "bundle/requirements.txt", "bundle/grader/cli.py",
+    for need in ("bundle/problem.yaml", "bundle/requirements.txt", "bundle/grader/cli/__init__.py",
                  "bundle/reference/solution.py", "bundle/MANIFEST.json"):
         assert need in names
     assert {n.split("/")[2] for n in names if n.startswith("bundle/testcases/") and n.count("/") == 3} \

@@ -1,7 +1,7 @@
 """Grading a whole class: from an LMS download to a gradebook, in parallel, locally or in Docker.
 
 May import every layer below it; it uses problem, sandbox, judging, feedback
-and report. Only cli.py imports it. Bottom up: ids (student ids, the boundary
+and report. Only cli/ imports it. Bottom up: ids (student ids, the boundary
 for untrusted names), intake (the rules every input is read under), zipdir,
 zip_intake and folder_intake (safe zip and folder reading), gradescope and
 layout_detectors (one detector per LMS layout), layouts (the file chosen,

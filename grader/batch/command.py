@@ -1,6 +1,6 @@
 """`batch` and `batch-merge` on the command line: their arguments, and the run behind each.
 
-cli.py registers the two parsers with add_parsers and maps BatchError to its
+cli/ registers the two parsers with add_parsers and maps BatchError to its
 exit status 2; everything else (exit 0, 1 and 130, the summary on standard
 output, the progress line on standard error) is decided here. The heavy
 modules are imported only when a command runs, so that `python -m grader
