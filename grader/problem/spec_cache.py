@@ -7,7 +7,8 @@ the case cache's folder (case_cache.cache_dir, with its switch and its rules:
 written to a temporary file and renamed; unreadable entries are misses, and a
 folder or entry that another user could have written is never read). problem.yaml stays
 the source of truth: a changed file has a new hash and is parsed again, and
-spec.parse_spec validates the document either way. Only a document that JSON represents exactly is cached; nothing is unpickled.
+spec.parse_spec validates the document either way. Only a document that JSON
+represents exactly is cached; nothing is unpickled.
 """
 from __future__ import annotations
 
