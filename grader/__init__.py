@@ -8,4 +8,5 @@ sandbox's process before importing the rest). This module holds only
 `__version__`, which every layer may read. docs/architecture.md maps every
 module.
 """
+
 __version__ = "1.1.0"

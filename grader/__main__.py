@@ -1,4 +1,5 @@
 """`python -m grader` and the `vit-grader` console script (pyproject.toml: grader.__main__:script)."""
+
 import os
 import sys
 
@@ -12,6 +13,7 @@ def run(argv: "list[str] | None" = None) -> int:
     zygote = early_zygote(args)
     try:
         from .cli import main
+
         return main(args, zygote=zygote)
     finally:
         if zygote is not None:
@@ -32,9 +34,9 @@ def script() -> None:
     status = run()
     try:
         for stream in (sys.stdout, sys.stderr):
-            if stream is not None:   # None: the process was started with it closed
+            if stream is not None:  # None: the process was started with it closed
                 stream.flush()
-    except (OSError, ValueError) as exc:   # BrokenPipeError too; ValueError: closed by the command
+    except (OSError, ValueError) as exc:  # BrokenPipeError too; ValueError: closed by the command
         try:
             os.write(2, f"grader: could not write the output: {exc}\n".encode("utf-8", "replace"))
         except OSError:
@@ -43,7 +45,7 @@ def script() -> None:
     os._exit(status if isinstance(status, int) else 1)
 
 
-UNWRITTEN = 120   # the status CPython exits with when it cannot flush standard output at exit
+UNWRITTEN = 120  # the status CPython exits with when it cannot flush standard output at exit
 
 
 if __name__ == "__main__":

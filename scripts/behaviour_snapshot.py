@@ -20,6 +20,7 @@ so two runs of the same code on one machine give identical folders. Usage:
 
 A tool for maintainers, not a test: it takes a few minutes (about 60 gradings).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,26 @@ ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("gradescope", "exercism", "junit", "prairielearn")
 PLATFORMS = ("gradescope", "kattis", "prairielearn", "otter")
 # Keys whose values are measured on this machine, at this moment.
-MEASURED_KEYS = {"time_s", "memory_mib", "cpu_s", "wall_s", "probe_s", "machine_scale", "cpu_s_per_test",
-                 "wall_s_per_test", "elapsed_s", "execution_time", "graded_at", "started", "finished",
-                 "duration_s", "peak_memory_mib", "time", "created", "generated_at"}
+MEASURED_KEYS = {
+    "time_s",
+    "memory_mib",
+    "cpu_s",
+    "wall_s",
+    "probe_s",
+    "machine_scale",
+    "cpu_s_per_test",
+    "wall_s_per_test",
+    "elapsed_s",
+    "execution_time",
+    "graded_at",
+    "started",
+    "finished",
+    "duration_s",
+    "peak_memory_mib",
+    "time",
+    "created",
+    "generated_at",
+}
 _TEXT_MEASURES = [
     # A run near the time limit is judged twice; whether it was depends on the machine's load.
     (re.compile(r"\s*\(judged twice:[^)]*\)"), ""),
@@ -58,8 +76,9 @@ _TEXT_MEASURES = [
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 def normal_json(value: object) -> object:
@@ -97,8 +116,12 @@ def snapshot_submission(sub: Path, out: Path, bundle: Path, env: dict[str, str],
         verdict = Path(tmp) / "v.json"
         r = _run(["--bundle", str(bundle), "grade", str(sub), "--json", str(verdict), "--no-color"], bundle, env)
         _write(base.with_suffix(".report.txt"), f"exit {r.returncode}\n{normal_text(r.stdout)}")
-        _write(base.with_suffix(".json"), _json_or_text(verdict.read_text(encoding="utf-8"))
-               if verdict.is_file() else f"no verdict JSON; stderr:\n{r.stderr}")
+        _write(
+            base.with_suffix(".json"),
+            _json_or_text(verdict.read_text(encoding="utf-8"))
+            if verdict.is_file()
+            else f"no verdict JSON; stderr:\n{r.stderr}",
+        )
     r = _run(["--bundle", str(bundle), "grade", str(sub), "--no-color", "--verbose"], bundle, env)
     _write(base.with_suffix(".verbose.txt"), f"exit {r.returncode}\n{normal_text(r.stdout)}")
     for fmt in FORMATS if formats else ():
@@ -168,7 +191,7 @@ def snapshot_batch(out: Path, bundle: Path, env: dict[str, str], subs: list[Path
     with tempfile.TemporaryDirectory() as tmp:
         klass = Path(tmp) / "class"
         klass.mkdir()
-        for sub in subs:   # one student per file; the expected verdict in the id keeps ids unique
+        for sub in subs:  # one student per file; the expected verdict in the id keeps ids unique
             shutil.copy(sub, klass / f"{sub.parent.name}-{sub.stem}{sub.suffix}")
         target = Path(tmp) / "graded"
         r = _run(["--bundle", str(bundle), "batch", str(klass), "--out", str(target)], bundle, env)
@@ -180,7 +203,7 @@ def snapshot_batch(out: Path, bundle: Path, env: dict[str, str], subs: list[Path
                 text = _json_or_text(text)
             elif path.suffix == ".csv":
                 text = _csv_without_times(text)
-            else:   # rows ordered by a measured time (the slowest students) are sorted
+            else:  # rows ordered by a measured time (the slowest students) are sorted
                 text = _sorted_timed_rows(normal_text(text))
             _write(out / "batch" / rel, text)
 

@@ -18,6 +18,7 @@ swings between about 1.5 and 2.0 here), checks that every student's verdict JSON
 equals `grade`'s on the same file (apart from timings and the sandbox's
 random uid), and that grades.csv parses with one row per student.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,18 +40,20 @@ import batch_class as bc  # noqa: E402 - tests/ on sys.path first
 from batch_class import normalised  # noqa: E402 - tests/ on sys.path first
 from cpu_meter import CpuMeter  # noqa: E402 - tests/ on sys.path first
 
-SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"   # about 1 s of one core, no I/O
+SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"  # about 1 s of one core, no I/O
 
 
 def machine_ceiling() -> float:
     """This machine's own speed-up for two CPU-bound processes at once, right now:
     2 x (one alone) / (two side by side). A rough gauge: one short sample of a noisy host."""
+
     def spin(n: int) -> float:
         start = time.perf_counter()
         procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
         for proc in procs:
             proc.wait()
         return time.perf_counter() - start
+
     return 2 * spin(1) / spin(2)
 
 
@@ -58,7 +61,7 @@ def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
     """The class in three layouts; returns the inputs and, per file, a copy to give `grade`."""
     students = bc.full_class()
     assert len(students) == 40, len(students)
-    thirds = [students[0::3], students[1::3], students[2::3]]   # each layout gets a mix
+    thirds = [students[0::3], students[1::3], students[2::3]]  # each layout gets a mix
     bc.write_moodle_zip(base / "moodle.zip", thirds[0])
     bc.write_canvas(base / "canvas", thirds[1])
     bc.write_gradescope(base / "gradescope", thirds[2])
@@ -68,9 +71,13 @@ def build(base: Path) -> tuple[list[Path], dict[str, Path]]:
 Runs = dict[int, tuple[float, float, Path, list[float]]]
 
 
-def _batch_runs(timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
-                py: list[str], inputs: list[Path], base: Path, args: argparse.Namespace
-                ) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float]] | None:
+def _batch_runs(
+    timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+    py: list[str],
+    inputs: list[Path],
+    base: Path,
+    args: argparse.Namespace,
+) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float]] | None:
     """`batch --jobs 1` and `--jobs 2`, back to back, `--repeats` times: each run's (wall, CPU), each
     --jobs value's medians and output folder, the machine's own speed-up before each pair; None if
     a batch failed."""
@@ -82,8 +89,9 @@ def _batch_runs(timed: Callable[[list[str]], tuple[float, float, subprocess.Comp
         print(f"  the machine's own 2-process speed-up (run {rep + 1}): {ceilings[-1]:.2f}", flush=True)
         for jobs in (1, 2):
             out = base / f"jobs{jobs}-{rep}"
-            wall, cpu, proc = timed([*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs),
-                                     "--tests", args.tests])
+            wall, cpu, proc = timed(
+                [*py, "batch", *map(str, inputs), "--out", str(out), "--jobs", str(jobs), "--tests", args.tests]
+            )
             if proc.returncode not in (0, 1):
                 print(proc.stderr, file=sys.stderr)
                 return None
@@ -102,7 +110,7 @@ def _graded_files(base: Path, out1: Path) -> list[tuple[str, Path]]:
     """Every graded file, from the batch's own record of where each came from."""
     files = []
     for rec in sorted((out1 / ".batch").glob("*.json")):
-        if rec.name.startswith("_"):   # _run.json, not a student's record
+        if rec.name.startswith("_"):  # _run.json, not a student's record
             continue
         r = json.loads(rec.read_text())
         label, rel = r["source"].split(":", 1)
@@ -111,9 +119,13 @@ def _graded_files(base: Path, out1: Path) -> list[tuple[str, Path]]:
     return files
 
 
-def _grade_each(timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
-                py: list[str], files: list[tuple[str, Path]], runs: Runs, tests: str
-                ) -> tuple[float, float, int, list[str]]:
+def _grade_each(
+    timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+    py: list[str],
+    files: list[tuple[str, Path]],
+    runs: Runs,
+    tests: str,
+) -> tuple[float, float, int, list[str]]:
     """`grade` on every file: the wall and CPU time in all, how many verdict JSONs equal both
     batches' ones, and the students whose do not."""
     cpu_grade = wall_grade = 0.0
@@ -125,8 +137,11 @@ def _grade_each(timed: Callable[[list[str]], tuple[float, float, subprocess.Comp
         cpu_grade += cpu
         mine = json.loads((runs[1][2] / f"{student}.json").read_text())
         theirs = json.loads(proc.stdout) if proc.stdout.strip() else None
-        if theirs is not None and normalised(mine) == normalised(theirs) and \
-                normalised(json.loads((runs[2][2] / f"{student}.json").read_text())) == normalised(theirs):
+        if (
+            theirs is not None
+            and normalised(mine) == normalised(theirs)
+            and normalised(json.loads((runs[2][2] / f"{student}.json").read_text())) == normalised(theirs)
+        ):
             same += 1
         else:
             different.append(student)
@@ -153,13 +168,22 @@ def _print_pairs(samples: dict[int, list[tuple[float, float]]], ceilings: list[f
     pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
     paired = sorted(pairs)
     print()
-    print("speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
-          + ", ".join(f"{x:.2f}" for x in paired) + f"; median {statistics.median(paired):.2f}")
-    print("the machine's own 2-process speed-up before each pair: "
-          + ", ".join(f"{x:.2f}" for x in sorted(ceilings)) + f"; median {statistics.median(ceilings):.2f}")
+    print(
+        "speed-up of each run pair (--jobs 1 then --jobs 2, back to back): "
+        + ", ".join(f"{x:.2f}" for x in paired)
+        + f"; median {statistics.median(paired):.2f}"
+    )
+    print(
+        "the machine's own 2-process speed-up before each pair: "
+        + ", ".join(f"{x:.2f}" for x in sorted(ceilings))
+        + f"; median {statistics.median(ceilings):.2f}"
+    )
     share = sorted(p / c for p, c in zip(pairs, ceilings))
-    print("each pair's speed-up as a share of the machine's: "
-          + ", ".join(f"{x:.0%}" for x in share) + f"; median {statistics.median(share):.0%}")
+    print(
+        "each pair's speed-up as a share of the machine's: "
+        + ", ".join(f"{x:.0%}" for x in share)
+        + f"; median {statistics.median(share):.0%}"
+    )
 
 
 def main() -> int:
@@ -174,8 +198,11 @@ def main() -> int:
     base.mkdir(parents=True, exist_ok=True)
     inputs, _ = build(base)
     py = [sys.executable, "-m", "grader"]
-    print(f"40 submissions in 3 layouts, --tests {args.tests}; {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()[0]:.1f} at the start", flush=True)
+    print(
+        f"40 submissions in 3 layouts, --tests {args.tests}; {os.cpu_count()} cores; "
+        f"load average {os.getloadavg()[0]:.1f} at the start",
+        flush=True,
+    )
     meter = CpuMeter("bench-batch")
 
     def timed(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
@@ -193,10 +220,14 @@ def main() -> int:
     _print_table(runs, wall_grade, cpu_grade, n)
     _print_pairs(samples, ceilings)
     print()
-    print(f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
-          + (f" (different: {', '.join(different)})" if different else ""))
-    print(f"grades.csv: {len(rows)} rows for {n} students; verdicts: "
-          + ", ".join(f"{v} {sum(r['verdict'] == v for r in rows)}" for v in sorted({r['verdict'] for r in rows})))
+    print(
+        f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
+        + (f" (different: {', '.join(different)})" if different else "")
+    )
+    print(
+        f"grades.csv: {len(rows)} rows for {n} students; verdicts: "
+        + ", ".join(f"{v} {sum(r['verdict'] == v for r in rows)}" for v in sorted({r["verdict"] for r in rows}))
+    )
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     meter.close()
     if not args.keep:

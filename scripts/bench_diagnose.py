@@ -13,6 +13,7 @@
 
     python3 scripts/bench_diagnose.py [--reps 3] [--skip-cost]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,7 @@ def spread(a: np.ndarray, b: np.ndarray) -> float:
 
 def load(path: Path):
     spec = importlib.util.spec_from_file_location(f"_bench_{path.stem}", path)
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -62,26 +63,30 @@ def agreement(bundle) -> None:
     for mid in variants.MISTAKES:
         module = load(ROOT / "submissions" / "wrong_answer" / f"{mid}.py")
         with np.errstate(all="ignore"):
-            mine = max(spread(np.asarray(module.vit_encoder_block(*c.args()), dtype=np.float64), m)
-                       for c, m in zip(cases, outputs[mid]))
+            mine = max(
+                spread(np.asarray(module.vit_encoder_block(*c.args()), dtype=np.float64), m)
+                for c, m in zip(cases, outputs[mid])
+            )
         far = max(spread(m, c.expected_output) for c, m in zip(cases, outputs[mid]))
         note = " (float32: matched by error size, not values)" if mid == "float32_arithmetic" else ""
         if mid != "float32_arithmetic":
             worst_file = max(worst_file, mine)
         print(f"| {mid} | {mine:.2e}{note} | {far:.2e} |")
-    pairs = [(max(spread(x, y) for x, y in zip(outputs[a], outputs[b])), a, b)
-             for a, b in itertools.combinations(outputs, 2)]
+    pairs = [
+        (max(spread(x, y) for x, y in zip(outputs[a], outputs[b])), a, b) for a, b in itertools.combinations(outputs, 2)
+    ]
     closest = min(pairs)
-    nearest_correct = min(max(spread(m, c.expected_output) for c, m in zip(cases, outputs[mid]))
-                          for mid in outputs)
+    nearest_correct = min(max(spread(m, c.expected_output) for c, m in zip(cases, outputs[mid])) for mid in outputs)
     c = bundle.spec.comparison
     tol = max(MATCH_FACTOR * max(c.rtol, c.atol), MATCH_FLOOR)
     print(f"\nworst learner file vs its variant (float64 mistakes): {worst_file:.2e}")
     print(f"closest two mistakes: {closest[1]} / {closest[2]} at {closest[0]:.2e}")
     print(f"mistake closest to the correct block: {nearest_correct:.2e}")
-    print(f"match tolerance (grading rtol/atol {c.rtol:g}/{c.atol:g} x {MATCH_FACTOR:g}, floor {MATCH_FLOOR:g}): "
-          f"{tol:.1e}; margins: {tol / max(worst_file, 1e-300):.1e}x above the files, "
-          f"{nearest_correct / tol:.1e}x below the nearest mistake\n")
+    print(
+        f"match tolerance (grading rtol/atol {c.rtol:g}/{c.atol:g} x {MATCH_FACTOR:g}, floor {MATCH_FLOOR:g}): "
+        f"{tol:.1e}; margins: {tol / max(worst_file, 1e-300):.1e}x above the files, "
+        f"{nearest_correct / tol:.1e}x below the nearest mistake\n"
+    )
 
 
 def cost(bundle, reps: int) -> None:
@@ -97,14 +102,17 @@ def cost(bundle, reps: int) -> None:
                 grade(bundle, path, GradeOptions(diagnose=on))
                 times[on].append(time.perf_counter() - start)
         without, with_ = statistics.median(times[False]), statistics.median(times[True])
-        print(f"| {name} | {without:.2f} (spread {min(times[False]):.2f}-{max(times[False]):.2f}) | "
-              f"{with_:.2f} (spread {min(times[True]):.2f}-{max(times[True]):.2f}) | {with_ / without:.2f} |")
+        print(
+            f"| {name} | {without:.2f} (spread {min(times[False]):.2f}-{max(times[False]):.2f}) | "
+            f"{with_:.2f} (spread {min(times[True]):.2f}-{max(times[True]):.2f}) | {with_ / without:.2f} |"
+        )
 
 
 def diagnosis_alone(bundle, reps: int) -> None:
     from grader.feedback import combined
     from grader.feedback.diagnose import diagnose
     from grader.judging.judge import judge
+
     print(f"\n## 3. The diagnosis alone (all tests; judged once, diagnose x {reps}, median)\n")
     print("| submission | diagnosis | block evaluations of the combined search | time (s) |")
     print("|---|---|---|---|")
@@ -114,9 +122,17 @@ def diagnosis_alone(bundle, reps: int) -> None:
     def counting(self, variant, case):
         counts.append(1)
         return original(self, variant, case)
-    names = ["erf_gelu", "interleaved_heads", "float32_arithmetic", *sorted(
-        p.stem for p in (ROOT / "submissions" / "wrong_answer").glob("*.py")
-        if p.stem.startswith(("combined_", "fitted_", "unknown_")))]
+
+    names = [
+        "erf_gelu",
+        "interleaved_heads",
+        "float32_arithmetic",
+        *sorted(
+            p.stem
+            for p in (ROOT / "submissions" / "wrong_answer").glob("*.py")
+            if p.stem.startswith(("combined_", "fitted_", "unknown_"))
+        ),
+    ]
     combined._Evaluator.output = counting  # type: ignore[method-assign]  # counted, put back below
     try:
         for name in names:
@@ -127,7 +143,7 @@ def diagnosis_alone(bundle, reps: int) -> None:
                 start = time.perf_counter()
                 r = diagnose(j.report, bundle, j.cases, j.returned)
                 times.append(time.perf_counter() - start)
-            assert r.diagnosis is not None   # a wrong answer is diagnosed
+            assert r.diagnosis is not None  # a wrong answer is diagnosed
             fp = r.diagnosis["fingerprint"]
             what = fp["status"] + (f" ({fp['kind']})" if fp.get("kind") else "")
             print(f"| {name} | {what} | {len(counts)} | {statistics.median(times):.2f} |")

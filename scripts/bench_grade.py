@@ -22,6 +22,7 @@ The grader's modules are byte-compiled first (`compileall`), as in any
 installation. The machine is shared: the load average is printed with the figures, and the
 spread says how noisy the run was. No figure here is asserted anywhere.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,8 +89,7 @@ def exercism(path: Path) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "in").mkdir()
         (Path(tmp) / "in" / "solution.py").write_bytes(path.read_bytes())
-        result = timed(["bash", "scripts/exercism-run.sh", "vit-encoder-block", f"{tmp}/in", f"{tmp}/out"],
-                       ok=(0,))
+        result = timed(["bash", "scripts/exercism-run.sh", "vit-encoder-block", f"{tmp}/in", f"{tmp}/out"], ok=(0,))
         status = json.loads((Path(tmp) / "out" / "results.json").read_text())["status"]
         if status != "fail":
             raise SystemExit(f"the Exercism runner said {status!r} for {path.name}")
@@ -119,7 +119,7 @@ def main() -> int:
     # Docker image at build): where PYTHONDONTWRITEBYTECODE is set (as in CI, or this shell), an
     # editable checkout would otherwise recompile the grader's ~100 modules on every start (~70 ms).
     subprocess.run([sys.executable, "-m", "compileall", "-q", "grader", "reference"], cwd=ROOT, check=True)
-    grade(ROOT / "reference" / "solution.py", "--tests", "sample")   # warm the page cache and the case cache
+    grade(ROOT / "reference" / "solution.py", "--tests", "sample")  # warm the page cache and the case cache
     try:
         with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
             floor_cases = str(Path(tmp) / "cases.bin")
@@ -141,16 +141,23 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in rows.items()}
     ratio = {k: [w / c for w, c in zip(rows[k + " wall"], rows[k + " cpu"])] for k in ("grade", "sample")}
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"load average {load_before:.2f} before, {load_after:.2f} after")
-    print(f"{args.repeats} repetitions of the first four, {args.worst_repeats} of the worst cases, alternating; "
-          f"CPU time by {METER.method}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"load average {load_before:.2f} before, {load_after:.2f} after"
+    )
+    print(
+        f"{args.repeats} repetitions of the first four, {args.worst_repeats} of the worst cases, alternating; "
+        f"CPU time by {METER.method}"
+    )
     print()
     print("| what | median | range | spread |")
     print("|---|---|---|---|")
     print(describe("`grade reference/solution.py` (all 34 tests), wall", rows["grade wall"]))
-    print(describe("bare process: import NumPy, read testcases/, run the reference on every case, wall",
-                   rows["bare wall"]))
+    print(
+        describe(
+            "bare process: import NumPy, read testcases/, run the reference on every case, wall", rows["bare wall"]
+        )
+    )
     print(describe("`grade reference/solution.py`, CPU", rows["grade cpu"]))
     print(describe("`grade reference/solution.py --one-worker`, wall", rows["one wall"]))
     print(describe("`grade reference/solution.py --one-worker`, CPU", rows["one cpu"]))
@@ -162,23 +169,35 @@ def main() -> int:
     print(describe("`sleep.py` graded on all tests, wall", rows["sleep wall"]))
     print(describe("Exercism runner, worst of the two, wall", rows["exercism wall"]))
     print()
-    print(f"grade all / bare process: {med['grade wall'] / med['bare wall']:.2f}x wall, "
-          f"{med['grade cpu'] / med['bare cpu']:.2f}x CPU")
-    print(f"the same with --one-worker: {med['one wall'] / med['bare wall']:.2f}x wall, "
-          f"{med['one cpu'] / med['bare cpu']:.2f}x CPU")
+    print(
+        f"grade all / bare process: {med['grade wall'] / med['bare wall']:.2f}x wall, "
+        f"{med['grade cpu'] / med['bare cpu']:.2f}x CPU"
+    )
+    print(
+        f"the same with --one-worker: {med['one wall'] / med['bare wall']:.2f}x wall, "
+        f"{med['one cpu'] / med['bare cpu']:.2f}x CPU"
+    )
     room = 1.2 * med["bare cpu"] - med["floor cpu"]
-    print(f"fork-per-test floor / bare process: {med['floor cpu'] / med['bare cpu']:.2f}x CPU; grade all / floor: "
-          f"{med['grade cpu'] / med['floor cpu']:.2f}x CPU. Under a 1.2x CPU bar, what the grader does beyond the "
-          f"floor (isolation, the harness's modules, its own imports and case cache, supervision, report) would "
-          f"have {room:.3f} s of CPU; it takes {med['grade cpu'] - med['floor cpu']:.3f} s")
-    print(f"counted as the issue's first figures were (getrusage: waited-for processes only, no zygote, no "
-          f"worker): grade all {med['grade waited']:.3f} s, bare process {med['bare waited']:.3f} s of CPU")
-    print(f"wall / CPU of one grading: median {statistics.median(ratio['grade']):.2f} "
-          f"(range {min(ratio['grade']):.2f}-{max(ratio['grade']):.2f}); of a sample grading "
-          f"{statistics.median(ratio['sample']):.2f}")
+    print(
+        f"fork-per-test floor / bare process: {med['floor cpu'] / med['bare cpu']:.2f}x CPU; grade all / floor: "
+        f"{med['grade cpu'] / med['floor cpu']:.2f}x CPU. Under a 1.2x CPU bar, what the grader does beyond the "
+        f"floor (isolation, the harness's modules, its own imports and case cache, supervision, report) would "
+        f"have {room:.3f} s of CPU; it takes {med['grade cpu'] - med['floor cpu']:.3f} s"
+    )
+    print(
+        f"counted as the issue's first figures were (getrusage: waited-for processes only, no zygote, no "
+        f"worker): grade all {med['grade waited']:.3f} s, bare process {med['bare waited']:.3f} s of CPU"
+    )
+    print(
+        f"wall / CPU of one grading: median {statistics.median(ratio['grade']):.2f} "
+        f"(range {min(ratio['grade']):.2f}-{max(ratio['grade']):.2f}); of a sample grading "
+        f"{statistics.median(ratio['sample']):.2f}"
+    )
     print(f"grade --tests sample / import numpy: {med['sample wall'] / med['numpy wall']:.2f}x wall")
-    print(f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
-          f"Exercism runner {med['exercism wall']:.1f} s")
+    print(
+        f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
+        f"Exercism runner {med['exercism wall']:.1f} s"
+    )
     return 0
 
 

@@ -6,6 +6,7 @@ group (when we may make one, as root) counts every process started inside it,
 reaped by whoever; without one the rusage figure is a lower bound, and
 `method` says which was used.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,11 @@ class CpuMeter:
 
     @property
     def method(self) -> str:
-        return ("cgroup cpuacct (whole process tree)" if self.group
-                else "getrusage(RUSAGE_CHILDREN): waited-for processes only, a lower bound")
+        return (
+            "cgroup cpuacct (whole process tree)"
+            if self.group
+            else "getrusage(RUSAGE_CHILDREN): waited-for processes only, a lower bound"
+        )
 
     def read(self) -> float:
         """CPU seconds used so far by everything started through `enter`."""
@@ -49,7 +53,7 @@ class CpuMeter:
         cpu0, t0 = self.read(), time.monotonic()
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=self.enter)
         wall = time.monotonic() - t0
-        time.sleep(0.2)   # a killed zygote's last tick
+        time.sleep(0.2)  # a killed zygote's last tick
         return wall, self.read() - cpu0, proc
 
     def close(self) -> None:

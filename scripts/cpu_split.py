@@ -15,6 +15,7 @@ between the processes are what it is for. docs/cli.md, "Performance", quotes it.
 
     python3 scripts/cpu_split.py [FILE] [-- EXTRA GRADE ARGS]
 """
+
 from __future__ import annotations
 
 import os
@@ -44,6 +45,7 @@ class Recording:
     """One `perf script --show-task-events` of a recorded command: its pid (perf names the
     process it starts `perf-exec` until the exec), which process forked which, which ran a
     new program, and the events."""
+
     root: int | None = None
     parent_of: dict[int, int] = field(default_factory=dict)
     execed: set[int] = field(default_factory=set)
@@ -53,10 +55,20 @@ class Recording:
 def record(perf: str, events: list[str], grade: list[str], out: Path) -> str:
     """`perf script` of `grade` recorded on its own: perf follows the command's children and
     records no other process, so other programs on the machine are never counted."""
-    subprocess.run([perf, "record", "-q", *events, "-o", str(out), "--", *grade],
-                   cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return subprocess.run([perf, "script", "--show-task-events", "-i", str(out), "-F", "comm,pid,time,trace"],
-                          capture_output=True, text=True, check=False).stdout
+    subprocess.run(
+        [perf, "record", "-q", *events, "-o", str(out), "--", *grade],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    return subprocess.run(
+        [perf, "script", "--show-task-events", "-i", str(out), "-F", "comm,pid,time,trace"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
 
 
 def parse(text: str) -> Recording:
@@ -93,8 +105,11 @@ def roles(rec: Recording) -> tuple[int, int, list[int], list[Row]] | None:
     if rec.root is None:
         return None
     tree = descendants(rec.parent_of, rec.root)
-    forks = {child: parent for child, parent in rec.parent_of.items()
-             if child in tree and child not in rec.execed and parent != rec.root}
+    forks = {
+        child: parent
+        for child, parent in rec.parent_of.items()
+        if child in tree and child not in rec.execed and parent != rec.root
+    }
     if not forks:
         return None
     zygote = Counter(forks.values()).most_common(1)[0][0]
@@ -116,8 +131,10 @@ def print_cpu(title: str, found: tuple[int, int, list[int], list[Row]]) -> None:
     per_worker = [ms[p] * 1000 / HZ for p in workers]
     print(f"{title}: one grading, CPU time sampled at {HZ} Hz")
     print(f"  parent   {ms[parent] * 1000 / HZ:6.0f} ms")
-    print(f"  zygote   {ms[zygote] * 1000 / HZ:6.0f} ms: {z_before * 1000 / HZ:.0f} ms before its first worker, "
-          f"then {(ms[zygote] - z_before) * 1000 / HZ / len(workers):.1f} ms per run")
+    print(
+        f"  zygote   {ms[zygote] * 1000 / HZ:6.0f} ms: {z_before * 1000 / HZ:.0f} ms before its first worker, "
+        f"then {(ms[zygote] - z_before) * 1000 / HZ / len(workers):.1f} ms per run"
+    )
     print(f"  workers  {sum(per_worker):6.0f} ms: {len(workers)} runs, median {statistics.median(per_worker):.1f} ms")
     print(f"  all      {sum(ms.values()) * 1000 / HZ:6.0f} ms")
 
@@ -134,20 +151,27 @@ def print_faults(found: tuple[int, int, list[int], list[Row]]) -> None:
     ww = [kinds[p]["write"] for p in workers]
     print("page faults (a second grading, traced)")
     print(f"  parent   {sum(kinds[parent].values()):6d}")
-    print(f"  zygote   {sum(kinds[zygote].values()):6d}: {z_after / len(workers):.0f} per run after its first "
-          "worker (each fork write-protects its memory again)")
-    print(f"  workers  median {statistics.median(w):.0f} per run, of which {statistics.median(ww):.0f} "
-          "writes (copies of the zygote's pages, first touches of new memory)")
+    print(
+        f"  zygote   {sum(kinds[zygote].values()):6d}: {z_after / len(workers):.0f} per run after its first "
+        "worker (each fork write-protects its memory again)"
+    )
+    print(
+        f"  workers  median {statistics.median(w):.0f} per run, of which {statistics.median(ww):.0f} "
+        "writes (copies of the zygote's pages, first touches of new memory)"
+    )
 
 
 def main() -> int:
     args = sys.argv[1:]
-    extra = args[args.index("--") + 1:] if "--" in args else []
-    args = args[:args.index("--")] if "--" in args else args
+    extra = args[args.index("--") + 1 :] if "--" in args else []
+    args = args[: args.index("--")] if "--" in args else args
     perf = shutil.which("perf")
     if perf is None or os.geteuid() != 0:
-        print("cpu_split: needs root and the `perf` tool (linux-perf); "
-              f"{'perf is not installed' if perf is None else 'not running as root'}", file=sys.stderr)
+        print(
+            "cpu_split: needs root and the `perf` tool (linux-perf); "
+            f"{'perf is not installed' if perf is None else 'not running as root'}",
+            file=sys.stderr,
+        )
         return 2
     target = args[0] if args else "reference/solution.py"
     grade = [sys.executable, "-m", "grader", "grade", target, "--json", os.devnull, *extra]
@@ -155,8 +179,10 @@ def main() -> int:
         cpu = roles(parse(record(perf, ["-F", str(HZ)], grade, Path(tmp) / "cpu.data")))
         faults = roles(parse(record(perf, ["-e", "exceptions:page_fault_user"], grade, Path(tmp) / "faults.data")))
     if cpu is None or faults is None:
-        print(f"cpu_split: the grading ran no test in the sandbox (see `python -m grader grade {target}`)",
-              file=sys.stderr)
+        print(
+            f"cpu_split: the grading ran no test in the sandbox (see `python -m grader grade {target}`)",
+            file=sys.stderr,
+        )
         return 1
     print_cpu(f"{target} {' '.join(extra)}", cpu)
     print_faults(faults)

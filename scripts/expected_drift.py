@@ -10,6 +10,7 @@ place, and the largest difference as a fraction of the grading tolerance
 below 1 means the change cannot turn any verdict; docs/measurements.md keeps
 the figures of each regeneration. Status 1 when a fraction reaches 1e-3.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,8 @@ def _old_bytes(revision: str, rel: str) -> bytes | None:
 def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     def ordered(x: np.ndarray) -> np.ndarray:
         i = x.view(np.int64)
-        return np.where(i < 0, np.int64(-2 ** 63) - i, i)
+        return np.where(i < 0, np.int64(-(2**63)) - i, i)
+
     return np.abs(ordered(a) - ordered(b))
 
 
@@ -65,9 +67,11 @@ def main() -> int:
         differing += int(np.count_nonzero(ulps))
         worst_ulps = max(worst_ulps, int(ulps.max()))
         worst_fraction = max(worst_fraction, fraction)
-    print(f"{values} expected values compared, {differing} differ "
-          f"({100 * differing / max(values, 1):.2f} %); largest difference {worst_ulps} ulp, "
-          f"{worst_fraction:.2e} of the tolerance (atol {atol:g}, rtol {rtol:g})")
+    print(
+        f"{values} expected values compared, {differing} differ "
+        f"({100 * differing / max(values, 1):.2f} %); largest difference {worst_ulps} ulp, "
+        f"{worst_fraction:.2e} of the tolerance (atol {atol:g}, rtol {rtol:g})"
+    )
     return 1 if worst_fraction >= ALARM else 0
 
 

@@ -24,6 +24,7 @@ the solution runs unconfined, so give it only trusted code (the reference).
     python3 scripts/fork_floor.py --prepare FILE   # the grader's API reads testcases/ into FILE
     python3 scripts/fork_floor.py FILE [--solution reference/solution.py]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 from grader.sandbox.startup import clean_environment  # noqa: E402 - imports nothing costly, no NumPy
 
 MAGIC = b"VITFLOOR1\n"
-MAX_BYTES = 1 << 30   # the prepared cases are about 5 MB
-TIMEOUT_S = 120   # default for the whole run: a solution that never returns ends it, with a message
+MAX_BYTES = 1 << 30  # the prepared cases are about 5 MB
+TIMEOUT_S = 120  # default for the whole run: a solution that never returns ends it, with a message
 
 # The sandbox's own start-up is the model: `python -I -S` with NumPy's folder on the path, the
 # sandbox's environment, NumPy, one compile, then a fork per request. Only the locking down, the
@@ -147,19 +148,35 @@ def prepare(out: Path) -> int:
     from grader.problem.bundle import open_bundle
     from grader.problem.case_cache import load_cases_cached
     from grader.problem.cases import ARRAY_INPUTS, INPUT_ORDER
+
     bundle = open_bundle(ROOT)
     heads, blobs = [], []
     for case in load_cases_cached(bundle.testcases, bundle.group_names("all")):
         arrays = [np.ascontiguousarray(case.inputs[k], dtype="<f8") for k in INPUT_ORDER if k in ARRAY_INPUTS]
         inputs = b"".join(a.tobytes() for a in arrays)
         expected = np.ascontiguousarray(case.expected, dtype="<f8").tobytes()
-        args = [{"kind": "array", "shape": list(case.inputs[k].shape)} if k in ARRAY_INPUTS
-                else {"kind": "int", "value": int(case.inputs[k])} for k in INPUT_ORDER]
-        heads.append({"name": case.name, "args": args, "expected_shape": list(case.expected_output.shape),
-                      "inputs": len(inputs), "expected": len(expected)})
+        args = [
+            {"kind": "array", "shape": list(case.inputs[k].shape)}
+            if k in ARRAY_INPUTS
+            else {"kind": "int", "value": int(case.inputs[k])}
+            for k in INPUT_ORDER
+        ]
+        heads.append(
+            {
+                "name": case.name,
+                "args": args,
+                "expected_shape": list(case.expected_output.shape),
+                "inputs": len(inputs),
+                "expected": len(expected),
+            }
+        )
         blobs += [inputs, expected]
-    meta = {"rtol": bundle.spec.comparison.rtol, "atol": bundle.spec.comparison.atol,
-            "function": bundle.spec.function, "cases": heads}
+    meta = {
+        "rtol": bundle.spec.comparison.rtol,
+        "atol": bundle.spec.comparison.atol,
+        "function": bundle.spec.function,
+        "cases": heads,
+    }
     out.write_bytes(MAGIC + json.dumps(meta).encode() + b"\n" + b"".join(blobs))
     print(f"fork_floor: {len(heads)} cases written to {out}")
     return 0
@@ -191,17 +208,17 @@ def read_prepared(path: Path) -> tuple[dict, list[tuple[dict, bytes, bytes]]]:
     """The tolerances and every case's (header, input bytes, expected bytes); FloorError unless the
     file is exactly what --prepare writes."""
     data = _read_file(path)
-    if not data.startswith(MAGIC) or b"\n" not in data[len(MAGIC):]:
+    if not data.startswith(MAGIC) or b"\n" not in data[len(MAGIC) :]:
         raise FloorError(f"{path} was not written by --prepare (write it with --prepare first)")
     line_end = data.index(b"\n", len(MAGIC))
     try:
-        meta = json.loads(data[len(MAGIC):line_end])
+        meta = json.loads(data[len(MAGIC) : line_end])
         offset, cases = line_end + 1, []
         for case in meta["cases"]:
             n_in, n_out = int(case["inputs"]), int(case["expected"])
             if n_out != 8 * math.prod(case["expected_shape"]) or n_out == 0 or n_in < 0:
                 raise ValueError(f"case {case['name']!r}: sizes do not match its shape")
-            cases.append((case, data[offset:offset + n_in], data[offset + n_in:offset + n_in + n_out]))
+            cases.append((case, data[offset : offset + n_in], data[offset + n_in : offset + n_in + n_out]))
             offset += n_in + n_out
         float(meta["rtol"]), float(meta["atol"]), str(meta["function"])
     except (ValueError, KeyError, TypeError) as exc:
@@ -221,13 +238,14 @@ def printable(text: object) -> str:
 def doubles(raw: bytes) -> array:
     values = array("d")
     values.frombytes(raw)
-    if sys.byteorder == "big":   # the bytes are little-endian float64
+    if sys.byteorder == "big":  # the bytes are little-endian float64
         values.byteswap()
     return values
 
 
-def problem(result: dict, body: bytes, expected_shape: list[int], expected: bytes, rtol: float,
-            atol: float) -> str | None:
+def problem(
+    result: dict, body: bytes, expected_shape: list[int], expected: bytes, rtol: float, atol: float
+) -> str | None:
     """Why the result fails the case, or None: the checker's order (type, dtype, shape, then every
     element; NaN and infinity never match, since no comparison with them is true)."""
     if "error" in result:
@@ -246,7 +264,7 @@ class Zygote:
     """The forking process: one request per case, one reply each."""
 
     def __init__(self, solution: Path) -> None:
-        spec = importlib.util.find_spec("numpy")   # NumPy's folder, without importing it
+        spec = importlib.util.find_spec("numpy")  # NumPy's folder, without importing it
         if spec is None or spec.origin is None:
             raise FloorError("NumPy is not installed for this interpreter")
         if not solution.is_file():
@@ -255,13 +273,17 @@ class Zygote:
             # Its own session, so that closing it ends a worker that never returned, too.
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", ZYGOTE, str(solution), str(Path(spec.origin).parent.parent)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=clean_environment(), start_new_session=True)
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=clean_environment(),
+                start_new_session=True,
+            )
         except OSError as exc:
             raise FloorError(f"cannot start {sys.executable}: {exc.strerror}") from None
 
     def run(self, head: dict, payload: bytes) -> tuple[dict, bytes]:
         raw = json.dumps(head).encode()
-        assert self.proc.stdin is not None   # started with stdin=PIPE
+        assert self.proc.stdin is not None  # started with stdin=PIPE
         try:
             self.proc.stdin.write(struct.pack("<II", len(raw), len(payload)) + raw + payload)
             self.proc.stdin.flush()
@@ -271,7 +293,7 @@ class Zygote:
             raise FloorError("the forking process ended early (see its message above)") from None
 
     def _read(self, n: int) -> bytes:
-        assert self.proc.stdout is not None   # started with stdout=PIPE
+        assert self.proc.stdout is not None  # started with stdout=PIPE
         data = self.proc.stdout.read(n)
         if len(data) != n:
             raise OSError("short read")
@@ -298,6 +320,7 @@ def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
 
     def too_long(signum, frame):
         raise FloorError(f"no answer within {timeout_s} s: a solution that never returns?")
+
     signal.signal(signal.SIGALRM, too_long)
     signal.alarm(max(1, timeout_s))
     try:
@@ -309,8 +332,10 @@ def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
     finally:
         signal.alarm(0)
         zygote.close()
-    print(f"fork_floor: {len(cases) - len(failed)} of {len(cases)} cases passed"
-          + (f"; not: {'; '.join(failed[:3])}" if failed else ""))
+    print(
+        f"fork_floor: {len(cases) - len(failed)} of {len(cases)} cases passed"
+        + (f"; not: {'; '.join(failed[:3])}" if failed else "")
+    )
     return 1 if failed else 0
 
 
@@ -324,7 +349,7 @@ def main() -> int:
     if args.prepare:
         try:
             return prepare(args.file)
-        except OSError as exc:   # a folder that does not exist, a full disk
+        except OSError as exc:  # a folder that does not exist, a full disk
             print(f"fork_floor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 2
     try:

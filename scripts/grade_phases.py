@@ -10,6 +10,7 @@ is not in that column), and prints the median of each phase. The grader's own
 import time is measured first, in its own process. The wrapping adds a few
 microseconds per call; no figure here is asserted anywhere.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,12 +75,13 @@ sys.stderr.write("PHASES " + json.dumps(T) + "\n")
 
 
 def one_run(path: str, tests: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE, path, tests], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, path, tests], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600
+    )
     line = next((ln for ln in proc.stderr.splitlines() if ln.startswith("PHASES ")), None)
     if line is None:
         raise SystemExit(f"the measured run printed no phases:\n{proc.stderr[-2000:]}")
-    return json.loads(line[len("PHASES "):])
+    return json.loads(line[len("PHASES ") :])
 
 
 def main() -> int:
@@ -89,8 +91,10 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     runs = [one_run(args.file, args.tests) for _ in range(max(1, args.repeats))]
-    print(f"{args.file}, --tests {args.tests}: medians of {len(runs)} runs; load average "
-          f"{os.getloadavg()[0]:.1f} at the end")
+    print(
+        f"{args.file}, --tests {args.tests}: medians of {len(runs)} runs; load average "
+        f"{os.getloadavg()[0]:.1f} at the end"
+    )
     print()
     print(f"| {'phase':68} | {'calls':>5} | {'wall (s)':>8} | {'parent CPU (s)':>14} |")
     print(f"|{'-' * 70}|{'-' * 7}|{'-' * 10}|{'-' * 16}|")

@@ -11,6 +11,7 @@ together from line to line, the machine itself ran at a different speed (its
 host's doing), not the probe or the sandbox: docs/time-limits.md, "The host's
 own speed".
 """
+
 from __future__ import annotations
 
 import argparse

@@ -9,6 +9,7 @@ the checked-in file differs from what it would write. Usage:
     python3 scripts/problem_schema.py            # rewrite the file (prints whether it changed)
     python3 scripts/problem_schema.py --check    # exit 1 if the file is out of date
 """
+
 from __future__ import annotations
 
 import argparse

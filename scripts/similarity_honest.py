@@ -15,6 +15,7 @@ CONTAINMENT), i.e. the false-positive rate on that corpus. It then checks
 that padding each file with never-called code keeps it flagged against
 itself, which is the case the containment bar exists for.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,16 +75,23 @@ def main() -> int:
     jaccards = [j for j, _ in figures.values()]
     big = [c for (a, b), (_, c) in figures.items() if min(len(sets[a]), len(sets[b])) >= MIN_CONTAINED]
     hits = [(a, b) for a, b in pairs if flagged(sets[a], sets[b]) is not None]
-    print(f"corpus: {len(sources)} files by {len(authors)} authors; {len(sets)} with enough code; "
-          f"{len(pairs)} cross-author pairs ({len(big)} large enough for the containment bar)")
-    print(f"jaccard:     {quantiles(jaccards)}; at or above {THRESHOLD}: "
-          f"{sum(j >= THRESHOLD for j in jaccards)}")
+    print(
+        f"corpus: {len(sources)} files by {len(authors)} authors; {len(sets)} with enough code; "
+        f"{len(pairs)} cross-author pairs ({len(big)} large enough for the containment bar)"
+    )
+    print(f"jaccard:     {quantiles(jaccards)}; at or above {THRESHOLD}: {sum(j >= THRESHOLD for j in jaccards)}")
     print(f"containment: {quantiles(big)}; at or above {CONTAINMENT}: {sum(c >= CONTAINMENT for c in big)}")
-    print(f"flagged honest pairs: {len(hits)} of {len(pairs)}"
-          + "".join(f"\n  {a} ~ {b}: jaccard {figures[(a, b)][0]:.3f}, containment {figures[(a, b)][1]:.3f}"
-                    for a, b in hits))
-    padded = [name for name, src in sources.items() if name in sets
-              and flagged(set(fingerprint(src, starter)), set(fingerprint(src + "\n" + PADDING, starter)))]
+    print(
+        f"flagged honest pairs: {len(hits)} of {len(pairs)}"
+        + "".join(
+            f"\n  {a} ~ {b}: jaccard {figures[(a, b)][0]:.3f}, containment {figures[(a, b)][1]:.3f}" for a, b in hits
+        )
+    )
+    padded = [
+        name
+        for name, src in sources.items()
+        if name in sets and flagged(set(fingerprint(src, starter)), set(fingerprint(src + "\n" + PADDING, starter)))
+    ]
     print(f"padded copies still flagged: {len(padded)} of {len(sets)}")
     return 0
 

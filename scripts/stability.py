@@ -20,6 +20,7 @@ A figure-printing script, not a test: it takes a long time (RUNS x 2 x about
 55 gradings) and its figures depend on the machine. docs/time-limits.md
 quotes its output.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,10 @@ BAR = 0.15
 
 def bombs() -> dict[str, str]:
     """The adversarial suite's memory, fork and time bombs, by name."""
-    out = {f"memory_bomb/{name}": "import numpy as np\n" + adversarial.SIGNATURE + adversarial.body(code)
-           for name, code in adversarial.MEMORY_BOMBS.items()}
+    out = {
+        f"memory_bomb/{name}": "import numpy as np\n" + adversarial.SIGNATURE + adversarial.body(code)
+        for name, code in adversarial.MEMORY_BOMBS.items()
+    }
     out["fork_bomb"] = adversarial.RUN_TIME_ERRORS["fork_bomb"][0]
     out.update({f"time_bomb/{name}": source for name, (source, _) in adversarial.TLE_ATTACKS.items()})
     return out
@@ -77,11 +80,11 @@ class Busy:
 
 def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs: int) -> dict:
     verdicts: dict[str, list[str]] = {}
-    per_test: dict[str, list[tuple[str, ...]]] = {}   # every test's verdict, in order
+    per_test: dict[str, list[tuple[str, ...]]] = {}  # every test's verdict, in order
     limits: list[float] = []
     for _ in range(runs):
         for name, path, options, cases in jobs:
-            zygote = early_zygote(["grade"])   # started as `python -m grader grade` does
+            zygote = early_zygote(["grade"])  # started as `python -m grader grade` does
             try:
                 r = grade(bundle, path, options, cases, zygote)
             finally:
@@ -89,7 +92,7 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
                     zygote.close()
             verdicts.setdefault(name, []).append(r.verdict)
             per_test.setdefault(name, []).append(tuple(t.verdict for t in r.tests))
-            if r.limits is not None and r.limits.probe == "measured":   # not the least limits
+            if r.limits is not None and r.limits.probe == "measured":  # not the least limits
                 limits.append(r.limits.cpu_s)
     return {"verdicts": verdicts, "per_test": per_test, "limits": limits}
 
@@ -97,8 +100,9 @@ def run_condition(bundle, jobs: list[tuple[str, Path, GradeOptions, list]], runs
 def measure(bundle: Any, jobs: list[tuple[str, Path, GradeOptions, Any]], runs: int, busy: int) -> dict[str, dict]:
     """Each condition's verdicts, per-test verdicts, limits, seconds and load averages over `runs` runs."""
     labels = ("as found", f"with {busy} busy processes")
-    results: dict[str, dict] = {label: {"verdicts": {}, "per_test": {}, "limits": [], "seconds": 0.0, "loads": []}
-                                for label in labels}
+    results: dict[str, dict] = {
+        label: {"verdicts": {}, "per_test": {}, "limits": [], "seconds": 0.0, "loads": []} for label in labels
+    }
     # Alternating, one run of every file per condition at a time: the host's own slow and fast
     # phases (minutes long here) then fall on both conditions alike instead of on one of them.
     for _ in range(runs):
@@ -126,9 +130,11 @@ def print_condition(label: str, res: dict) -> tuple[float | None, bool]:
     """One condition's verdicts and limits, printed: (its median limit, whether no verdict flipped)."""
     flips = {n: Counter(v) for n, v in res["verdicts"].items() if len(set(v)) > 1}
     lim = res["limits"]
-    median = statistics.median(lim) if lim else None   # None: no grading needed the probe
-    print(f"\n{label} (load average {res['load'][0]:.1f}-{res['load'][1]:.1f} at the starts of its runs; "
-          f"{res['seconds']:.0f} s)")
+    median = statistics.median(lim) if lim else None  # None: no grading needed the probe
+    print(
+        f"\n{label} (load average {res['load'][0]:.1f}-{res['load'][1]:.1f} at the starts of its runs; "
+        f"{res['seconds']:.0f} s)"
+    )
     print(f"  verdicts: {'identical in every run' if not flips else f'{len(flips)} files flipped'}")
     for n, c in sorted(flips.items()):
         print(f"    {n}: " + ", ".join(f"{v} x{k}" for v, k in c.most_common()))
@@ -137,12 +143,16 @@ def print_condition(label: str, res: dict) -> tuple[float | None, bool]:
     print(f"  every test's verdict: {'identical in every run' if not inner else f'{len(inner)} files differ'}")
     for n, rows in sorted(inner.items()):
         changed = sorted({i for i in range(len(rows[0])) if len({r[i] for r in rows}) > 1})
-        print(f"    {n}: test {', '.join(str(i + 1) for i in changed)}: "
-              + ", ".join(f"{'/'.join(sorted({r[i] for r in rows}))}" for i in changed))
+        print(
+            f"    {n}: test {', '.join(str(i + 1) for i in changed)}: "
+            + ", ".join(f"{'/'.join(sorted({r[i] for r in rows}))}" for i in changed)
+        )
     of = sum(map(len, res["verdicts"].values()))
     if lim:
-        print(f"  effective CPU limit: median {median:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
-              f"over the {len(lim)} gradings that needed the probe (of {of})")
+        print(
+            f"  effective CPU limit: median {median:.3f} s, range {min(lim):.3f}-{max(lim):.3f} s "
+            f"over the {len(lim)} gradings that needed the probe (of {of})"
+        )
     else:
         print(f"  effective CPU limit: none of the {of} gradings needed the probe")
     return median, not flips
@@ -151,12 +161,16 @@ def print_condition(label: str, res: dict) -> tuple[float | None, bool]:
 def limits_met(a: float | None, b: float | None, nominal: float) -> bool:
     """Are the two conditions' median limits within BAR of each other and of the nominal one (printed)?"""
     if a is None or b is None:
-        print("limits: not compared (a condition had no grading that needed the probe; "
-              "run more files, e.g. without --only)")
+        print(
+            "limits: not compared (a condition had no grading that needed the probe; "
+            "run more files, e.g. without --only)"
+        )
         return True
-    print(f"limits: {abs(a - b) / min(a, b):.1%} apart (bar {BAR:.0%}); "
-          f"{abs(a - nominal) / nominal:.1%} and {abs(b - nominal) / nominal:.1%} from time_per_test_s "
-          f"= {nominal:g} s (bar {BAR:.0%})")
+    print(
+        f"limits: {abs(a - b) / min(a, b):.1%} apart (bar {BAR:.0%}); "
+        f"{abs(a - nominal) / nominal:.1%} and {abs(b - nominal) / nominal:.1%} from time_per_test_s "
+        f"= {nominal:g} s (bar {BAR:.0%})"
+    )
     return abs(a - b) / min(a, b) <= BAR and all(abs(m - nominal) / nominal <= BAR for m in (a, b))
 
 
@@ -180,8 +194,10 @@ def main() -> int:
         results = measure(bundle, jobs, args.runs, args.busy)
 
     n_subs = sum(j[3] is all_cases for j in jobs)
-    print(f"{len(jobs)} files x {args.runs} runs per condition ({n_subs} from submissions/ on all tests, "
-          f"{len(jobs) - n_subs} bombs on the samples)")
+    print(
+        f"{len(jobs)} files x {args.runs} runs per condition ({n_subs} from submissions/ on all tests, "
+        f"{len(jobs) - n_subs} bombs on the samples)"
+    )
     medians, all_same = [], True
     for label, res in results.items():
         median, same = print_condition(label, res)

@@ -6,6 +6,7 @@ submissions" folder, a Gradescope "Export submissions" folder with
 submission_metadata.yml, a GitHub Classroom `gh classroom clone student-repos`
 folder, and plain files.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,19 +21,39 @@ ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = ROOT / "submissions"
 SIGNATURE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
 
-MEMORY_BOMB = "import numpy as np\n\n" + SIGNATURE + textwrap.indent(textwrap.dedent("""\
+MEMORY_BOMB = (
+    "import numpy as np\n\n"
+    + SIGNATURE
+    + textwrap.indent(
+        textwrap.dedent("""\
     hog = []
     while True:   # 512 MiB at a time, untouched: the address-space limit stops it at once, whatever the load
         hog.append(np.empty(1 << 26))
-"""), "    ")
+"""),
+        "    ",
+    )
+)
 
 
 def notebook(source: str) -> str:
     """A minimal .ipynb holding `source` in one code cell (plus a markdown cell)."""
-    return json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# My solution\n"]},
-                                 {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-                                  "source": source.splitlines(keepends=True)}],
-                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "markdown", "metadata": {}, "source": ["# My solution\n"]},
+                {
+                    "cell_type": "code",
+                    "metadata": {},
+                    "execution_count": None,
+                    "outputs": [],
+                    "source": source.splitlines(keepends=True),
+                },
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 def sub(folder: str, name: str) -> bytes:
@@ -41,7 +62,7 @@ def sub(folder: str, name: str) -> bytes:
 
 @dataclass(frozen=True)
 class Student:
-    key: str          # what the test calls it
+    key: str  # what the test calls it
     content: bytes
     suffix: str = ".py"
 
@@ -65,17 +86,22 @@ def full_class() -> list[Student]:
     catalogue mistake, a combined and an unknown mistake, two compile errors, two
     crashes, an infinite loop, a sleeper, a memory bomb, a notebook and a binary file."""
     from grader.feedback.mistakes import CATALOGUE
+
     out = [Student(f"ac-{p.stem}", p.read_bytes()) for p in sorted((SUBMISSIONS / "accepted").glob("*.py"))]
     out += [Student(f"wa-{m}", sub("wrong_answer", m)) for m in sorted(CATALOGUE)]
-    out += [s for s in small_class() if s.key not in ("correct", "erf")]   # CE, RE, TLE, bomb, notebook, binary
-    out += [Student("wa-combined", sub("wrong_answer", "combined_erf_gelu_eps_zero")),
-            Student("wa-unknown", sub("wrong_answer", "unknown_rms_norm")),
-            Student("ce-missing", sub("compile_error", "missing_function")),
-            Student("re-segfault", sub("run_time_error", "segfault")),
-            Student("tle-sleep", sub("time_limit_exceeded", "sleep"))]
+    out += [s for s in small_class() if s.key not in ("correct", "erf")]  # CE, RE, TLE, bomb, notebook, binary
+    out += [
+        Student("wa-combined", sub("wrong_answer", "combined_erf_gelu_eps_zero")),
+        Student("wa-unknown", sub("wrong_answer", "unknown_rms_norm")),
+        Student("ce-missing", sub("compile_error", "missing_function")),
+        Student("re-segfault", sub("run_time_error", "segfault")),
+        Student("tle-sleep", sub("time_limit_exceeded", "sleep")),
+    ]
     if len(out) != 40:
-        raise AssertionError(f"the benchmark class has {len(out)} students, not 40: "
-                             "the catalogue or submissions/ changed; rebalance full_class")
+        raise AssertionError(
+            f"the benchmark class has {len(out)} students, not 40: "
+            "the catalogue or submissions/ changed; rebalance full_class"
+        )
     return out
 
 
@@ -114,9 +140,11 @@ def write_gradescope(folder: Path, students: list[Student], start: int = 0) -> d
         d = folder / f"submission_{330000 + start + i}"
         d.mkdir()
         (d / f"solution{s.suffix}").write_bytes(s.content)
-        meta.append(f"{d.name}:\n  :submitters:\n  - :name: Student {s.key}\n    :sid: '{sid}'\n"
-                    f"    :email: {s.key}@example.edu\n  :created_at: 2026-11-30 12:00:00.000000000 -08:00\n"
-                    f"  :score: !ruby/object:BigDecimal 18:0.0\n")
+        meta.append(
+            f"{d.name}:\n  :submitters:\n  - :name: Student {s.key}\n    :sid: '{sid}'\n"
+            f"    :email: {s.key}@example.edu\n  :created_at: 2026-11-30 12:00:00.000000000 -08:00\n"
+            f"  :score: !ruby/object:BigDecimal 18:0.0\n"
+        )
         ids[s.key] = sid.lower()
     (folder / "submission_metadata.yml").write_text("".join(meta), encoding="utf-8")
     return ids
@@ -152,7 +180,7 @@ def unreadable(path: Path) -> None:
 
 
 TIME = re.compile(r"\d+(\.\d+)?(e-?\d+)? ?s\b")
-UID = re.compile(r"uid/gid \d+")   # each sandbox drops to a fresh random uid
+UID = re.compile(r"uid/gid \d+")  # each sandbox drops to a fresh random uid
 
 
 def normalised(report: dict) -> dict:
@@ -162,7 +190,7 @@ def normalised(report: dict) -> dict:
     r["limits"] = None
     for t in r["tests"]:
         t["time_s"] = t["memory_mib"] = None
-        if t["verdict"] == "TLE":   # which limit fires first (CPU or wall clock) depends on the load
+        if t["verdict"] == "TLE":  # which limit fires first (CPU or wall clock) depends on the load
             t["message"] = "TLE"
     if r["verdict"] == "TLE":
         r["summary"] = r["summary"].split("):")[0]
@@ -175,4 +203,5 @@ def normalised(report: dict) -> dict:
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items()}
         return value
+
     return strip(r)

@@ -1,4 +1,5 @@
 """Shared fixtures: the bundle under test and a runner for the real CLI."""
+
 from __future__ import annotations
 
 import os
@@ -34,10 +35,13 @@ def spec(bundle):
     return bundle.spec
 
 
-def run_cli(*args: str, timeout: float = 600, cwd: Path = ROOT, input: str | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, timeout: float = 600, cwd: Path = ROOT, input: str | None = None
+) -> subprocess.CompletedProcess:
     """Run `python -m grader ARGS` exactly as a user would."""
-    return subprocess.run([sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, input=input)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, input=input
+    )
 
 
 @pytest.fixture

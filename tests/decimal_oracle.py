@@ -6,6 +6,7 @@ pi from Machin's formula. Slow (pure Python), so tests use it on small cases.
 The statement's constants (eps = 1e-6, 0.044715) are taken as the float64
 numbers a float64 program uses; pi and sqrt(2/pi) are the real ones.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,15 +17,16 @@ import numpy as np
 DIGITS = 60
 Matrix = list[list[Decimal]]
 
-ZERO = Decimal(0)   # the start of every sum: 0 + x and Decimal(0) + x are the same operation
+ZERO = Decimal(0)  # the start of every sum: 0 + x and Decimal(0) + x are the same operation
 
 
 def dec(v: float) -> Decimal:
-    return Decimal(float(v))          # exact: every float64 is a finite decimal
+    return Decimal(float(v))  # exact: every float64 is a finite decimal
 
 
 def pi() -> Decimal:
     """Machin: pi = 16 atan(1/5) - 4 atan(1/239)."""
+
     def atan_inv(n: int) -> Decimal:
         x = Decimal(1) / n
         total = term = x
@@ -34,6 +36,7 @@ def pi() -> Decimal:
             k += 2
             total += term / k
         return total
+
     with localcontext() as ctx:
         ctx.prec = DIGITS + 10
         return 16 * atan_inv(5) - 4 * atan_inv(239)

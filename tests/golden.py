@@ -24,6 +24,7 @@ the rules above are the margin for a CPU not tried.
 A difference is reported as the first differing token with its line, not as a diff of the
 whole file.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,7 +43,7 @@ DISPLAY_FACTOR = 1.5
 @dataclass(frozen=True)
 class Token:
     text: str
-    start: int          # offset in the rendering, for the message
+    start: int  # offset in the rendering, for the message
 
     @property
     def is_integer(self) -> bool:
@@ -58,7 +59,7 @@ def tokens(text: str) -> tuple[list[str], list[Token]]:
     """The text between numbers (one more piece than numbers) and the numbers."""
     pieces, numbers, last = [], [], 0
     for m in NUMBER.finditer(text):
-        pieces.append(text[last:m.start()])
+        pieces.append(text[last : m.start()])
         numbers.append(Token(m.group(), m.start()))
         last = m.end()
     pieces.append(text[last:])
@@ -73,7 +74,7 @@ def same_figure(golden: Token, actual: Token) -> bool:
         return False
     g, a = float(golden.text), float(actual.text)
     if g == a:
-        return True                                  # "1e-06" and "1.0e-06"
+        return True  # "1e-06" and "1.0e-06"
     if min(golden.significant_digits, actual.significant_digits) >= FULL_DIGITS:
         return abs(g - a) <= FULL_REL * max(abs(g), abs(a))
     if g == 0 or a == 0 or (g < 0) != (a < 0):
@@ -84,7 +85,7 @@ def same_figure(golden: Token, actual: Token) -> bool:
 def _line_at(text: str, offset: int) -> tuple[int, str]:
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
-    return text.count("\n", 0, offset) + 1, text[start:end if end >= 0 else len(text)][:200]
+    return text.count("\n", 0, offset) + 1, text[start : end if end >= 0 else len(text)][:200]
 
 
 def difference(golden: str, actual: str) -> str | None:
@@ -100,8 +101,10 @@ def difference(golden: str, actual: str) -> str | None:
             return f"text differs at line {n}:\n  golden: {want!r}\n  actual: {line!r}"
         if i < len(g_numbers) and i < len(a_numbers) and not same_figure(g_numbers[i], a_numbers[i]):
             n, line = _line_at(actual, a_numbers[i].start)
-            return (f"figure {a_numbers[i].text!r} (golden {g_numbers[i].text!r}) differs beyond the "
-                    f"rounding rules at line {n}: {line!r}")
+            return (
+                f"figure {a_numbers[i].text!r} (golden {g_numbers[i].text!r}) differs beyond the "
+                f"rounding rules at line {n}: {line!r}"
+            )
     if len(g_pieces) != len(a_pieces):
         return f"{len(a_numbers)} numbers where the golden file has {len(g_numbers)}"
     return None
@@ -112,8 +115,10 @@ def check_golden(path: Path, actual: str) -> None:
     if UPDATE:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or difference(path.read_text(encoding="utf-8"), actual) is not None:
-            path.write_text(actual, encoding="utf-8")    # an unchanged meaning keeps the file's bytes
+            path.write_text(actual, encoding="utf-8")  # an unchanged meaning keeps the file's bytes
     assert path.is_file(), f"{path} is missing: run UPDATE_GOLDEN=1 python3 -m pytest tests/ -k golden"
     found = difference(path.read_text(encoding="utf-8"), actual)
-    assert found is None, (f"{path.name} differs from its golden file: {found}\n(if the change is intended: "
-                           f"UPDATE_GOLDEN=1 python3 -m pytest <this test file>, then review git diff)")
+    assert found is None, (
+        f"{path.name} differs from its golden file: {found}\n(if the change is intended: "
+        f"UPDATE_GOLDEN=1 python3 -m pytest <this test file>, then review git diff)"
+    )

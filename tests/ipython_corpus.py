@@ -16,6 +16,7 @@ same bytes.
 
     python tests/ipython_corpus.py            # rewrite tests/data/ipython_cells.json
 """
+
 from __future__ import annotations
 
 import json
@@ -96,7 +97,7 @@ HAND_CELLS: list[str] = [
     ">>> def f():\n...     return 1\n...",
     "In [1]: x = 1\n   ...: y = 2",
     "In [12]: %time f()",
-    "def f():\n    \"\"\"Add one.\n\n    >>> f(1)\n    2\n    \"\"\"\n    return x + 1",
+    'def f():\n    """Add one.\n\n    >>> f(1)\n    2\n    """\n    return x + 1',
     "x = 1\n>>> y = 2",
     "    >>> indented = 1\n    ... more = 2",
     # indentation and blank lines
@@ -129,17 +130,42 @@ HAND_CELLS: list[str] = [
     "def f(:\n  %ls",
     "lambda: %ls",
     # Otter-Grader's own cells
-    "# Initialize Otter\nimport otter\ngrader = otter.Notebook(\"vit_encoder_block.ipynb\")",
+    '# Initialize Otter\nimport otter\ngrader = otter.Notebook("vit_encoder_block.ipynb")',
     'grader.check("vit_encoder_block")',
     "grader.check_all()",
     "# Save your notebook first, then run this cell to export your submission.\n"
     "grader.export(pdf=False, run_tests=True)",
     # one-line cells: the kernel's prefilter makes a magic's name alone a magic (automagic)
-    "pip install numpy", "ls", "ls -l", "pwd", "time x = 1", "time x = (1,", "matplotlib inline",
-    "load_ext autoreload", "conda install numpy", "cd ..", "history -n 1", "who_ls", "  pwd",
-    "ls = 3", "ls, y = 1, 2", "ls == 3", "ls+1", "time.sleep(0)", "print(1)", "x", "open('f')",
-    "%%time\npwd", "%%capture\nls -l", "pip install numpy\n", "pip install numpy\nx = 1",
-    "\n\npip install numpy\n\n", "ls # list", "time", "run(x)", "%pwd?",
+    "pip install numpy",
+    "ls",
+    "ls -l",
+    "pwd",
+    "time x = 1",
+    "time x = (1,",
+    "matplotlib inline",
+    "load_ext autoreload",
+    "conda install numpy",
+    "cd ..",
+    "history -n 1",
+    "who_ls",
+    "  pwd",
+    "ls = 3",
+    "ls, y = 1, 2",
+    "ls == 3",
+    "ls+1",
+    "time.sleep(0)",
+    "print(1)",
+    "x",
+    "open('f')",
+    "%%time\npwd",
+    "%%capture\nls -l",
+    "pip install numpy\n",
+    "pip install numpy\nx = 1",
+    "\n\npip install numpy\n\n",
+    "ls # list",
+    "time",
+    "run(x)",
+    "%pwd?",
     # many magics in one cell; more than IPython's 500 steps, which it refuses to run
     "\n".join(f"%ls {i}" for i in range(40)),
     "\n".join(f"%ls {i}" for i in range(501)),
@@ -147,13 +173,67 @@ HAND_CELLS: list[str] = [
 
 # Fragments for generated cells: Python lines, IPython lines, and lines that are both or neither.
 _FRAGMENTS = [
-    "x = 1", "y = x % 2", "def f(x):", "    return x", "if x:", "    pass", "else:", "z = (1,", "     %3)",
-    "w = [a", "  != b]", "s = '''", "'''", '"""', "a = b = 3", "d = {'k': 1}", "print(x)", "# %comment",
-    "%time x = 1", "%matplotlib inline", "!pip install numpy", "!!ls", "x = !ls", "x = %who_ls", "np.einsum?",
-    "??np.tanh", "%%time", "%%capture out", "%%bash", "%time f(1,\\", "    2)", "/print 1 2", ",print a b",
-    ";print a b", "x??", "obj.attr[0]?", "a*?", "?", "%", "!", "x = %", "x = !", ">>> x = 1", "... y = 2",
-    "In [3]: z = 1", "   ...: q = 2", "f'{x}'", "'unterm", "x = 1 \\", "  + 2", "x = '!ls'", "\t%ls", "  !echo",
-    "    %time f()", "s = 'a\u2028b'", "t = \"\x0c\"", "", "   ", "lambda: 1", "x = 1; %ls", "%ls; x = 1",
+    "x = 1",
+    "y = x % 2",
+    "def f(x):",
+    "    return x",
+    "if x:",
+    "    pass",
+    "else:",
+    "z = (1,",
+    "     %3)",
+    "w = [a",
+    "  != b]",
+    "s = '''",
+    "'''",
+    '"""',
+    "a = b = 3",
+    "d = {'k': 1}",
+    "print(x)",
+    "# %comment",
+    "%time x = 1",
+    "%matplotlib inline",
+    "!pip install numpy",
+    "!!ls",
+    "x = !ls",
+    "x = %who_ls",
+    "np.einsum?",
+    "??np.tanh",
+    "%%time",
+    "%%capture out",
+    "%%bash",
+    "%time f(1,\\",
+    "    2)",
+    "/print 1 2",
+    ",print a b",
+    ";print a b",
+    "x??",
+    "obj.attr[0]?",
+    "a*?",
+    "?",
+    "%",
+    "!",
+    "x = %",
+    "x = !",
+    ">>> x = 1",
+    "... y = 2",
+    "In [3]: z = 1",
+    "   ...: q = 2",
+    "f'{x}'",
+    "'unterm",
+    "x = 1 \\",
+    "  + 2",
+    "x = '!ls'",
+    "\t%ls",
+    "  !echo",
+    "    %time f()",
+    "s = 'a\u2028b'",
+    't = "\x0c"',
+    "",
+    "   ",
+    "lambda: 1",
+    "x = 1; %ls",
+    "%ls; x = 1",
 ]
 _ENDS = ["\n"] * 12 + ["\r\n", "\r"]
 
@@ -215,8 +295,11 @@ def kernel_results(cells: list[str], tmp: Path) -> dict[str, Any]:
     km, kc = start_new_kernel(kernel_name="python3")
     try:
         names: list[str] = []
-        reply = kc.execute_interactive(_KERNEL_CODE + "\nprint(repr(_corpus_names))", timeout=120,
-                                       output_hook=lambda m: names.append(m["content"].get("text", "")))
+        reply = kc.execute_interactive(
+            _KERNEL_CODE + "\nprint(repr(_corpus_names))",
+            timeout=120,
+            output_hook=lambda m: names.append(m["content"].get("text", "")),
+        )
         assert reply["content"]["status"] == "ok", reply["content"]
         kc.execute_interactive(f"_corpus_run({str(path)!r}); del _corpus_run, _corpus_names", timeout=600)
     finally:
@@ -224,10 +307,11 @@ def kernel_results(cells: list[str], tmp: Path) -> dict[str, Any]:
         km.shutdown_kernel(now=True)
     data = json.loads(path.read_text(encoding="utf-8"))
     facts = data["facts"]
-    kernel_ns = eval("".join(names))     # our own kernel printed a list of names
-    history = re.compile(r"_i?\d+")            # the inputs and outputs of the cells run so far
-    facts["kernel_names"] = sorted(n for n in kernel_ns
-                                   if not history.fullmatch(n) and n not in ("_corpus_run", "_corpus_names"))
+    kernel_ns = eval("".join(names))  # our own kernel printed a list of names
+    history = re.compile(r"_i?\d+")  # the inputs and outputs of the cells run so far
+    facts["kernel_names"] = sorted(
+        n for n in kernel_ns if not history.fullmatch(n) and n not in ("_corpus_run", "_corpus_names")
+    )
     facts["kernel_builtins"] = sorted(set(facts["kernel_builtins"]) - set(vars(builtins)))
     return {"results": data["results"], "facts": facts}
 
@@ -243,15 +327,20 @@ def build_corpus() -> dict[str, object]:
     cells = HAND_CELLS + generated_cells(SEED, GENERATED)
     with tempfile.TemporaryDirectory() as tmp:
         kernel = kernel_results(cells, Path(tmp))
-    entries = [{"cell": cell, **ipython_result(manager, cell), **shell}
-               for cell, shell in zip(cells, kernel["results"], strict=True)]
+    entries = [
+        {"cell": cell, **ipython_result(manager, cell), **shell}
+        for cell, shell in zip(cells, kernel["results"], strict=True)
+    ]
     return {
-        "provenance": {"generator": "tests/ipython_corpus.py", "ipython": IPython.__version__,
-                       "ipykernel": ipykernel.__version__,
-                       "python": ".".join(map(str, sys.version_info[:2])),
-                       "implementation": platform.python_implementation(),
-                       "what": "IPython.core.inputtransformer2.TransformerManager().transform_cell(cell) as "
-                               "'text'; a running ipykernel's get_ipython().transform_cell(cell) as 'shell'"},
+        "provenance": {
+            "generator": "tests/ipython_corpus.py",
+            "ipython": IPython.__version__,
+            "ipykernel": ipykernel.__version__,
+            "python": ".".join(map(str, sys.version_info[:2])),
+            "implementation": platform.python_implementation(),
+            "what": "IPython.core.inputtransformer2.TransformerManager().transform_cell(cell) as "
+            "'text'; a running ipykernel's get_ipython().transform_cell(cell) as 'shell'",
+        },
         "kernel": kernel["facts"],
         "cells": entries,
     }

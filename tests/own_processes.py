@@ -14,6 +14,7 @@ is still alive below it GRACE_S seconds to end, writes those still alive to
 REPORT (JSON: pid -> command line), kills them, waits for them to end and
 exits with the command's status (128 + N for a command ended by signal N).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
-ZYGOTE_MARK = b"zygote_main(int(sys.argv[1])"     # the sandbox's script is on its command line
+ZYGOTE_MARK = b"zygote_main(int(sys.argv[1])"  # the sandbox's script is on its command line
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -36,7 +37,7 @@ def _stat_fields(pid: int) -> list[str] | None:
             stat = f.read().decode("ascii", "replace")
     except OSError:
         return None
-    return stat[stat.rfind(")") + 2:].split()
+    return stat[stat.rfind(")") + 2 :].split()
 
 
 def alive(pid: int) -> bool:
@@ -121,7 +122,7 @@ def _survivors(grace_s: float) -> set[int]:
 
 def main(argv: list[str]) -> int:
     """Run the command as the module docstring says; its exit status."""
-    report, grace_s, command = Path(argv[0]), float(argv[1]), argv[argv.index("--") + 1:]
+    report, grace_s, command = Path(argv[0]), float(argv[1]), argv[argv.index("--") + 1 :]
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
     child = subprocess.Popen(command)
@@ -129,11 +130,12 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, lambda s, _: child.send_signal(s))
     status = child.wait()
     left = _survivors(grace_s)
-    report.write_text(json.dumps({pid: cmdline(pid).replace(b"\0", b" ").decode("utf-8", "replace")
-                                  for pid in sorted(left)}))
+    report.write_text(
+        json.dumps({pid: cmdline(pid).replace(b"\0", b" ").decode("utf-8", "replace") for pid in sorted(left)})
+    )
     for pid in left:
         os.kill(pid, signal.SIGKILL)
-    _survivors(5.0)                                  # reaped: gone when the wrapper has ended
+    _survivors(5.0)  # reaped: gone when the wrapper has ended
     return status if status >= 0 else 128 - status
 
 

@@ -8,6 +8,7 @@ compared, the first differing line (its number, both versions cut to
 LINE_CHARS bytes around the first difference) and how many lines differ,
 compared line by line (a line inserted early makes every later one differ).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -61,15 +62,17 @@ def difference(actual: bytes | str, expected: bytes | str, what: str) -> str | N
     lines = _lines(a), _lines(b)
     differing = sum(x != y for x, y in zip_longest(*lines))
     number, column = a.count(b"\n", 0, offset) + 1, offset - a.rfind(b"\n", 0, offset)
-    return (f"{what}: differs ({len(a)} bytes, sha256 {digests[0][:16]}, against {len(b)} bytes, "
-            f"sha256 {digests[1][:16]}); {differing} of {max(map(len, lines))} lines differ; first, "
-            f"line {number}, byte {column} of it: got {_near(a, offset)}, expected {_near(b, offset)}")
+    return (
+        f"{what}: differs ({len(a)} bytes, sha256 {digests[0][:16]}, against {len(b)} bytes, "
+        f"sha256 {digests[1][:16]}); {differing} of {max(map(len, lines))} lines differ; first, "
+        f"line {number}, byte {column} of it: got {_near(a, offset)}, expected {_near(b, offset)}"
+    )
 
 
 def assert_same_data(actual: bytes | str, expected: bytes | str, what: str) -> None:
     """Fail (AssertionError, never a diff of the values) unless `actual` and `expected` are identical;
     `what` names them in the message (a file, and what to run if it is stale)."""
-    __tracebackhide__ = True          # pytest points at the calling test, not here
+    __tracebackhide__ = True  # pytest points at the calling test, not here
     message = difference(actual, expected, what)
     if message is not None:
         raise AssertionError(message)

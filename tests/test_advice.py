@@ -5,6 +5,7 @@ cannot tell (a wrong shape).
 The end-to-end tests run the real console script and `python -m grader` from a learner's
 folder, then run the command the report advises, literally, with bash.
 """
+
 from __future__ import annotations
 
 import io
@@ -29,43 +30,51 @@ from grader.report.watch import CLEAR, watch
 
 STARTER = ROOT / "starter" / "solution.py"
 BIN = Path(sys.executable).parent
-PATIENCE_S = 300          # a bound against hanging on a busy machine, never a timing assertion
+PATIENCE_S = 300  # a bound against hanging on a busy machine, never a timing assertion
 
 
 # --- the command form, as typed -------------------------------------------------------------
+
 
 def _which(table: dict[str, str]):
     return table.get
 
 
 def test_the_console_script_on_path_is_named_as_typed():
-    assert invoked_as("/v/bin/vit-grader", "/v/bin/python3", _which({"vit-grader": "/v/bin/vit-grader"})) \
-        == "vit-grader"
+    assert (
+        invoked_as("/v/bin/vit-grader", "/v/bin/python3", _which({"vit-grader": "/v/bin/vit-grader"})) == "vit-grader"
+    )
 
 
 def test_a_console_script_not_on_path_is_named_by_its_path_from_here():
-    assert invoked_as("/w/.venv/bin/vit-grader", "/w/.venv/bin/python3", _which({}), cwd="/w") \
-        == ".venv/bin/vit-grader"
-    assert invoked_as("/w/.venv/bin/vit-grader", "/w/.venv/bin/python3", _which({}), cwd="/elsewhere") \
+    assert invoked_as("/w/.venv/bin/vit-grader", "/w/.venv/bin/python3", _which({}), cwd="/w") == ".venv/bin/vit-grader"
+    assert (
+        invoked_as("/w/.venv/bin/vit-grader", "/w/.venv/bin/python3", _which({}), cwd="/elsewhere")
         == "/w/.venv/bin/vit-grader"
+    )
 
 
 def test_python_dash_m_names_the_interpreter_the_user_typed():
     main = "/w/grader/__main__.py"
-    assert invoked_as(main, "/w/.venv/bin/python", _which({"python": "/w/.venv/bin/python"})) \
-        == "python -m grader"
-    assert invoked_as(main, "/w/.venv/bin/python3", _which({"python": "/usr/bin/python",
-                                                           "python3": "/w/.venv/bin/python3"})) \
+    assert invoked_as(main, "/w/.venv/bin/python", _which({"python": "/w/.venv/bin/python"})) == "python -m grader"
+    assert (
+        invoked_as(
+            main, "/w/.venv/bin/python3", _which({"python": "/usr/bin/python", "python3": "/w/.venv/bin/python3"})
+        )
         == "python3 -m grader"
-    assert invoked_as(main, "/w/.venv/bin/python", _which({"python": "/usr/bin/python"}), cwd="/w") \
+    )
+    assert (
+        invoked_as(main, "/w/.venv/bin/python", _which({"python": "/usr/bin/python"}), cwd="/w")
         == ".venv/bin/python -m grader"
+    )
 
 
 # --- the starter's first report -----------------------------------------------------------------
 
+
 def _advised(stdout: str) -> str:
     """The command in backquotes of the report's Next: step (wrapped lines joined)."""
-    nxt = stdout[stdout.index("Next: "):]
+    nxt = stdout[stdout.index("Next: ") :]
     found = re.search(r"`([^`]+)`", " ".join(nxt.split()))
     assert found, stdout
     return found.group(1)
@@ -87,8 +96,14 @@ def test_the_starter_report_names_my_file_and_my_command_and_that_command_works(
         argv, env, prefix = [sys.executable, "-m", "grader"], _env(None), None
     else:
         argv, env, prefix = ["vit-grader"], _env(BIN), "vit-grader"
-    first = subprocess.run([*argv, "grade", "my_solution.py", "--tests", "sample"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=PATIENCE_S)
+    first = subprocess.run(
+        [*argv, "grade", "my_solution.py", "--tests", "sample"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+    )
     assert first.returncode == 1, first.stderr
     text = " ".join(first.stdout.split())
     assert first.stdout.startswith("RE  Run-Time Error") and "not implemented yet" in text
@@ -99,8 +114,9 @@ def test_the_starter_report_names_my_file_and_my_command_and_that_command_works(
     else:
         assert re.fullmatch(r"\S+ -m grader grade my_solution.py --tests sample", command), command
     assert "in my_solution.py as statement.md describes" in text
-    again = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
-                           timeout=PATIENCE_S)
+    again = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=PATIENCE_S
+    )
     assert (again.returncode, again.stdout) == (first.returncode, first.stdout), again.stderr
 
 
@@ -112,6 +128,7 @@ def test_watch_advises_saving_and_a_flag_watch_has():
 
 
 # --- the screen -------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def erf_gelu_practice():
@@ -126,10 +143,11 @@ def test_watch_with_one_named_mistake_fits_80x24_headline_included(tmp_path, erf
     def sleep(_s: float) -> None:
         if out.getvalue():
             raise KeyboardInterrupt
+
     out = io.StringIO()
     watch(path, lambda: render_text(erf_gelu_practice, width=80, invocation=how), out, clear=True, sleep=sleep)
     screen = out.getvalue().split(CLEAR)[1].split("\nwatch: stopped")[0]
-    rows = screen.split("\n")                  # the cursor stays on the status line's row
+    rows = screen.split("\n")  # the cursor stays on the status line's row
     assert len(rows) <= SCREEN_LINES, f"{len(rows)} rows:\n{screen}"
     assert rows[0].startswith("WA  Wrong Answer") and rows[-1].startswith("watch: grading")
     assert "Known mistake: GELU computed with erf" in screen and max(map(len, rows)) <= 80
@@ -141,6 +159,7 @@ def test_grade_leaves_the_last_row_to_the_prompt(erf_gelu_practice):
 
 
 # --- the group reading of a wrong shape --------------------------------------------------------
+
 
 def _groups_and_tests(check: str) -> tuple[list[GroupResult], list[CaseResult]]:
     groups = [GroupResult(n, False, "WA", 0, 1, 8, 0) for n in ("attention_only", "mlp_only", "single_head")]

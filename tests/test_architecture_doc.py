@@ -18,6 +18,7 @@ The checks read the code with `ast` (nothing is imported) and the page as text:
 Each check is a function of (grader folder, page text) returning the problems,
 so that the tests below can also run it on a planted tree and page.
 """
+
 from __future__ import annotations
 
 import ast
@@ -64,11 +65,19 @@ def rows(doc: str) -> dict[str, str]:
 
 def missing_and_unknown(grader: Path, doc: str) -> list[str]:
     named = set(rows(doc))
-    problems = [f"{m}: a module of grader/ with no row in docs/architecture.md" for m in sorted(modules(grader) - named)]
-    problems += [f"{m}: docs/architecture.md has a row for a module that does not exist"
-                 for m in sorted(named) if not (grader / m).is_file()]
-    problems += [f"{p}: a package of grader/ that docs/architecture.md never names"
-                 for p in sorted(packages(grader)) if p not in doc]
+    problems = [
+        f"{m}: a module of grader/ with no row in docs/architecture.md" for m in sorted(modules(grader) - named)
+    ]
+    problems += [
+        f"{m}: docs/architecture.md has a row for a module that does not exist"
+        for m in sorted(named)
+        if not (grader / m).is_file()
+    ]
+    problems += [
+        f"{p}: a package of grader/ that docs/architecture.md never names"
+        for p in sorted(packages(grader))
+        if p not in doc
+    ]
     return problems
 
 
@@ -82,7 +91,7 @@ def prose_references(grader: Path, doc: str) -> list[str]:
     for m in DOTTED.finditer(doc):
         parts = m.group(1).split(".")
         if parts[-1] == "py":
-            continue   # a file name (`cli.py`): the rows check those
+            continue  # a file name (`cli.py`): the rows check those
         if parts[0] == "grader":
             parts = parts[1:]
         if not parts or not (parts[0] in tops or parts[0] in ("cli", "__main__")):
@@ -147,7 +156,7 @@ def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], 
     """The parameters (self and cls left out), and those without a default."""
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
-    defaulted = {x.arg for x in positional[len(positional) - len(a.defaults):]} if a.defaults else set()
+    defaulted = {x.arg for x in positional[len(positional) - len(a.defaults) :]} if a.defaults else set()
     defaulted |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
     names = [x.arg for x in (*positional, *a.kwonlyargs) if x.arg not in ("self", "cls")]
     return names, {n for n in names if n not in defaulted}
@@ -158,8 +167,11 @@ def _class_parameters(cls: ast.ClassDef) -> tuple[list[str], set[str]]:
     for sub in cls.body:
         if isinstance(sub, ast.FunctionDef) and sub.name == "__init__":
             return _parameters(sub)
-    fields = [(s.target.id, s.value is None) for s in cls.body
-              if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    fields = [
+        (s.target.id, s.value is None)
+        for s in cls.body
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+    ]
     return [name for name, _ in fields], {name for name, required in fields if required}
 
 
@@ -168,7 +180,7 @@ def api_problems(grader: Path, doc: str) -> list[str]:
     for rel, cell in rows(doc).items():
         path = grader / rel
         if not path.is_file():
-            continue   # reported by missing_and_unknown
+            continue  # reported by missing_and_unknown
         tree = _tree(path)
         for token in re.findall(r"`([^`]+)`", cell):
             m = API_NAME.match(token.strip())
@@ -212,10 +224,10 @@ def flow_problems(grader: Path, doc: str) -> list[str]:
     judge_fn = _definition(_tree(judge_py), "judge")
     if not isinstance(judge_fn, ast.FunctionDef):
         return ["judging/judge.py defines no judge()"]
-    defined: dict[str, ast.AST] = {}   # every top-level function and assignment of the step modules
+    defined: dict[str, ast.AST] = {}  # every top-level function and assignment of the step modules
     for rel in STEP_MODULES:
         if not (grader / rel).is_file():
-            continue   # reported by missing_and_unknown
+            continue  # reported by missing_and_unknown
         for node in _tree(grader / rel).body:
             if isinstance(node, ast.FunctionDef):
                 defined.setdefault(node.name, node)
@@ -240,11 +252,16 @@ def _used_by(start: ast.AST, defined: dict[str, ast.AST]) -> set[str]:
 
 
 def all_problems(grader: Path, doc: str) -> list[str]:
-    return (missing_and_unknown(grader, doc) + prose_references(grader, doc)
-            + api_problems(grader, doc) + flow_problems(grader, doc))
+    return (
+        missing_and_unknown(grader, doc)
+        + prose_references(grader, doc)
+        + api_problems(grader, doc)
+        + flow_problems(grader, doc)
+    )
 
 
 # --- the real page ------------------------------------------------------------------------
+
 
 def _doc() -> str:
     return DOC.read_text(encoding="utf-8")
@@ -272,18 +289,22 @@ def test_the_grading_diagram_shows_only_steps_judge_calls():
 
 # --- the checker on planted cases (a test that cannot fail proves nothing) -----------------
 
+
 def _planted(tmp_path: Path) -> Path:
     g = tmp_path / "grader"
     (g / "problem").mkdir(parents=True)
     (g / "judging").mkdir()
     (g / "__init__.py").write_text('__version__ = "0"\n')
     (g / "problem" / "__init__.py").write_text('"""x."""\n')
-    (g / "problem" / "spec.py").write_text("def load_spec(path):\n    pass\n\nclass Spec:\n    def get(self, key):\n        pass\n")
+    (g / "problem" / "spec.py").write_text(
+        "def load_spec(path):\n    pass\n\nclass Spec:\n    def get(self, key):\n        pass\n"
+    )
     (g / "judging" / "__init__.py").write_text('"""x."""\n')
     (g / "judging" / "case_runs.py").write_text("def run_step(sb, case):\n    pass\n")
     (g / "judging" / "judge.py").write_text(
         "def load_step(sb):\n    pass\n\ndef check_step(out):\n    pass\n\n"
-        "def judge(bundle):\n    check_step(run_step(None, None))\n")
+        "def judge(bundle):\n    check_step(run_step(None, None))\n"
+    )
     return g
 
 
@@ -313,7 +334,8 @@ def test_the_checker_sees_a_module_missing_from_the_page(tmp_path):
     g = _planted(tmp_path)
     (g / "judging" / "hidden.py").write_text("def hidden_time(s):\n    pass\n")
     assert missing_and_unknown(g, GOOD_PAGE) == [
-        "judging/hidden.py: a module of grader/ with no row in docs/architecture.md"]
+        "judging/hidden.py: a module of grader/ with no row in docs/architecture.md"
+    ]
 
 
 def test_the_checker_sees_a_row_for_a_module_that_is_gone(tmp_path):
@@ -329,20 +351,24 @@ def test_the_checker_sees_an_unnamed_package_and_a_stale_path_in_prose(tmp_path)
     (g / "report" / "__init__.py").write_text('"""x."""\n')
     page = GOOD_PAGE + "\nSee grader/problem/old.py and `judging.judge.load_run`.\n"
     assert "report/: a package of grader/ that docs/architecture.md never names" in missing_and_unknown(g, page)
-    assert prose_references(g, page) == ["problem/old.py: named in docs/architecture.md, no such module",
-                                         "judging.judge.load_run: named in docs/architecture.md, not defined there"]
+    assert prose_references(g, page) == [
+        "problem/old.py: named in docs/architecture.md, no such module",
+        "judging.judge.load_run: named in docs/architecture.md, not defined there",
+    ]
 
 
 def test_the_checker_sees_a_drifted_signature_and_an_unknown_name(tmp_path):
     g = _planted(tmp_path)
     page = GOOD_PAGE.replace("`load_spec(path)`", "`load_spec(path, strict)`").replace(
-        "`run_step(sb, case)`", "`run_case(sb, case)`")
+        "`run_step(sb, case)`", "`run_case(sb, case)`"
+    )
     problems = api_problems(g, page)
     assert "problem/spec.py: `load_spec(path, strict)` does not match the signature (path)" in problems
     assert "judging/case_runs.py: `run_case` is not defined there" in problems
     # a parameter without a default left out
     assert api_problems(g, GOOD_PAGE.replace("`run_step(sb, case)`", "`run_step(sb)`")) == [
-        "judging/case_runs.py: `run_step(sb)` does not match the signature (sb, case)"]
+        "judging/case_runs.py: `run_step(sb)` does not match the signature (sb, case)"
+    ]
 
 
 def test_the_checker_sees_a_step_judge_never_calls(tmp_path):
@@ -355,8 +381,10 @@ def test_the_checker_follows_steps_through_the_steps_judge_uses(tmp_path):
     g = _planted(tmp_path)
     (g / "judging" / "case_steps.py").write_text(
         "def skip_step(g):\n    pass\n\ndef lone_step(g):\n    pass\n\n"
-        "SKIPS = (skip_step,)\n\ndef case_step(g):\n    return [s(g) for s in SKIPS] or load_step(g)\n")
+        "SKIPS = (skip_step,)\n\ndef case_step(g):\n    return [s(g) for s in SKIPS] or load_step(g)\n"
+    )
     (g / "judging" / "judge.py").write_text(
-        "def load_step(sb):\n    pass\n\ndef judge(bundle):\n    case_step(bundle)\n")
+        "def load_step(sb):\n    pass\n\ndef judge(bundle):\n    case_step(bundle)\n"
+    )
     page = GOOD_PAGE.replace("run_step -> check_step", "case_step -> skip_step -> load_step -> lone_step")
     assert flow_problems(g, page) == ["the diagram shows lone_step, which judge() never uses"]

@@ -5,6 +5,7 @@ and the catalogue had grown past 40, so it timed a class with no compile
 error, crash, infinite loop, memory bomb, notebook or unreadable file: the
 speed-up it printed was for the wrong class. These checks make that visible.
 """
+
 from __future__ import annotations
 
 import batch_class as bc
@@ -27,8 +28,18 @@ def test_it_holds_every_accepted_file_and_every_catalogue_mistake():
 
 def test_it_holds_the_kinds_that_are_not_wrong_answers():
     students = {s.key: s for s in bc.full_class()}
-    for kind in ("syntax", "ce-missing", "crash", "re-segfault", "loop", "tle-sleep", "bomb", "binary",
-                 "wa-combined", "wa-unknown"):
+    for kind in (
+        "syntax",
+        "ce-missing",
+        "crash",
+        "re-segfault",
+        "loop",
+        "tle-sleep",
+        "bomb",
+        "binary",
+        "wa-combined",
+        "wa-unknown",
+    ):
         assert kind in students, kind
     assert students["notebook"].suffix == ".ipynb"
     assert b"\x00" in students["binary"].content

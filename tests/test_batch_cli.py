@@ -1,4 +1,5 @@
 """`python -m grader batch` and `batch-merge` through the real CLI: arguments, exit statuses, output."""
+
 from __future__ import annotations
 
 import csv
@@ -11,18 +12,21 @@ import batch_class as bc
 CODE = bc.sub("accepted", "vectorised_matmul")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["batch", "nowhere/", "--out", "{tmp}/o"], "no such file or folder"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--shard", "3/2"], "--shard 3/2"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--shard", "x"], "expected K/N"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--jobs", "0"], "--jobs must be 1 or more"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/cls/o"], "inside the input"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--secret-seed", "random", "--shard", "1/2"], "same integer seed"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--secret-seed", "abc"], "expected an integer"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--docker", "--image", "no-such-image-xyz:none"], "--docker"),
-    (["batch", "{tmp}/cls", "--out", "{tmp}/cls/a.py"], "inside the input"),
-    (["batch-merge", "{tmp}/cls", "--out", "{tmp}/m"], "not a batch output folder"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["batch", "nowhere/", "--out", "{tmp}/o"], "no such file or folder"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--shard", "3/2"], "--shard 3/2"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--shard", "x"], "expected K/N"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--jobs", "0"], "--jobs must be 1 or more"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/cls/o"], "inside the input"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--secret-seed", "random", "--shard", "1/2"], "same integer seed"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--secret-seed", "abc"], "expected an integer"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/o", "--docker", "--image", "no-such-image-xyz:none"], "--docker"),
+        (["batch", "{tmp}/cls", "--out", "{tmp}/cls/a.py"], "inside the input"),
+        (["batch-merge", "{tmp}/cls", "--out", "{tmp}/m"], "not a batch output folder"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(tmp_path, cli, args, message):
     bc.write_files(tmp_path / "cls", [bc.Student("a", CODE)])
     r = cli(*(a.format(tmp=tmp_path) for a in args))
@@ -34,25 +38,30 @@ def test_batch_through_the_cli_quiet_when_not_a_terminal(tmp_path, cli):
     bc.write_files(tmp_path / "cls", [bc.Student("alice", CODE), bc.Student("bob", bc.sub("wrong_answer", "erf_gelu"))])
     (tmp_path / "cls" / "carol").mkdir()
     r = cli("batch", str(tmp_path / "cls"), "--out", str(tmp_path / "out"), "--tests", "sample", "--jobs", "1")
-    assert r.returncode == 1, r.stderr        # carol's folder is empty: she could not be judged
-    assert r.stderr == ""                     # no progress line when stderr is not a terminal
+    assert r.returncode == 1, r.stderr  # carol's folder is empty: she could not be judged
+    assert r.stderr == ""  # no progress line when stderr is not a terminal
     assert "## Could not be judged" in r.stdout and "carol" in r.stdout and "it is empty" in r.stdout
     rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").read_text().splitlines()))
     assert [(x["student"], x["verdict"], x["judged"]) for x in rows] == [
-        ("alice", "AC", "yes"), ("bob", "WA", "yes"), ("carol", "CE", "no")]
+        ("alice", "AC", "yes"),
+        ("bob", "WA", "yes"),
+        ("carol", "CE", "no"),
+    ]
     assert json.loads((tmp_path / "out" / "alice.json").read_text())["verdict"] == "AC"
     again = cli("batch", str(tmp_path / "cls"), "--out", str(tmp_path / "out"), "--tests", "sample")
-    assert "0 graded now" in again.stdout or "1 graded now" in again.stdout   # carol has no file: regraded
+    assert "0 graded now" in again.stdout or "1 graded now" in again.stdout  # carol has no file: regraded
 
 
 def test_a_zip_bomb_input_is_refused_and_the_batch_exits_1(tmp_path, cli):
     import zipfile
+
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
         for i in range(3):
             zf.writestr(f"big{i}.py", b"\0" * (1 << 30 if False else 1 << 24))
     bc.write_files(tmp_path / "cls", [bc.Student("alice", CODE)])
-    r = cli("batch", str(tmp_path / "bomb.zip"), str(tmp_path / "cls"), "--out", str(tmp_path / "out"),
-            "--tests", "sample")
+    r = cli(
+        "batch", str(tmp_path / "bomb.zip"), str(tmp_path / "cls"), "--out", str(tmp_path / "out"), "--tests", "sample"
+    )
     assert r.returncode == 1
     assert "big0.py" in r.stdout and "zip bomb" in r.stdout
 
@@ -62,6 +71,7 @@ def test_parsing_the_command_line_stays_light():
     import sys
 
     from grader.batch import command, docker
+
     assert command.DEFAULT_IMAGE == docker.DEFAULT_IMAGE
     code = "import sys, grader.cli; grader.cli.build_parser(); print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=bc.ROOT)
@@ -71,6 +81,7 @@ def test_parsing_the_command_line_stays_light():
 def test_file_option_oversized_and_duplicate_students_through_the_cli(tmp_path, cli):
     import warnings
     import zipfile
+
     cls = tmp_path / "cls"
     bc.write_files(cls / "alice", [bc.Student("main", CODE), bc.Student("helper", b"x = 1\n")])
     bc.write_files(cls / "carol", [bc.Student("solution", CODE), bc.Student("notes", b"x = 1\n")])

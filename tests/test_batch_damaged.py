@@ -6,6 +6,7 @@ graded; a run-level file (grades.csv, summary.md, .batch/_run.json) stops the
 batch before anything is graded (exit 2), and one that turns bad during a
 run is reported after the rest is written (exit 1). docs/batch.md says so.
 """
+
 from __future__ import annotations
 
 import csv
@@ -98,5 +99,5 @@ def test_atomic_write_never_writes_through_a_link(tmp_path):
         atomic_write(tmp_path / "grades.csv", "pwned")
     assert secret.read_text() == "keep" and sorted(p.name for p in tmp_path.iterdir()) == ["grades.csv", "secret"]
     atomic_write(tmp_path / "new.csv", "a\n")
-    atomic_write(tmp_path / "new.csv", "b\n")     # a regular file batch wrote is replaced
+    atomic_write(tmp_path / "new.csv", "b\n")  # a regular file batch wrote is replaced
     assert (tmp_path / "new.csv").read_text() == "b\n"

@@ -5,6 +5,7 @@ file (apart from timings), grades.csv must parse with the csv module with one
 row per student, a re-run must resume, shards merged must equal a single run,
 and a batch killed with SIGINT or SIGTERM must leave no process behind.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,8 +41,13 @@ def mixed(tmp_path_factory):
     locked = bc.Student("locked", s["correct"].content)
     ids.update(bc.write_files(base / "files", [locked]))
     bc.unreadable(base / "files" / "locked.py")
-    inputs = (base / "moodle.zip", base / "canvas", base / "gradescope", base / "github" / "vit-block-submissions",
-              base / "files")
+    inputs = (
+        base / "moodle.zip",
+        base / "canvas",
+        base / "gradescope",
+        base / "github" / "vit-block-submissions",
+        base / "files",
+    )
     out = base / "out"
     result = run_batch(bundle_for_tests(), BatchOptions(inputs=inputs, out=out, jobs=2, tests="sample"))
     return base, ids, out, result, inputs
@@ -49,6 +55,7 @@ def mixed(tmp_path_factory):
 
 def bundle_for_tests():
     from grader.problem.bundle import open_bundle
+
     return open_bundle(ROOT)
 
 
@@ -56,20 +63,38 @@ def test_every_layout_gives_the_expected_students(mixed):
     _, ids, out, result, _ = mixed
     rows = {r.student: r for r in result.outputs.rows}
     assert set(rows) == set(ids.values())
-    layouts = {ids[k]: layout for k, layout in (
-        ("correct", "moodle"), ("erf", "moodle"), ("syntax", "canvas"), ("crash", "canvas"),
-        ("binary", "canvas"), ("loop", "gradescope"), ("bomb", "gradescope"), ("notebook", "github-classroom"),
-        ("locked", "file"))}
+    layouts = {
+        ids[k]: layout
+        for k, layout in (
+            ("correct", "moodle"),
+            ("erf", "moodle"),
+            ("syntax", "canvas"),
+            ("crash", "canvas"),
+            ("binary", "canvas"),
+            ("loop", "gradescope"),
+            ("bomb", "gradescope"),
+            ("notebook", "github-classroom"),
+            ("locked", "file"),
+        )
+    }
     assert {s: r.record.layout for s, r in rows.items()} == layouts
-    assert rows[ids["binary"]].record.late        # the third Canvas file is marked late
+    assert rows[ids["binary"]].record.late  # the third Canvas file is marked late
     assert rows[ids["loop"]].record.name == "Student loop"
 
 
 def test_verdicts_are_the_expected_ones(mixed):
     _, ids, _, result, _ = mixed
     verdicts = {r.student: r.verdict for r in result.outputs.rows}
-    want = {"correct": "AC", "erf": "WA", "syntax": "CE", "crash": "RE", "loop": "TLE", "bomb": "MLE",
-            "notebook": "AC", "binary": "CE"}
+    want = {
+        "correct": "AC",
+        "erf": "WA",
+        "syntax": "CE",
+        "crash": "RE",
+        "loop": "TLE",
+        "bomb": "MLE",
+        "notebook": "AC",
+        "binary": "CE",
+    }
     assert {k: verdicts[ids[k]] for k in want} == want
     erf = next(r for r in result.outputs.rows if r.student == ids["erf"])
     assert [m for m, _ in erf.mistakes()] == ["erf_gelu"]
@@ -84,9 +109,15 @@ def test_every_verdict_json_equals_grade_on_the_same_file(mixed):
             continue
         src = row.record.source
         label, rel = src.split(":", 1)
-        path = next((base / d / rel for d in ("canvas", "gradescope", "github/vit-block-submissions", "files")
-                     if label == Path(d).name and (base / d / rel).is_file()), None)
-        if path is None:   # from the zip
+        path = next(
+            (
+                base / d / rel
+                for d in ("canvas", "gradescope", "github/vit-block-submissions", "files")
+                if label == Path(d).name and (base / d / rel).is_file()
+            ),
+            None,
+        )
+        if path is None:  # from the zip
             path = out / ".batch" / "unpacked" / "1" / rel
         graded = run_cli("grade", str(path), "--tests", "sample", "--json", "-")
         assert graded.returncode in (0, 1), graded.stderr
@@ -98,7 +129,7 @@ def test_an_unreadable_file_is_that_students_problem_only(mixed):
     _, ids, _, result, _ = mixed
     row = next(r for r in result.outputs.rows if r.student == ids["locked"])
     if os.geteuid() == 0:
-        assert row.verdict == "AC" and row.judged        # root reads anything: graded like `grade` would
+        assert row.verdict == "AC" and row.judged  # root reads anything: graded like `grade` would
         assert result.exit_status == 0
     else:
         assert row.verdict == "CE" and not row.judged
@@ -136,6 +167,7 @@ def test_a_rerun_resumes_and_regrades_only_what_changed(mixed):
 
 # --- shards ---------------------------------------------------------------------------
 
+
 def _drop_timings_csv(text: str) -> list[dict]:
     rows = list(csv.DictReader(text.splitlines()))
     for r in rows:
@@ -149,16 +181,25 @@ def _drop_timings_summary(text: str) -> str:
 
 def test_shards_merged_equal_a_single_run(tmp_path, cli):
     s = {st.key: st for st in bc.small_class()}
-    copy = bc.Student("copycat", re.sub(rb"\bscores\b", b"my_scores", s["correct"].content)
-                      .replace(b"# ", b"## "))
+    copy = bc.Student("copycat", re.sub(rb"\bscores\b", b"my_scores", s["correct"].content).replace(b"# ", b"## "))
     bc.write_files(tmp_path / "files", [s["correct"], s["erf"], s["syntax"], copy])
     bc.write_canvas(tmp_path / "canvas", [s["notebook"], s["binary"]])
     inputs = [str(tmp_path / "files"), str(tmp_path / "canvas")]
     single = cli("batch", *inputs, "--out", str(tmp_path / "single"), "--tests", "sample", "--jobs", "2")
     assert single.returncode == 0, single.stderr
     for k in (1, 2, 3):
-        r = cli("batch", *inputs, "--out", str(tmp_path / f"shard{k}"), "--tests", "sample", "--jobs", "2",
-                "--shard", f"{k}/3")
+        r = cli(
+            "batch",
+            *inputs,
+            "--out",
+            str(tmp_path / f"shard{k}"),
+            "--tests",
+            "sample",
+            "--jobs",
+            "2",
+            "--shard",
+            f"{k}/3",
+        )
         assert r.returncode == 0, r.stderr
     sizes = [len(list((tmp_path / f"shard{k}").glob("*.json"))) for k in (1, 2, 3)]
     assert sizes == [2, 2, 2]
@@ -166,17 +207,22 @@ def test_shards_merged_equal_a_single_run(tmp_path, cli):
     assert merged.returncode == 0, merged.stderr
     a, b = tmp_path / "single", tmp_path / "merged"
     assert _drop_timings_csv((a / "grades.csv").read_text()) == _drop_timings_csv((b / "grades.csv").read_text())
-    assert _drop_timings_summary((a / "summary.md").read_text()) == _drop_timings_summary((b / "summary.md").read_text())
+    assert _drop_timings_summary((a / "summary.md").read_text()) == _drop_timings_summary(
+        (b / "summary.md").read_text()
+    )
     for p in a.glob("*.json"):
         assert normalised(json.loads(p.read_text())) == normalised(json.loads((b / p.name).read_text()))
     # the copy (in another shard than the original, or not) is flagged in both
-    assert "| copycat | correct |" in (b / "summary.md").read_text() or \
-        "| correct | copycat |" in (b / "summary.md").read_text()
+    assert (
+        "| copycat | correct |" in (b / "summary.md").read_text()
+        or "| correct | copycat |" in (b / "summary.md").read_text()
+    )
     missing = cli("batch-merge", str(tmp_path / "shard1"), str(tmp_path / "shard3"), "--out", str(tmp_path / "m2"))
     assert missing.returncode == 2 and "missing 2/3" in missing.stderr
 
 
 # --- killing a batch ----------------------------------------------------------------------
+
 
 def _descendants(root: int) -> set[tuple[int, str]]:
     """(pid, start time) of every live process below `root`."""
@@ -188,7 +234,7 @@ def _descendants(root: int) -> set[tuple[int, str]]:
             stat = Path(f"/proc/{name}/stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if fields[0] == "Z":
             continue
         parent[int(name)], start[int(name)] = int(fields[1]), fields[19]
@@ -205,18 +251,35 @@ def _alive(pid: int, started: str) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     return fields[0] != "Z" and fields[19] == started
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_killed_batch_leaves_no_process_behind(tmp_path, sig):
     loop = bc.sub("time_limit_exceeded", "infinite_loop")
-    bc.write_files(tmp_path / "class", [bc.Student(f"loop{i}", loop) for i in range(4)]
-                   + [bc.Student("sleeper", bc.sub("time_limit_exceeded", "sleep"))])
-    proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", str(tmp_path / "class"), "--out",
-                             str(tmp_path / "out"), "--jobs", "2"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    bc.write_files(
+        tmp_path / "class",
+        [bc.Student(f"loop{i}", loop) for i in range(4)]
+        + [bc.Student("sleeper", bc.sub("time_limit_exceeded", "sleep"))],
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(tmp_path / "class"),
+            "--out",
+            str(tmp_path / "out"),
+            "--jobs",
+            "2",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen: set[tuple[int, str]] = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -235,4 +298,4 @@ def test_a_killed_batch_leaves_no_process_behind(tmp_path, sig):
     time.sleep(0.5)
     left = [p for p, started in seen if _alive(p, started)]
     assert left == [], f"processes left behind: {left}"
-    assert (tmp_path / "out" / "grades.csv").is_file()     # what is done is kept (nothing, or a few)
+    assert (tmp_path / "out" / "grades.csv").is_file()  # what is done is kept (nothing, or a few)

@@ -1,5 +1,6 @@
 """grader/batch/intake.py, zip_intake.py and folder_intake.py: hostile zips and folders never get
 through, and each refusal names its entry."""
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,9 @@ def _refused(intake) -> dict[str, str]:
 
 
 def test_good_entries_are_unpacked_as_private_regular_files(tmp_path):
-    z = _zip(tmp_path / "c.zip", [("alice/solution.py", b"x = 1\n"), ("bob.py", b"y = 2\n"), ("__MACOSX/._bob.py", b"junk")])
+    z = _zip(
+        tmp_path / "c.zip", [("alice/solution.py", b"x = 1\n"), ("bob.py", b"y = 2\n"), ("__MACOSX/._bob.py", b"junk")]
+    )
     out = unpack_zip(z, tmp_path / "u")
     assert sorted(map(str, out.files)) == ["alice/solution.py", "bob.py"]
     assert out.refused == []
@@ -46,13 +49,16 @@ def test_good_entries_are_unpacked_as_private_regular_files(tmp_path):
     assert f.read_bytes() == b"x = 1\n" and stat.S_IMODE(f.stat().st_mode) == 0o600
 
 
-@pytest.mark.parametrize("name, why", [
-    ("../evil.py", "path traversal"),
-    ("alice/../../evil.py", "path traversal"),
-    ("/etc/evil.py", "absolute path"),
-    ("C:/evil.py", "absolute path"),
-    ("alice\\..\\evil.py", "backslash"),
-])
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("../evil.py", "path traversal"),
+        ("alice/../../evil.py", "path traversal"),
+        ("/etc/evil.py", "absolute path"),
+        ("C:/evil.py", "absolute path"),
+        ("alice\\..\\evil.py", "backslash"),
+    ],
+)
 def test_escaping_names_are_refused_by_name(tmp_path, name, why):
     z = _zip(tmp_path / "c.zip", [(name, b"pwned"), ("ok.py", b"x = 1\n")])
     out = unpack_zip(z, tmp_path / "u")
@@ -62,12 +68,15 @@ def test_escaping_names_are_refused_by_name(tmp_path, name, why):
 
 
 def test_symlink_and_special_entries_are_refused(tmp_path):
-    z = _zip(tmp_path / "c.zip", [
-        (_unix("alice/solution.py", stat.S_IFLNK | 0o777), b"/etc/passwd"),
-        (_unix("bob/fifo", stat.S_IFIFO | 0o644), b""),
-        (_unix("carol/dev", stat.S_IFCHR | 0o644), b""),
-        (_unix("dave/solution.py", stat.S_IFREG | 0o644), b"x = 1\n"),
-    ])
+    z = _zip(
+        tmp_path / "c.zip",
+        [
+            (_unix("alice/solution.py", stat.S_IFLNK | 0o777), b"/etc/passwd"),
+            (_unix("bob/fifo", stat.S_IFIFO | 0o644), b""),
+            (_unix("carol/dev", stat.S_IFCHR | 0o644), b""),
+            (_unix("dave/solution.py", stat.S_IFREG | 0o644), b"x = 1\n"),
+        ],
+    )
     out = unpack_zip(z, tmp_path / "u")
     refused = _refused(out)
     assert "symbolic link" in refused["alice/solution.py"]
@@ -77,8 +86,10 @@ def test_symlink_and_special_entries_are_refused(tmp_path):
 
 
 def test_a_symlink_entry_cannot_redirect_a_later_entry(tmp_path):
-    z = _zip(tmp_path / "c.zip", [(_unix("alice", stat.S_IFLNK | 0o777), str(tmp_path / "outside").encode()),
-                                  ("alice/solution.py", b"x = 1\n")])
+    z = _zip(
+        tmp_path / "c.zip",
+        [(_unix("alice", stat.S_IFLNK | 0o777), str(tmp_path / "outside").encode()), ("alice/solution.py", b"x = 1\n")],
+    )
     (tmp_path / "outside").mkdir()
     out = unpack_zip(z, tmp_path / "u")
     assert "symbolic link" in _refused(out)["alice"]
@@ -120,11 +131,12 @@ def test_too_many_entries_refuse_the_archive_from_its_end_record(tmp_path):
 
 
 def test_a_zip64_count_is_read_before_zipfile_parses_the_directory(tmp_path, monkeypatch):
-    z = _zip(tmp_path / "c.zip", [(f"s{i}", b"") for i in range(0x10000 + 5)])   # past 65535: zip64 records
+    z = _zip(tmp_path / "c.zip", [(f"s{i}", b"") for i in range(0x10000 + 5)])  # past 65535: zip64 records
     assert read_directory(z) is not None and read_directory(z).entries == 0x10000 + 5
 
     def never(*args, **kwargs):
         raise AssertionError("zipfile parsed a directory the end record already refuses")
+
     monkeypatch.setattr(zipfile, "ZipFile", never)
     with pytest.raises(IntakeError, match=r"lists 65541 entries"):
         unpack_zip(z, tmp_path / "u", IntakeLimits(max_class_entries=0x10000))
@@ -134,7 +146,7 @@ def test_an_end_record_understating_the_count_is_still_caught(tmp_path):
     z = _zip(tmp_path / "c.zip", [(f"s{i}.py", b"x") for i in range(12)])
     data = bytearray(z.read_bytes())
     pos = data.rfind(b"PK\x05\x06")
-    data[pos + 8:pos + 12] = (3).to_bytes(2, "little") * 2     # "3 entries"
+    data[pos + 8 : pos + 12] = (3).to_bytes(2, "little") * 2  # "3 entries"
     z.write_bytes(bytes(data))
     with pytest.raises(IntakeError, match=r"12 entries.*'s10.py' is the first one over"):
         unpack_zip(z, tmp_path / "u", IntakeLimits(max_class_entries=10))
@@ -149,8 +161,12 @@ def test_a_huge_directory_is_refused_before_parsing(tmp_path):
 def test_skipped_folders_are_not_counted_nor_unpacked(tmp_path):
     members = [(f"__MACOSX/._s{i}.py", b"junk") for i in range(30)]
     members += [(f"hw1-alice/.git/objects/{i}", b"git") for i in range(30)]
-    members += [("hw1-alice/solution.py", b"x = 1\n"), ("bob/__pycache__/a.pyc", b"\0"),
-                ("bob/.ipynb_checkpoints/s-checkpoint.ipynb", b"{}"), ("bob/solution.py", b"y = 2\n")]
+    members += [
+        ("hw1-alice/solution.py", b"x = 1\n"),
+        ("bob/__pycache__/a.pyc", b"\0"),
+        ("bob/.ipynb_checkpoints/s-checkpoint.ipynb", b"{}"),
+        ("bob/solution.py", b"y = 2\n"),
+    ]
     z = _zip(tmp_path / "c.zip", members)
     out = unpack_zip(z, tmp_path / "u", IntakeLimits(max_student_entries=5, max_class_entries=100))
     assert sorted(map(str, out.files)) == ["bob/solution.py", "hw1-alice/solution.py"]
@@ -196,7 +212,7 @@ def test_an_entry_lying_about_its_size_is_stopped_while_unpacking(tmp_path):
     # shrink the declared uncompressed size in the central directory and the local header
     for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
         pos = data.find(sig)
-        data[pos + off:pos + off + 4] = (100).to_bytes(4, "little")
+        data[pos + off : pos + off + 4] = (100).to_bytes(4, "little")
     z.write_bytes(bytes(data))
     # zipfile never yields more than the declared size; the CRC then fails: refused, nothing kept
     out = unpack_zip(z, tmp_path / "u")
@@ -227,6 +243,7 @@ def test_a_folder_walk_refuses_links_and_special_files(tmp_path):
 
 def test_a_million_entry_claim_is_refused_from_the_tail_alone(tmp_path, monkeypatch):
     import struct
+
     # Just the end records of a zip64 archive claiming 10^6 entries in a 46 MB directory.
     eocd64 = struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, 10**6, 10**6, 46 * 10**6, 0)
     locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, 0, 1)

@@ -4,6 +4,7 @@ Every detector is run on one name of each layout, so that a detector that
 starts claiming another layout's names (and would shadow it, being tried
 first) fails here; then the order the claims are tried in.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -51,9 +52,9 @@ def test_moodle_folder_claims_its_submission_folders_and_ignores_its_other_plugi
 def test_github_classroom_folder_by_its_naming_or_its_git():
     assert github_classroom_folder(_top(CLASSROOM_DIR, "hw1-submissions")) == Claim("github-classroom", "ada")
     assert github_classroom_folder(_top(PLAIN_DIR, "class", git=True)) == Claim("github-classroom", "ada")
-    assert github_classroom_folder(_top(CLASSROOM_DIR, "class")) is None             # not in <slug>-submissions
-    assert github_classroom_folder(_top("hw1-", "hw1-submissions")) is None          # no login after the slug
-    assert github_classroom_folder(_top("hw2-ada", "hw1-submissions")) is None       # another assignment's
+    assert github_classroom_folder(_top(CLASSROOM_DIR, "class")) is None  # not in <slug>-submissions
+    assert github_classroom_folder(_top("hw1-", "hw1-submissions")) is None  # no login after the slug
+    assert github_classroom_folder(_top("hw2-ada", "hw1-submissions")) is None  # another assignment's
     assert github_classroom_folder(_top(PLAIN_DIR, "hw1-submissions")) is None
 
 
@@ -84,23 +85,30 @@ def test_student_file_claims_py_and_ipynb_files_only():
 
 
 def test_gradescope_folders_are_claimed_in_name_order_for_their_submitters():
-    claims = gradescope_folders({"submission_2": [{":name": "Bo"}],
-                                 "submission_1": [{":name": "Ann", ":sid": 42}, {":name": "Cy", ":sid": "7"}],
-                                 "submission_3": []})
+    claims = gradescope_folders(
+        {
+            "submission_2": [{":name": "Bo"}],
+            "submission_1": [{":name": "Ann", ":sid": 42}, {":name": "Cy", ":sid": "7"}],
+            "submission_3": [],
+        }
+    )
     assert list(claims) == ["submission_1", "submission_2", "submission_3"]
     assert claims["submission_1"] == Claim("gradescope", "42+7", "Ann; Cy")
     assert claims["submission_2"] == Claim("gradescope", "bo", "Bo")
     assert claims["submission_3"] == Claim("gradescope", "submission_3")
 
 
-@pytest.mark.parametrize("name, parent, git, layout, student", [
-    (MOODLE_DIR, "hw1-submissions", True, "moodle", "ada_lovelace_1234"),   # Moodle before GitHub Classroom
-    (CLASSROOM_DIR, "hw1-submissions", False, "github-classroom", "ada"),
-    (CLASSROOM_DIR, "hw1-submissions", True, "github-classroom", "ada"),     # the login, not the folder's name
-    (CLASSROOM_DIR, "class", True, "github-classroom", "hw1-ada"),
-    (CLASSROOM_DIR, "class", False, "folder", "hw1-ada"),
-    (PLAIN_DIR, "class", False, "folder", "ada"),
-])
+@pytest.mark.parametrize(
+    "name, parent, git, layout, student",
+    [
+        (MOODLE_DIR, "hw1-submissions", True, "moodle", "ada_lovelace_1234"),  # Moodle before GitHub Classroom
+        (CLASSROOM_DIR, "hw1-submissions", False, "github-classroom", "ada"),
+        (CLASSROOM_DIR, "hw1-submissions", True, "github-classroom", "ada"),  # the login, not the folder's name
+        (CLASSROOM_DIR, "class", True, "github-classroom", "hw1-ada"),
+        (CLASSROOM_DIR, "class", False, "folder", "hw1-ada"),
+        (PLAIN_DIR, "class", False, "folder", "ada"),
+    ],
+)
 def test_a_folder_is_claimed_by_the_first_detector_that_knows_it(name, parent, git, layout, student):
     claim = claim_folder(TopFolder(name, parent, git))
     assert (claim.layout, claim.student) == (layout, student)

@@ -1,4 +1,5 @@
 """grader/batch/discovery.py, layouts.py and ids.py: each LMS download gives one stable id per student."""
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,7 @@ def test_untrusted_names_are_cleaned_once():
 
 def test_canvas_names_with_late_and_anonymous():
     assert parse_canvas("lovelaceada_12345_67890_solution.py") == ("lovelaceada", "12345", False, "solution.py")
-    assert parse_canvas("lovelaceada_late_12345_67890_solution-1.py") == ("lovelaceada", "12345", True,
-                                                                         "solution-1.py")
+    assert parse_canvas("lovelaceada_late_12345_67890_solution-1.py") == ("lovelaceada", "12345", True, "solution-1.py")
     assert parse_canvas("12345_67890_my_file.py") == ("", "12345", False, "my_file.py")
     assert parse_canvas("alice.py") is None and parse_canvas("Alice Smith_12_34_x.py") is None
 
@@ -66,7 +66,10 @@ def test_moodle_folders_and_flat_files(tmp_path):
     assert set(found) == {"ada_lovelace_1001", "participant_1002", "alan_turing_1003"}
     assert found["ada_lovelace_1001"].name == "Ada Lovelace" and found["ada_lovelace_1001"].path.name == "vit.py"
     assert found["participant_1002"].path is None
-    assert "no .py or .ipynb file" in found["participant_1002"].problem and "notes.txt" in found["participant_1002"].problem
+    assert (
+        "no .py or .ipynb file" in found["participant_1002"].problem
+        and "notes.txt" in found["participant_1002"].problem
+    )
     assert found["alan_turing_1003"].layout == "moodle"
 
 
@@ -74,8 +77,9 @@ def test_gradescope_export_with_groups_and_ruby_tags(tmp_path):
     root = tmp_path / "gs"
     ids = bc.write_gradescope(root, [bc.Student("a", CODE), bc.Student("b", CODE)])
     meta = (root / "submission_metadata.yml").read_text()
-    meta += ("submission_999:\n  :submitters:\n  - :name: Pair One\n    :sid: '11'\n  - :name: Pair Two\n"
-             "    :sid: '12'\n")
+    meta += (
+        "submission_999:\n  :submitters:\n  - :name: Pair One\n    :sid: '11'\n  - :name: Pair Two\n    :sid: '12'\n"
+    )
     (root / "submission_metadata.yml").write_text(meta)
     (root / "submission_999").mkdir()
     (root / "submission_999" / "solution.py").write_bytes(CODE)
@@ -88,8 +92,10 @@ def test_gradescope_export_with_groups_and_ruby_tags(tmp_path):
 def test_gradescope_folder_missing_is_that_students_ce(tmp_path):
     root = tmp_path / "gs"
     bc.write_gradescope(root, [bc.Student("a", CODE)])
-    (root / "submission_metadata.yml").write_text((root / "submission_metadata.yml").read_text()
-                                                   + "submission_5:\n  :submitters:\n  - :name: Gone\n    :sid: '5'\n")
+    (root / "submission_metadata.yml").write_text(
+        (root / "submission_metadata.yml").read_text()
+        + "submission_5:\n  :submitters:\n  - :name: Gone\n    :sid: '5'\n"
+    )
     found = _entries(root)
     assert found["5"].path is None and "no such folder" in found["5"].problem
 
@@ -106,20 +112,26 @@ def test_candidate_rules():
     assert choose([P("a.py"), P("solution.py")], [], "x")[0] == P("solution.py")
     none, why = choose([P("a.py"), P("b.ipynb")], [], "the folder 'alice'")
     assert none is None and "2 candidate files in the folder 'alice' (a.py, b.ipynb)" in why
-    assert choose([P(".ipynb_checkpoints/solution-checkpoint.ipynb"), P("__pycache__/x.py"), P(".git/hooks/a.py"),
-                   P("work.py")], [], "x")[0] == P("work.py")
+    assert choose(
+        [P(".ipynb_checkpoints/solution-checkpoint.ipynb"), P("__pycache__/x.py"), P(".git/hooks/a.py"), P("work.py")],
+        [],
+        "x",
+    )[0] == P("work.py")
     assert "it is empty" in choose([], [], "x")[1]
 
 
 def test_mixed_inputs_a_zip_a_folder_and_files(tmp_path):
     bc.write_moodle_zip(tmp_path / "m.zip", [bc.Student("a", CODE)])
-    bc.write_files(tmp_path / "files", [bc.Student("alice", CODE), bc.Student("nb", bc.notebook("x=1\n").encode(), ".ipynb")])
+    bc.write_files(
+        tmp_path / "files", [bc.Student("alice", CODE), bc.Student("nb", bc.notebook("x=1\n").encode(), ".ipynb")]
+    )
     (tmp_path / "solo.py").write_bytes(CODE)
     (tmp_path / "files" / "dup").mkdir()
     (tmp_path / "files" / "dup" / "solution.py").write_bytes(CODE)
     entries, refused, ignored, problems = find_entries(
         (tmp_path / "m.zip", tmp_path / "files", tmp_path / "solo.py", tmp_path / "files" / "alice.py"),
-        tmp_path / "work")
+        tmp_path / "work",
+    )
     ids = [e.student for e in entries]
     assert sorted(ids) == ["alice", "alice-2", "dup", "nb", "solo", "student_a_100100"]
     assert problems == [] and refused == []
@@ -127,12 +139,15 @@ def test_mixed_inputs_a_zip_a_folder_and_files(tmp_path):
 
 def test_a_wrapped_zip_is_looked_into(tmp_path):
     import zipfile
+
     with zipfile.ZipFile(tmp_path / "c.zip", "w") as zf:
         zf.writestr("hw1 submissions/alice.py", CODE)
         zf.writestr("hw1 submissions/bob/solution.py", CODE)
     entries, *_ = find_entries((tmp_path / "c.zip",), tmp_path / "work")
-    assert {e.student: e.source for e in entries} == {"alice": "c.zip:hw1 submissions/alice.py",
-                                                      "bob": "c.zip:hw1 submissions/bob/solution.py"}
+    assert {e.student: e.source for e in entries} == {
+        "alice": "c.zip:hw1 submissions/alice.py",
+        "bob": "c.zip:hw1 submissions/bob/solution.py",
+    }
 
 
 @pytest.mark.parametrize("bad", ["submission_metadata.yml: [unclosed", "- just\n- a list\n"])
@@ -157,6 +172,7 @@ def test_hidden_top_level_folders_are_nobodys(tmp_path):
 
 def _zip_of(path: Path, members: list[tuple[str, bytes]]) -> Path:
     import zipfile
+
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in members:
             zf.writestr(name, data)
@@ -200,13 +216,22 @@ def test_macosx_junk_does_not_count(tmp_path):
 
 def test_a_duplicate_zip_entry_refuses_that_student_only(tmp_path):
     import warnings
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # zipfile warns of the duplicate name it writes
-        z = _zip_of(tmp_path / "c.zip", [("bob.py", CODE), ("bob.py", b"raise SystemExit\n"), ("alice.py", CODE),
-                                         ("carol/solution.py", CODE), ("carol/solution.py", CODE)])
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate name it writes
+        z = _zip_of(
+            tmp_path / "c.zip",
+            [
+                ("bob.py", CODE),
+                ("bob.py", b"raise SystemExit\n"),
+                ("alice.py", CODE),
+                ("carol/solution.py", CODE),
+                ("carol/solution.py", CODE),
+            ],
+        )
     entries, refused, _, _ = find_entries((z,), tmp_path / "w")
     by_id = {e.student: e for e in entries}
-    assert set(by_id) == {"alice", "bob", "carol"}            # no phantom bob, no bob-2
+    assert set(by_id) == {"alice", "bob", "carol"}  # no phantom bob, no bob-2
     assert by_id["bob"].path is None and "holds 'bob.py' more than once" in by_id["bob"].problem
     assert by_id["carol"].path is None and "'carol/solution.py' more than once" in by_id["carol"].problem
     assert by_id["alice"].path is not None
@@ -255,6 +280,7 @@ def test_lms_prefixes_are_removed_before_choosing_solution_py(tmp_path):
 
 def test_the_instructor_chooses_the_file_with_a_pattern(tmp_path):
     from grader.batch.layouts import Choice
+
     root = tmp_path / "cls"
     (root / "alice" / "src").mkdir(parents=True)
     (root / "alice" / "main.py").write_bytes(CODE)
@@ -275,9 +301,10 @@ def test_the_instructor_chooses_the_file_with_a_pattern(tmp_path):
 
 def test_names_that_are_not_utf8_give_clean_ids_and_messages(tmp_path):
     from grader.batch.layouts import Choice
+
     root = tmp_path / "cls"
     root.mkdir()
-    bad = os.fsdecode(b"caf\xe9")                      # a Latin-1 name: a surrogate in Python's str
+    bad = os.fsdecode(b"caf\xe9")  # a Latin-1 name: a surrogate in Python's str
     (root / bad).mkdir()
     (root / bad / "solution.py").write_bytes(CODE)
     (root / bad / os.fsdecode(b"n\xf6tes.py")).write_bytes(CODE)
@@ -286,11 +313,12 @@ def test_names_that_are_not_utf8_give_clean_ids_and_messages(tmp_path):
     assert all(e.student.isascii() and e.source.encode("utf-8") for e in found)
     assert {e.path.name if e.path else None for e in found} >= {os.fsdecode(b"n\xf6tes.py")}
     for e in found:
-        e.problem.encode("utf-8")                       # printable: no lone surrogate reaches an output
+        e.problem.encode("utf-8")  # printable: no lone surrogate reaches an output
 
 
 def test_a_canvas_student_of_too_many_loose_files_is_that_students_ce(tmp_path):
     from grader.batch.intake import IntakeLimits
+
     root = tmp_path / "canvas"
     root.mkdir()
     for i in range(6):

@@ -2,6 +2,7 @@
 
 Golden files: tests/golden/batch/ (regenerate with `UPDATE_GOLDEN=1 python3 -m pytest tests/test_batch_outputs.py`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -38,10 +39,22 @@ def check_batch_golden(name: str, text: str) -> None:
 
 
 def _report(verdict: str, score: int, mistakes=(), summary: str = "") -> dict:
-    fp = {"status": "match" if len(mistakes) == 1 else "ambiguous", "mistakes": [
-        {"id": m, "title": f"Title of {m}"} for m in mistakes]} if mistakes else {"status": "no_match", "mistakes": []}
-    return {"verdict": verdict, "score": score, "max_score": 12, "summary": summary or f"{verdict} summary",
-            "groups": [{"name": "sample", "score": score}], "diagnosis": {"fingerprint": fp}}
+    fp = (
+        {
+            "status": "match" if len(mistakes) == 1 else "ambiguous",
+            "mistakes": [{"id": m, "title": f"Title of {m}"} for m in mistakes],
+        }
+        if mistakes
+        else {"status": "no_match", "mistakes": []}
+    )
+    return {
+        "verdict": verdict,
+        "score": score,
+        "max_score": 12,
+        "summary": summary or f"{verdict} summary",
+        "groups": [{"name": "sample", "score": score}],
+        "diagnosis": {"fingerprint": fp},
+    }
 
 
 def _class(out: Path) -> list[StudentRecord]:
@@ -57,8 +70,20 @@ def _class(out: Path) -> list[StudentRecord]:
     ]
     records = []
     for i, (sid, verdict, score, mistakes, judged, reason, prints) in enumerate(specs):
-        rec = StudentRecord(sid, f"class.zip:{sid}/solution.py", "moodle", f"Name\n{sid} | x", i == 2,
-                            f"{i:064x}", KEY, 1.5 * i, judged, reason, verdict, prints)
+        rec = StudentRecord(
+            sid,
+            f"class.zip:{sid}/solution.py",
+            "moodle",
+            f"Name\n{sid} | x",
+            i == 2,
+            f"{i:064x}",
+            KEY,
+            1.5 * i,
+            judged,
+            reason,
+            verdict,
+            prints,
+        )
         save_record(out, rec)
         records.append(rec)
         summary = "line one\nline two\twith tab" if sid == "bob" else ""
@@ -66,10 +91,19 @@ def _class(out: Path) -> list[StudentRecord]:
     return records
 
 
-RUN = {"bundle_id": "vit-encoder-block", "bundle_version": "1.0.0", "tests": "sample", "secret_seed": None,
-       "mode": "local", "shard": None, "groups": ["sample"], "students_in_shard": 6,
-       "refused": ["class.zip: ../evil.py: path traversal ('..'): it would be written outside the folder"],
-       "ignored": ["class.zip:README.md"], "input_problems": []}
+RUN = {
+    "bundle_id": "vit-encoder-block",
+    "bundle_version": "1.0.0",
+    "tests": "sample",
+    "secret_seed": None,
+    "mode": "local",
+    "shard": None,
+    "groups": ["sample"],
+    "students_in_shard": 6,
+    "refused": ["class.zip: ../evil.py: path traversal ('..'): it would be written outside the folder"],
+    "ignored": ["class.zip:README.md"],
+    "input_problems": [],
+}
 
 
 def test_grades_csv_and_summary_golden(tmp_path):
@@ -129,7 +163,7 @@ def test_a_solution_most_of_the_class_copied_is_still_flagged():
     pairs = similar_pairs(prints)
     copiers = sorted(s for s in prints if s.startswith("copier"))
     assert identical_groups(prints) == [copiers]
-    assert {(p.a, p.b) for p in pairs} == {(a, b) for i, a in enumerate(copiers) for b in copiers[i + 1:]}
+    assert {(p.a, p.b) for p in pairs} == {(a, b) for i, a in enumerate(copiers) for b in copiers[i + 1 :]}
     assert all(p.score == 1.0 for p in pairs)
 
 
@@ -137,8 +171,9 @@ def test_the_summary_names_a_copied_group_once(tmp_path):
     records = _class(tmp_path)
     copied = list(range(900, 940))
     for sid in ("frank", "grace", "heidi"):
-        rec = StudentRecord(sid, f"class.zip:{sid}/solution.py", "moodle", sid, False, "f" * 64, KEY, 1.0,
-                            True, "", "AC", copied)
+        rec = StudentRecord(
+            sid, f"class.zip:{sid}/solution.py", "moodle", sid, False, "f" * 64, KEY, 1.0, True, "", "AC", copied
+        )
         save_record(tmp_path, rec)
         records.append(rec)
         (tmp_path / f"{sid}.json").write_text(json.dumps(_report("AC", 12)))
@@ -146,15 +181,17 @@ def test_the_summary_names_a_copied_group_once(tmp_path):
     lines = outputs.summary.splitlines()
     assert "- 3 students handed in the same code (after normalising): frank, grace, heidi" in lines
     assert not [line for line in lines if line.startswith("| frank |") or line.startswith("| grace |")]
-    assert "| alice | carol |" in outputs.summary   # a near-identical pair outside the group is still a row
+    assert "| alice | carol |" in outputs.summary  # a near-identical pair outside the group is still a row
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
     assert rows["frank"]["similar_to"] == "grace;heidi" and float(rows["frank"]["similarity"]) == 1.0
 
 
 def _dead_code(lines: int) -> str:
     """About `lines` lines of helpers that are never called (padding a copy)."""
-    return "\n".join(f"def helper_{i}(values, scale):\n    total = sum(v * scale for v in values)\n"
-                     f"    return total / {i + 1}\n" for i in range(lines // 3))
+    return "\n".join(
+        f"def helper_{i}(values, scale):\n    total = sum(v * scale for v in values)\n    return total / {i + 1}\n"
+        for i in range(lines // 3)
+    )
 
 
 def test_a_copy_padded_with_dead_code_is_flagged_by_containment():
@@ -171,7 +208,7 @@ def test_a_copy_padded_with_dead_code_is_flagged_by_containment():
 
 def test_containment_needs_enough_code_and_reaching_neither_bar_is_no_pair():
     small, large = set(range(MIN_CONTAINED - 1)), set(range(1000))
-    assert flagged(small, large) is None                      # a short file inside a long one: chance
+    assert flagged(small, large) is None  # a short file inside a long one: chance
     assert flagged(set(range(MIN_CONTAINED)), large).containment == 1.0
     half = set(range(0, 200)), set(range(100, 300))
     assert flagged(*half) is None and overlap(*half) == (1 / 3, 0.5)
@@ -200,12 +237,14 @@ def test_a_record_is_reused_only_for_the_same_file_and_run_key(tmp_path):
     rec = StudentRecord("alice", "src", "file", "", False, "ab" * 32, KEY, 1.0, True, "", "AC", [1, 2])
     save_record(tmp_path, rec)
     assert load_record(tmp_path, "alice") == rec
-    assert reusable(tmp_path, "alice", "ab" * 32, KEY) is None          # no verdict JSON yet
+    assert reusable(tmp_path, "alice", "ab" * 32, KEY) is None  # no verdict JSON yet
     (tmp_path / "alice.json").write_text("{}")
     assert reusable(tmp_path, "alice", "ab" * 32, KEY) == rec
     assert reusable(tmp_path, "alice", "cd" * 32, KEY) is None
-    assert reusable(tmp_path, "alice", "ab" * 32, RunKey("vit-encoder-block", "1.0.1", "1.0.0",
-                                                     "sample", None, "local")) is None
+    assert (
+        reusable(tmp_path, "alice", "ab" * 32, RunKey("vit-encoder-block", "1.0.1", "1.0.0", "sample", None, "local"))
+        is None
+    )
     (tmp_path / ".batch" / "alice.json").write_text("{damaged")
     assert load_record(tmp_path, "alice") is None
 
@@ -215,6 +254,7 @@ def test_progress_line_on_a_terminal_only():
 
     from grader.batch.api import Progress
     from grader.batch.progress import ProgressLine, progress_text
+
     p = Progress(done=10, total=40, not_judged=1, not_ac=3, elapsed_s=20.0)
     assert progress_text(p) == "[10/40] 3 not AC, 1 could not be judged, elapsed 20s, ETA 1m00s"
     assert Progress(0, 5, 0, 0, 3.0).eta_s is None
@@ -222,6 +262,7 @@ def test_progress_line_on_a_terminal_only():
     class Tty(io.StringIO):
         def isatty(self):
             return True
+
     tty, pipe = Tty(), io.StringIO()
     for stream in (tty, pipe):
         line = ProgressLine(stream)

@@ -1,4 +1,5 @@
 """grader/batch/runner.py without a sandbox: results, crashes, timeouts, and what a stop kills."""
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ def test_results_crashes_and_timeouts_are_all_reported():
     run_parallel(tasks, _work, jobs=3, timeout_s=2.0, on_done=lambda i, r: results.__setitem__(i, r))
     assert time.monotonic() - started < 30
     assert results[0]["value"] == 1 and results[4]["value"] == 2
-    assert results[0]["pid"] != os.getpid()                      # each task in its own process
+    assert results[0]["pid"] != os.getpid()  # each task in its own process
     assert "without a result" in results[1]["error"]
     assert "ValueError: boom" in results[2]["error"]
     assert "longer than 2 s" in results[3]["error"]
@@ -36,11 +37,13 @@ def test_results_crashes_and_timeouts_are_all_reported():
 
 def test_stop_children_kills_a_child_and_the_sessions_it_started():
     # a child that ignores SIGTERM and starts a grandchild in a session of its own (like a zygote)
-    code = ("import os, signal, subprocess, sys, time\n"
-            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
-            "print(p.pid, flush=True)\n"
-            "time.sleep(120)\n")
+    code = (
+        "import os, signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], start_new_session=True)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
     pid = os.fork()
     if pid == 0:
         os.setpgid(0, 0)
@@ -60,7 +63,7 @@ def _ppid(pid: int) -> int:
         stat = open(f"/proc/{pid}/stat").read()
     except OSError:
         return -1
-    return int(stat[stat.rfind(")") + 2:].split()[1])
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
 
 
 def _running(pid: int) -> bool:
@@ -68,4 +71,4 @@ def _running(pid: int) -> bool:
         stat = open(f"/proc/{pid}/stat").read()
     except OSError:
         return False
-    return stat[stat.rfind(")") + 2:].split()[0] != "Z"
+    return stat[stat.rfind(")") + 2 :].split()[0] != "Z"

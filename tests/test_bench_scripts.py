@@ -1,4 +1,5 @@
 """The measuring scripts still run and say what they measured (never how fast: no figure is asserted)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -17,9 +18,9 @@ from conftest import ROOT
 def _script(name: str):
     """A module of scripts/, loaded by path (scripts/ is not a package)."""
     spec = importlib.util.spec_from_file_location(f"_script_{name}", ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module                   # dataclasses look their module up by name
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
@@ -33,8 +34,9 @@ def _perf_cannot_record() -> str | None:
         return "the perf tool (linux-perf) is not installed"
     if os.geteuid() != 0:
         return "not running as root"
-    proc = subprocess.run(["perf", "record", "-q", "-o", os.devnull, "--", "true"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["perf", "record", "-q", "-o", os.devnull, "--", "true"], capture_output=True, text=True, timeout=60
+    )
     return None if proc.returncode == 0 else f"perf cannot record here: {proc.stderr.strip()[:200]}"
 
 
@@ -42,8 +44,9 @@ def test_cpu_split_names_every_process_of_one_grading():
     why = _perf_cannot_record()
     if why:
         pytest.skip(f"scripts/cpu_split.py needs root and perf: {why}")
-    proc = subprocess.run([sys.executable, "scripts/cpu_split.py"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "scripts/cpu_split.py"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for label in ("parent", "zygote", "workers", "all", "page faults"):
@@ -54,16 +57,24 @@ def test_cpu_split_names_every_process_of_one_grading():
 
 
 def test_cpu_split_says_what_it_needs_when_it_cannot_run(tmp_path):
-    env = {**os.environ, "PATH": str(tmp_path)}      # no perf on this PATH
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts/cpu_split.py")], cwd=ROOT, capture_output=True,
-                          text=True, env=env, timeout=60)
+    env = {**os.environ, "PATH": str(tmp_path)}  # no perf on this PATH
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/cpu_split.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "perf" in proc.stderr and "Traceback" not in proc.stderr
 
 
 # A process that forks a child every few milliseconds, as another grader's zygote does.
-FORKER = ("import os, time\nwhile True:\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
-          "    os.waitpid(pid, 0)\n    time.sleep(0.002)\n")
+FORKER = (
+    "import os, time\nwhile True:\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+    "    os.waitpid(pid, 0)\n    time.sleep(0.002)\n"
+)
 
 
 def test_cpu_split_says_so_when_the_grading_runs_no_test():
@@ -72,8 +83,13 @@ def test_cpu_split_says_so_when_the_grading_runs_no_test():
         pytest.skip(f"scripts/cpu_split.py needs root and perf: {_perf_cannot_record()}")
     beside = subprocess.Popen([sys.executable, "-c", FORKER])
     try:
-        proc = subprocess.run([sys.executable, "scripts/cpu_split.py", "no/such/file.py"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "scripts/cpu_split.py", "no/such/file.py"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         beside.kill()
         beside.wait()
@@ -93,21 +109,28 @@ def _sample(pid: int, t: float) -> str:
 # wrapper (11) that runs the zygote (12), which forks workers 13 and 14; its thread (10:15) is
 # no process. Around it, what a system-wide recording would add: another grader's zygote (20)
 # with three workers of its own and samples of each.
-PERF_TEXT = "\n".join([
-    _task("perf-exec", 0, "PERF_RECORD_COMM: perf-exec:10/10"),
-    _task("python", 10, "PERF_RECORD_COMM exec: python:10/10"),
-    _task("python", 10, "PERF_RECORD_FORK(10:15):(10:10)"),
-    _task("python", 10, "PERF_RECORD_FORK(11:11):(10:10)"),
-    _task("unshare", 11, "PERF_RECORD_COMM exec: unshare:11/11"),
-    _task("unshare", 11, "PERF_RECORD_FORK(12:12):(11:11)"),
-    _task("python", 12, "PERF_RECORD_COMM exec: python:12/12"),
-    _task("python", 12, "PERF_RECORD_FORK(13:13):(12:12)"),
-    _task("python", 12, "PERF_RECORD_FORK(14:14):(12:12)"),
-    *(_task("python", 20, f"PERF_RECORD_FORK({c}:{c}):(20:20)") for c in (21, 22, 23)),
-    _sample(10, 1.0), _sample(10, 1.1), _sample(12, 1.2), _sample(12, 1.4), _sample(13, 1.3),
-    _sample(14, 1.5), _sample(14, 1.6),
-    *(_sample(pid, 1.0 + pid / 100) for pid in (20, 20, 21, 22, 23, 23)),
-])
+PERF_TEXT = "\n".join(
+    [
+        _task("perf-exec", 0, "PERF_RECORD_COMM: perf-exec:10/10"),
+        _task("python", 10, "PERF_RECORD_COMM exec: python:10/10"),
+        _task("python", 10, "PERF_RECORD_FORK(10:15):(10:10)"),
+        _task("python", 10, "PERF_RECORD_FORK(11:11):(10:10)"),
+        _task("unshare", 11, "PERF_RECORD_COMM exec: unshare:11/11"),
+        _task("unshare", 11, "PERF_RECORD_FORK(12:12):(11:11)"),
+        _task("python", 12, "PERF_RECORD_COMM exec: python:12/12"),
+        _task("python", 12, "PERF_RECORD_FORK(13:13):(12:12)"),
+        _task("python", 12, "PERF_RECORD_FORK(14:14):(12:12)"),
+        *(_task("python", 20, f"PERF_RECORD_FORK({c}:{c}):(20:20)") for c in (21, 22, 23)),
+        _sample(10, 1.0),
+        _sample(10, 1.1),
+        _sample(12, 1.2),
+        _sample(12, 1.4),
+        _sample(13, 1.3),
+        _sample(14, 1.5),
+        _sample(14, 1.6),
+        *(_sample(pid, 1.0 + pid / 100) for pid in (20, 20, 21, 22, 23, 23)),
+    ]
+)
 
 
 def test_cpu_split_attributes_only_the_tree_of_the_command_it_recorded():
@@ -118,7 +141,7 @@ def test_cpu_split_attributes_only_the_tree_of_the_command_it_recorded():
     parent, zygote, workers, rows = found
     assert (parent, zygote, workers) == (10, 12, [13, 14])
     assert sorted(pid for pid, _, _ in rows) == [10, 10, 12, 12, 13, 14, 14]
-    assert cpu_split.after_first_worker(rows, zygote, workers) == 1     # 12's sample at 1.4, after 13's at 1.3
+    assert cpu_split.after_first_worker(rows, zygote, workers) == 1  # 12's sample at 1.4, after 13's at 1.3
 
 
 def test_cpu_split_finds_no_worker_when_the_grading_forked_none():
@@ -131,8 +154,13 @@ def test_cpu_split_finds_no_worker_when_the_grading_forked_none():
 
 
 def _floor(*args, timeout=300):
-    return subprocess.run([sys.executable, str(ROOT / "scripts/fork_floor.py"), *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts/fork_floor.py"), *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +175,12 @@ def floor_cases(tmp_path_factory):
 def _solution(tmp_path, body: str):
     """A solution that wraps the reference (loaded by path) as `body` says."""
     path = tmp_path / "solution.py"
-    path.write_text("import importlib.util\n"
-                    f"spec = importlib.util.spec_from_file_location('ref', {str(ROOT / 'reference/solution.py')!r})\n"
-                    "ref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
-                    f"def vit_encoder_block(*a):\n    {body}\n")
+    path.write_text(
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('ref', {str(ROOT / 'reference/solution.py')!r})\n"
+        "ref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
+        f"def vit_encoder_block(*a):\n    {body}\n"
+    )
     return path
 
 
@@ -160,34 +190,42 @@ def test_fork_floor_passes_the_reference_on_every_case(floor_cases, tmp_path):
     ok = _floor(path)
     assert ok.returncode == 0 and f"{n} of {n} cases passed" in ok.stdout, ok.stdout + ok.stderr
     # What the solution prints goes to standard error, never into the results' channel.
-    chatty = _floor(path, "--solution", _solution(tmp_path, "print('x' * 100000, flush=True); return ref.vit_encoder_block(*a)"))
+    chatty = _floor(
+        path, "--solution", _solution(tmp_path, "print('x' * 100000, flush=True); return ref.vit_encoder_block(*a)")
+    )
     assert chatty.returncode == 0 and f"{n} of {n} cases passed" in chatty.stdout, chatty.stdout
 
 
-@pytest.mark.parametrize("body, why", [
-    ("return ref.vit_encoder_block(*a) * (1 + 1e-6)", "outside the tolerance"),
-    ("return ref.vit_encoder_block(*a).reshape(-1)", "shape"),
-    ("return ref.vit_encoder_block(*a).tolist()", "not a float64 ndarray"),
-    ("return ref.vit_encoder_block(*a).astype('float32')", "not a float64 ndarray"),
-    ("return ref.vit_encoder_block(*a) * float('nan')", "outside the tolerance"),
-    ("import os; os._exit(0)", "no result"),
-    ("raise ValueError('no')", "no result"),
-])
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        ("return ref.vit_encoder_block(*a) * (1 + 1e-6)", "outside the tolerance"),
+        ("return ref.vit_encoder_block(*a).reshape(-1)", "shape"),
+        ("return ref.vit_encoder_block(*a).tolist()", "not a float64 ndarray"),
+        ("return ref.vit_encoder_block(*a).astype('float32')", "not a float64 ndarray"),
+        ("return ref.vit_encoder_block(*a) * float('nan')", "outside the tolerance"),
+        ("import os; os._exit(0)", "no result"),
+        ("raise ValueError('no')", "no result"),
+    ],
+)
 def test_fork_floor_fails_what_the_checker_fails(floor_cases, tmp_path, body, why):
     """The floor does the checks the grader's checker does, so it is not cheap by skipping them."""
     path, n = floor_cases
     bad = _floor(path, "--solution", _solution(tmp_path, body))
-    assert bad.returncode == 1 and f"0 of {n} cases passed" in bad.stdout and why in bad.stdout, \
-        bad.stdout + bad.stderr
+    assert bad.returncode == 1 and f"0 of {n} cases passed" in bad.stdout and why in bad.stdout, bad.stdout + bad.stderr
     assert "Traceback" not in bad.stderr
 
 
 def test_fork_floor_says_why_it_cannot_run_without_a_traceback(floor_cases, tmp_path):
     path, _ = floor_cases
     whole = path.read_bytes()
-    broken = {"missing": None, "not prepared": b"not a prepared file",
-              "cut short": whole[:len(whole) // 2], "header only": whole[:whole.index(b"\n", 10) + 1],
-              "no cases": b'VITFLOOR1\n{"rtol": 1, "atol": 1, "function": "f", "cases": []}\n'}
+    broken = {
+        "missing": None,
+        "not prepared": b"not a prepared file",
+        "cut short": whole[: len(whole) // 2],
+        "header only": whole[: whole.index(b"\n", 10) + 1],
+        "no cases": b'VITFLOOR1\n{"rtol": 1, "atol": 1, "function": "f", "cases": []}\n',
+    }
     for name, content in broken.items():
         target = tmp_path / f"{name}.bin"
         if content is not None:
@@ -199,20 +237,22 @@ def test_fork_floor_says_why_it_cannot_run_without_a_traceback(floor_cases, tmp_
     os.mkfifo(fifo)
     huge = tmp_path / "huge.bin"
     with open(huge, "wb") as f:
-        f.truncate((1 << 30) + 1)                          # sparse: no disk used
+        f.truncate((1 << 30) + 1)  # sparse: no disk used
     link = tmp_path / "link-to-fifo"
     link.symlink_to(fifo)
     for special in (fifo, link, huge, tmp_path, "/dev/zero"):
-        proc = _floor(special, timeout=60)                 # a FIFO or a device must not hang the read
-        assert proc.returncode == 2 and "fork_floor:" in proc.stderr and "Traceback" not in proc.stderr, \
-            (special, proc.stderr)
+        proc = _floor(special, timeout=60)  # a FIFO or a device must not hang the read
+        assert proc.returncode == 2 and "fork_floor:" in proc.stderr and "Traceback" not in proc.stderr, (
+            special,
+            proc.stderr,
+        )
     syntax = tmp_path / "syntax.py"
     syntax.write_text("def vit_encoder_block(:\n")
     for solution in (syntax, tmp_path / "absent.py"):
         proc = _floor(path, "--solution", solution)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     linked = tmp_path / "linked.bin"
-    linked.symlink_to(path)                                # the operator's own link to a prepared file
+    linked.symlink_to(path)  # the operator's own link to a prepared file
     assert _floor(linked).returncode == 0
     never = _floor(path, "--solution", _solution(tmp_path, "while True: pass"), "--timeout", "2", timeout=60)
     assert never.returncode == 2 and "no answer within 2 s" in never.stderr, never.stderr
@@ -220,8 +260,12 @@ def test_fork_floor_says_why_it_cannot_run_without_a_traceback(floor_cases, tmp_
 
 def test_fork_floor_prints_no_control_characters_from_a_file(tmp_path):
     """A case name with a terminal escape (a damaged or foreign file) is shown with '?' in its place."""
-    meta = {"rtol": 5e-8, "atol": 5e-8, "function": "vit_encoder_block",
-            "cases": [{"name": "\x1b[31mred\x07", "args": [], "expected_shape": [1], "inputs": 0, "expected": 8}]}
+    meta = {
+        "rtol": 5e-8,
+        "atol": 5e-8,
+        "function": "vit_encoder_block",
+        "cases": [{"name": "\x1b[31mred\x07", "args": [], "expected_shape": [1], "inputs": 0, "expected": 8}],
+    }
     path = tmp_path / "escape.bin"
     path.write_bytes(b"VITFLOOR1\n" + json.dumps(meta).encode() + b"\n" + bytes(8))
     solution = tmp_path / "solution.py"
@@ -231,8 +275,13 @@ def test_fork_floor_prints_no_control_characters_from_a_file(tmp_path):
 
 
 def _similarity_honest(corpus) -> str:
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts/similarity_honest.py"), str(corpus)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/similarity_honest.py"), str(corpus)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
     return proc.stdout
 

@@ -3,6 +3,7 @@
 The JSON files stay the source of truth: every test here changes, damages or
 forges something and checks that what is read is exactly what the JSON says.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,11 +29,18 @@ def cache(tmp_path, monkeypatch):
 
 
 def same(a, b) -> bool:
-    return (a.name, a.group, a.description, a.explanation, a.extra) == \
-        (b.name, b.group, b.description, b.explanation, b.extra) and \
-        type(a.inputs["num_heads"]) is int and a.inputs["num_heads"] == b.inputs["num_heads"] and \
-        all(np.array_equal(a.inputs[k], b.inputs[k]) and a.inputs[k].dtype == np.float64
-            for k in a.inputs if k != "num_heads") and np.array_equal(a.expected, b.expected)
+    return (
+        (a.name, a.group, a.description, a.explanation, a.extra)
+        == (b.name, b.group, b.description, b.explanation, b.extra)
+        and type(a.inputs["num_heads"]) is int
+        and a.inputs["num_heads"] == b.inputs["num_heads"]
+        and all(
+            np.array_equal(a.inputs[k], b.inputs[k]) and a.inputs[k].dtype == np.float64
+            for k in a.inputs
+            if k != "num_heads"
+        )
+        and np.array_equal(a.expected, b.expected)
+    )
 
 
 def test_a_cached_read_is_identical_to_parsing_the_json(cache, bundle):
@@ -49,6 +57,7 @@ def test_a_hit_does_not_parse_again(cache, monkeypatch):
 
     def refuse(*_):
         raise AssertionError("parsed although the bytes were cached")
+
     monkeypatch.setattr(case_cache, "case_from_bytes", refuse)
     assert same(read_case_cached(SAMPLE), read_case(SAMPLE))
 
@@ -67,8 +76,9 @@ def test_changed_bytes_are_parsed_again_and_bad_files_are_never_cached(cache, tm
     assert len(list(cache.glob("*.case"))) == 2
 
 
-@pytest.mark.parametrize("damage", [lambda b: b[:len(b) // 2], lambda b: b"", lambda b: b"VITCASE1" + b"\xff" * 40,
-                                    lambda b: b + b"\0" * 8])
+@pytest.mark.parametrize(
+    "damage", [lambda b: b[: len(b) // 2], lambda b: b"", lambda b: b"VITCASE1" + b"\xff" * 40, lambda b: b + b"\0" * 8]
+)
 def test_a_damaged_entry_is_a_miss_and_is_rewritten(cache, damage):
     read_case_cached(SAMPLE)
     (entry,) = cache.glob("*.case")
@@ -119,12 +129,13 @@ def plant_forgery(cache) -> Path:
     (entry,) = cache.glob("*.case")
     planted = cache / (case_cache._key(SAMPLE.read_bytes()) + ".case")
     shutil.copy(entry, planted)
-    assert read_case_cached(SAMPLE).name == "sample/02-two-heads"   # read while it looks like our own
+    assert read_case_cached(SAMPLE).name == "sample/02-two-heads"  # read while it looks like our own
     return planted
 
 
-@pytest.mark.parametrize("how", ["world-writable entry", "entry is a symlink", "entry owned by another user",
-                                 "folder owned by another user"])
+@pytest.mark.parametrize(
+    "how", ["world-writable entry", "entry is a symlink", "entry owned by another user", "folder owned by another user"]
+)
 def test_an_entry_another_user_could_have_written_is_never_read(cache, how):
     planted = plant_forgery(cache)
     if how == "world-writable entry":
@@ -137,13 +148,13 @@ def test_an_entry_another_user_could_have_written_is_never_read(cache, how):
         if os.geteuid() != 0:
             pytest.skip("giving a file to another user needs root (CI runs as root)")
         os.chown(planted if how == "entry owned by another user" else cache, 65534, -1)
-    assert read_case_cached(SAMPLE).name == "sample/01-identity-weights"     # the JSON, not the forgery
+    assert read_case_cached(SAMPLE).name == "sample/01-identity-weights"  # the JSON, not the forgery
 
 
 def test_an_old_group_writable_folder_of_ours_is_made_private_and_used(cache):
     cache.mkdir(mode=0o775)
-    cache.chmod(0o775)                      # what mkdir gave under a umask of 002 before
-    planted = plant_forgery(cache)          # still ours: read (a forger's own file would not be)
+    cache.chmod(0o775)  # what mkdir gave under a umask of 002 before
+    planted = plant_forgery(cache)  # still ours: read (a forger's own file would not be)
     assert cache.stat().st_mode & 0o077 == 0 and case_cache.trusted(cache)
     assert read_case_cached(SAMPLE).name == "sample/02-two-heads" and planted.exists()
 

@@ -5,6 +5,7 @@ a time with a sandbox that answers from a script, so that the order of the
 steps, the probe policy and what each step leaves in the Grading are checked
 without a real sandbox or any timing.
 """
+
 from __future__ import annotations
 
 import signal
@@ -36,11 +37,26 @@ from grader.sandbox.records import ReturnedValue, RunOutcome
 
 def outcome(case, cpu_s: float, value_offset: float = 0.0, **kw) -> RunOutcome:
     """A run of `case` that returned its expected output (+ `value_offset`) after `cpu_s` of CPU time."""
-    value = ReturnedValue(type="ndarray", dtype="float64", shape=case.expected.shape,
-                          array=case.expected + value_offset)
-    base: dict[str, Any] = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=cpu_s, wall_s=cpu_s, maxrss_kib=30000,
-                killed_by=None, value=value, error=None, detail="", stdout="", stderr="", output_bytes=0,
-                result_too_large=False, worker_layers={"rlimits": ["active", "."]})
+    value = ReturnedValue(
+        type="ndarray", dtype="float64", shape=case.expected.shape, array=case.expected + value_offset
+    )
+    base: dict[str, Any] = dict(
+        status=child.STATUS_OK,
+        exit_code=0,
+        signal=None,
+        cpu_s=cpu_s,
+        wall_s=cpu_s,
+        maxrss_kib=30000,
+        killed_by=None,
+        value=value,
+        error=None,
+        detail="",
+        stdout="",
+        stderr="",
+        output_bytes=0,
+        result_too_large=False,
+        worker_layers={"rlimits": ["active", "."]},
+    )
     base.update(kw)
     return RunOutcome(**base)
 
@@ -99,22 +115,39 @@ def grading(bundle, sb, cases, **kw) -> Grading:
     spec = bundle.spec
     least = least_limits(spec)
     limits = kw.pop("limits", least)
-    fields = dict(sb=sb, spec=spec, cases=cases, started=time.monotonic(), compiled=CompileResult("OK", ""),
-                  limits=limits, ctx=run_context(spec, limits), least=least, two=False,
-                  kinds=[(True, True)] * len(cases), time_factor=1.0, stop_after_failure=False)
+    fields = dict(
+        sb=sb,
+        spec=spec,
+        cases=cases,
+        started=time.monotonic(),
+        compiled=CompileResult("OK", ""),
+        limits=limits,
+        ctx=run_context(spec, limits),
+        least=least,
+        two=False,
+        kinds=[(True, True)] * len(cases),
+        time_factor=1.0,
+        stop_after_failure=False,
+    )
     fields.update(kw)
     return Grading(**fields)
 
 
 # --- the steps that decide a test without running it ----------------------------------------------
 
+
 def test_the_skip_steps_come_in_their_documented_order():
     assert SKIP_STEPS == (not_loaded_step, total_time_step, covered_step)
 
 
 def test_a_failed_load_decides_before_the_total_time(bundle, cases):
-    g = grading(bundle, ScriptedSandbox(), cases, compiled=CompileResult("RE", "your file raised"),
-                started=time.monotonic() - 1e6)
+    g = grading(
+        bundle,
+        ScriptedSandbox(),
+        cases,
+        compiled=CompileResult("RE", "your file raised"),
+        started=time.monotonic() - 1e6,
+    )
     r = case_step(g, 0)
     assert (r.verdict, r.check, r.message) == ("RE", "compile", "not run: your file raised")
 
@@ -134,11 +167,12 @@ def test_a_test_no_smaller_than_a_timed_out_one_is_tle_without_a_run(bundle, cas
     g = grading(bundle, sb, cases, timed_out=[("sample/x", work)])
     r = case_step(g, 1)
     assert r.verdict == "TLE" and "(sample/x) exceeded the time limit" in r.message and sb.log == []
-    g.timed_out = [("sample/x", work + 1)]   # a larger test's time-out says nothing about this one
+    g.timed_out = [("sample/x", work + 1)]  # a larger test's time-out says nothing about this one
     assert covered_step(g, 1) is None
 
 
 # --- run_case_step and the probe policy ----------------------------------------------------------
+
 
 def test_a_run_within_the_least_limits_decides_without_the_probe(bundle, cases):
     sb = ScriptedSandbox(outcome(cases[0], cpu_s=0.01))
@@ -150,21 +184,25 @@ def test_a_run_within_the_least_limits_decides_without_the_probe(bundle, cases):
 
 def test_a_run_beyond_the_least_limits_reads_the_probe_and_runs_the_test_again(bundle, cases):
     spec = bundle.spec
-    sb = ScriptedSandbox(outcome(cases[0], cpu_s=0.5), outcome(cases[0], cpu_s=0.3),
-                         probe_s=spec.time_calibration.probe_time_s)
+    sb = ScriptedSandbox(
+        outcome(cases[0], cpu_s=0.5), outcome(cases[0], cpu_s=0.3), probe_s=spec.time_calibration.probe_time_s
+    )
     g = grading(bundle, sb, cases)
     r = case_step(g, 0)
     measured = effective_limits(spec, spec.time_calibration.probe_time_s)
-    assert r.verdict == "AC" and r.time_s == 0.3          # the second run decided
-    probe_limit = EARLY_PROBE_LIMITS["cpu_limit_s"]   # the probe's own, then the measured ones
+    assert r.verdict == "AC" and r.time_s == 0.3  # the second run decided
+    probe_limit = EARLY_PROBE_LIMITS["cpu_limit_s"]  # the probe's own, then the measured ones
     assert sb.log == ["submit", "collect", f"limits {probe_limit:g}", "probe", f"limits {measured.cpu_s:g}", "run"]
     assert not g.limits.pending and g.limits == measured and g.ctx.cpu_limit_s == measured.cpu_s
 
 
 def test_a_shared_run_that_does_not_count_ends_the_second_worker(bundle, cases):
     spec = bundle.spec
-    sb = ScriptedSandbox(outcome(cases[0], cpu_s=0.5, alone=False), outcome(cases[0], cpu_s=0.3),
-                         probe_s=spec.time_calibration.probe_time_s)
+    sb = ScriptedSandbox(
+        outcome(cases[0], cpu_s=0.5, alone=False),
+        outcome(cases[0], cpu_s=0.3),
+        probe_s=spec.time_calibration.probe_time_s,
+    )
     g = grading(bundle, sb, cases, two=True, limits=effective_limits(spec, spec.time_calibration.probe_time_s))
     r = case_step(g, 0)
     assert r.verdict == "AC" and r.time_s == 0.3 and not g.two
@@ -201,6 +239,7 @@ def test_judge_runs_the_tests_through_case_step(bundle, monkeypatch):
     """judge() gives every test to case_step, in order (the loop the docs describe)."""
     from conftest import ROOT
     from grader.judging import judge as J
+
     seen = []
     real = case_steps.case_step
 

@@ -1,4 +1,5 @@
 """grader/problem/cases.py: case files round-trip float64 exactly and malformed files are refused clearly."""
+
 from __future__ import annotations
 
 import json
@@ -24,10 +25,21 @@ from same_data import assert_same_data
 def _case(rng: np.random.Generator, values: np.ndarray | None = None) -> TestCase:
     x = values if values is not None else rng.standard_normal((2, 3, 4))
     B, N, D = x.shape
-    inputs = {"x": x, "num_heads": 2, **{k: rng.standard_normal((D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
-              "W1": rng.standard_normal((D, 5)), "W2": rng.standard_normal((5, D))}
-    return TestCase("random/99-roundtrip", "random", "round-trip check", inputs, rng.standard_normal((B, N, D)),
-                    extra={"note": "kept"})
+    inputs = {
+        "x": x,
+        "num_heads": 2,
+        **{k: rng.standard_normal((D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
+        "W1": rng.standard_normal((D, 5)),
+        "W2": rng.standard_normal((5, D)),
+    }
+    return TestCase(
+        "random/99-roundtrip",
+        "random",
+        "round-trip check",
+        inputs,
+        rng.standard_normal((B, N, D)),
+        extra={"note": "kept"},
+    )
 
 
 def _awkward_float64(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -35,8 +47,23 @@ def _awkward_float64(rng: np.random.Generator, n: int) -> np.ndarray:
     bits = rng.integers(0, 2**64, size=n, dtype=np.uint64)
     values = bits.view(np.float64)
     values = values[np.isfinite(values)]
-    special = np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, np.finfo(np.float64).max,
-                        -np.finfo(np.float64).max, 0.1, 1 / 3, 1e22, 1e23, 9007199254740993.0, 2.0**-1074 * 3])
+    special = np.array(
+        [
+            0.0,
+            -0.0,
+            5e-324,
+            -5e-324,
+            2.2250738585072014e-308,
+            np.finfo(np.float64).max,
+            -np.finfo(np.float64).max,
+            0.1,
+            1 / 3,
+            1e22,
+            1e23,
+            9007199254740993.0,
+            2.0**-1074 * 3,
+        ]
+    )
     return np.concatenate([values, special])
 
 
@@ -96,20 +123,23 @@ def _raw_case() -> dict:
     return json.loads(case_to_text(_case(np.random.default_rng(5))))
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda r: r.update(format="something/else"), "not a test case of format"),
-    (lambda r: r["input"].pop("Wk"), "'input' must have exactly the keys"),
-    (lambda r: r["input"].update(bias=[1.0]), "'input' must have exactly the keys"),
-    (lambda r: r["input"].update(num_heads=2.0), "input.num_heads must be an integer"),
-    (lambda r: r["input"].update(num_heads=True), "input.num_heads must be an integer"),
-    (lambda r: r["input"]["x"][0][0].__setitem__(1, True), r"input.x\[0\]\[0\]\[1\]: True is a bool, not a number"),
-    (lambda r: r["input"]["x"][1][2].__setitem__(0, "1.5"), r"input.x\[1\]\[2\]\[0\]: '1.5' is a str"),
-    (lambda r: r["input"]["Wq"][0].__setitem__(0, None), r"input.Wq\[0\]\[0\]: None is a NoneType"),
-    (lambda r: r["input"]["W1"][0].__setitem__(0, [1.0]), "input.W1: not a rectangular array"),
-    (lambda r: r["input"].update(W2="zeros"), "input.W2: expected a nested list of numbers, got str"),
-    (lambda r: r.update(expected={"a": 1}), "expected: expected a nested list of numbers, got dict"),
-    (lambda r: r.update(description=None), "'description' must be a string"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r: r.update(format="something/else"), "not a test case of format"),
+        (lambda r: r["input"].pop("Wk"), "'input' must have exactly the keys"),
+        (lambda r: r["input"].update(bias=[1.0]), "'input' must have exactly the keys"),
+        (lambda r: r["input"].update(num_heads=2.0), "input.num_heads must be an integer"),
+        (lambda r: r["input"].update(num_heads=True), "input.num_heads must be an integer"),
+        (lambda r: r["input"]["x"][0][0].__setitem__(1, True), r"input.x\[0\]\[0\]\[1\]: True is a bool, not a number"),
+        (lambda r: r["input"]["x"][1][2].__setitem__(0, "1.5"), r"input.x\[1\]\[2\]\[0\]: '1.5' is a str"),
+        (lambda r: r["input"]["Wq"][0].__setitem__(0, None), r"input.Wq\[0\]\[0\]: None is a NoneType"),
+        (lambda r: r["input"]["W1"][0].__setitem__(0, [1.0]), "input.W1: not a rectangular array"),
+        (lambda r: r["input"].update(W2="zeros"), "input.W2: expected a nested list of numbers, got str"),
+        (lambda r: r.update(expected={"a": 1}), "expected: expected a nested list of numbers, got dict"),
+        (lambda r: r.update(description=None), "'description' must be a string"),
+    ],
+)
 def test_malformed_case_documents_are_refused(mutate, message):
     raw = _raw_case()
     mutate(raw)

@@ -4,6 +4,7 @@ No sandbox runs here: each test builds the outcome a worker would have
 reported and checks the verdict, the deciding check, and the facts the message
 must carry (wording may change; the facts may not).
 """
+
 from __future__ import annotations
 
 import signal
@@ -20,19 +21,38 @@ from grader.judging.verdict import CHECKS, VERDICTS
 from grader.sandbox import child
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
 
-CTX = RunContext(function="vit_encoder_block",
-                 parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),
-                 cpu_limit_s=1.0, wall_limit_s=3.0, flood_bytes=32 << 20, result_bytes=16 << 20,
-                 allowed_hint="allowed: NumPy and math")
+CTX = RunContext(
+    function="vit_encoder_block",
+    parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),
+    cpu_limit_s=1.0,
+    wall_limit_s=3.0,
+    flood_bytes=32 << 20,
+    result_bytes=16 << 20,
+    allowed_hint="allowed: NumPy and math",
+)
 EXPECTED = np.arange(12, dtype=np.float64).reshape(1, 3, 4) / 7.0
-LAYERS = {"rlimits": ["active", "..."]}   # the worker reported its layers: submission code ran
+LAYERS = {"rlimits": ["active", "..."]}  # the worker reported its layers: submission code ran
 TOL = 1e-10
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=30000,
-                killed_by=None, value=None, error=None, detail="", stdout="", stderr="", output_bytes=0,
-                result_too_large=False, worker_layers=LAYERS)
+    base: dict[str, Any] = dict(
+        status=child.STATUS_OK,
+        exit_code=0,
+        signal=None,
+        cpu_s=0.01,
+        wall_s=0.02,
+        maxrss_kib=30000,
+        killed_by=None,
+        value=None,
+        error=None,
+        detail="",
+        stdout="",
+        stderr="",
+        output_bytes=0,
+        result_too_large=False,
+        worker_layers=LAYERS,
+    )
     base.update(kw)
     return RunOutcome(**base)
 
@@ -53,12 +73,17 @@ def run(out: RunOutcome, show: bool = True) -> Decision:
     return d
 
 
-def err(type_: str, message: str = "boom", line: int | None = 7,
-        traceback: tuple[str, ...] = ("line 7, in vit_encoder_block: raise X",)) -> ErrorInfo:
+def err(
+    type_: str,
+    message: str = "boom",
+    line: int | None = 7,
+    traceback: tuple[str, ...] = ("line 7, in vit_encoder_block: raise X",),
+) -> ErrorInfo:
     return ErrorInfo(type=type_, message=message, traceback=traceback, line=line)
 
 
 # --- AC and the tolerance ---------------------------------------------------------------------
+
 
 def test_exact_answer_is_accepted():
     d = run(ok_outcome(EXPECTED.copy()))
@@ -100,7 +125,7 @@ def test_hidden_case_message_has_no_values():
 
 def test_relative_error_where_expected_is_zero_is_infinite_not_nan():
     got = EXPECTED.copy()
-    got[0, 0, 0] = 1e-3               # expected[0, 0, 0] == 0
+    got[0, 0, 0] = 1e-3  # expected[0, 0, 0] == 0
     e = error_summary(got, EXPECTED, TOL, TOL, True)
     assert e.max_rel_error == np.inf and e.max_rel_at == (0, 0, 0)
     assert e.max_abs_at == (0, 0, 0) and e.outside == 1
@@ -129,13 +154,22 @@ def test_compare_directly_reports_first_non_finite_position():
 
 # --- what was returned ------------------------------------------------------------------------
 
+
 def test_none_returned_hints_at_a_missing_return():
     d = run(outcome(value=ReturnedValue(type="NoneType")))
     assert (d.verdict, d.check) == ("WA", "type") and "return" in d.message
 
 
-@pytest.mark.parametrize("kind", ["list", "0-d array", "masked array (numpy.ma.MaskedArray)",
-                                  "ndarray subclass numpy.matrix", "NumPy scalar float64"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "list",
+        "0-d array",
+        "masked array (numpy.ma.MaskedArray)",
+        "ndarray subclass numpy.matrix",
+        "NumPy scalar float64",
+    ],
+)
 def test_anything_but_a_plain_ndarray_is_a_type_error(kind):
     d = run(outcome(value=ReturnedValue(type=kind)))
     assert (d.verdict, d.check) == ("WA", "type") and kind in d.message
@@ -181,6 +215,7 @@ def test_no_value_at_all_is_a_runtime_error():
 
 # --- limits -----------------------------------------------------------------------------------
 
+
 def test_cpu_time_over_the_limit_is_tle_even_with_a_correct_answer():
     d = run(ok_outcome(EXPECTED.copy(), cpu_s=1.2))
     assert (d.verdict, d.check) == ("TLE", "limits") and "1.00 s per test" in d.message
@@ -193,7 +228,7 @@ def test_cpu_time_at_the_limit_is_not_tle():
 def test_sigxcpu_is_tle_even_when_rusage_reads_low():
     d = run(outcome(status="no_result", exit_code=None, signal=signal.SIGXCPU, cpu_s=0.98))
     assert (d.verdict, d.check) == ("TLE", "limits")
-    assert "0.98" not in d.message   # never "used 0.98 s; the limit is 1.00 s"
+    assert "0.98" not in d.message  # never "used 0.98 s; the limit is 1.00 s"
 
 
 def test_wall_clock_kill_is_tle_and_says_sleeping_counts():
@@ -208,7 +243,7 @@ def test_output_flood_is_ole():
 
 
 def test_oversized_result_is_ole():
-    d = run(outcome(result_too_large=True, value=returned(None, shape=(10 ** 8,))))
+    d = run(outcome(result_too_large=True, value=returned(None, shape=(10**8,))))
     assert (d.verdict, d.check) == ("OLE", "limits") and "16 MiB" in d.message
 
 
@@ -224,12 +259,20 @@ def test_sigkill_without_wall_or_output_kill_is_mle():
 
 # --- precedence where two limits race (docs/time-limits.md) -----------------------------------------
 
+
 def test_a_run_denied_memory_is_mle_even_when_its_cpu_time_passed_the_limit():
     # Filling memory costs CPU time: the bomb's first test took 0.44 s against a 0.43 s limit.
     d = run(outcome(status=child.STATUS_CALL_EXCEPTION, error=err("MemoryError", "", 12), cpu_s=1.4))
     assert (d.verdict, d.check) == ("MLE", "limits")
-    d = run(outcome(status=child.STATUS_CALL_EXCEPTION, error=err("MemoryError", "", 12), cpu_s=1.4,
-                    signal=signal.SIGXCPU, exit_code=None))
+    d = run(
+        outcome(
+            status=child.STATUS_CALL_EXCEPTION,
+            error=err("MemoryError", "", 12),
+            cpu_s=1.4,
+            signal=signal.SIGXCPU,
+            exit_code=None,
+        )
+    )
     assert d.verdict == "MLE"
 
 
@@ -272,9 +315,18 @@ def test_tle_takes_precedence_over_a_crash_signal():
 
 # --- crashes and exceptions ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("sig, words", [(signal.SIGSEGV, "segmentation fault"), (signal.SIGABRT, "abort"),
-                                        (signal.SIGFPE, "arithmetic fault"), (signal.SIGSYS, "forbidden system call"),
-                                        (signal.SIGBUS, "bus error"), (signal.SIGTERM, "SIGTERM")])
+
+@pytest.mark.parametrize(
+    "sig, words",
+    [
+        (signal.SIGSEGV, "segmentation fault"),
+        (signal.SIGABRT, "abort"),
+        (signal.SIGFPE, "arithmetic fault"),
+        (signal.SIGSYS, "forbidden system call"),
+        (signal.SIGBUS, "bus error"),
+        (signal.SIGTERM, "SIGTERM"),
+    ],
+)
 def test_fatal_signals_are_runtime_errors_named_in_words(sig, words):
     d = run(outcome(status="no_result", exit_code=None, signal=sig))
     assert (d.verdict, d.check) == ("RE", "run") and words in d.message
@@ -286,18 +338,31 @@ def test_unknown_signal_number_is_still_described():
 
 
 def test_exception_in_the_call_shows_type_line_message_and_traceback_on_visible_cases():
-    d = run(outcome(status=child.STATUS_CALL_EXCEPTION,
-                    error=err("ValueError", "cannot reshape array of size 6", 17,
-                              ("line 17, in vit_encoder_block: q = h.reshape(B, N, H, D)",))))
+    d = run(
+        outcome(
+            status=child.STATUS_CALL_EXCEPTION,
+            error=err(
+                "ValueError",
+                "cannot reshape array of size 6",
+                17,
+                ("line 17, in vit_encoder_block: q = h.reshape(B, N, H, D)",),
+            ),
+        )
+    )
     assert (d.verdict, d.check) == ("RE", "run")
     assert "ValueError at line 17" in d.message and "cannot reshape" in d.message
     assert "q = h.reshape" in d.message
 
 
 def test_exception_on_a_hidden_case_shows_only_the_builtin_type_not_the_line():
-    d = run(outcome(status=child.STATUS_CALL_EXCEPTION,
-                    error=err("ValueError", "x[0,0,0] = 0.123456", 17, ("line 17: print(x)",))), show=False)
-    assert "ValueError" in d.message and "17" not in d.message   # the line is the submission's to choose
+    d = run(
+        outcome(
+            status=child.STATUS_CALL_EXCEPTION,
+            error=err("ValueError", "x[0,0,0] = 0.123456", 17, ("line 17: print(x)",)),
+        ),
+        show=False,
+    )
+    assert "ValueError" in d.message and "17" not in d.message  # the line is the submission's to choose
     assert "0.123456" not in d.message and "print(x)" not in d.message
 
 
@@ -306,8 +371,10 @@ def test_exception_class_made_by_the_submission_is_not_named_on_hidden_cases():
     assert d.verdict == "RE" and "Leak_0_123" not in d.message
 
 
-@pytest.mark.parametrize("type_, words", [("SystemExit", "sys.exit()"), ("RecursionError", "recursion"),
-                                          ("KeyboardInterrupt", "KeyboardInterrupt")])
+@pytest.mark.parametrize(
+    "type_, words",
+    [("SystemExit", "sys.exit()"), ("RecursionError", "recursion"), ("KeyboardInterrupt", "KeyboardInterrupt")],
+)
 def test_exit_and_recursion_get_a_hint(type_, words):
     d = run(outcome(status=child.STATUS_CALL_EXCEPTION, error=err(type_, "0")))
     assert d.verdict == "RE" and words in d.message
@@ -342,6 +409,7 @@ def test_corrupted_result_channel_is_a_runtime_error():
 
 # --- the harness's own failures -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("code", sorted(checker.HARNESS_FAILURES))
 def test_harness_exit_before_the_layers_frame_is_a_judging_error(code):
     d = run(outcome(status="no_result", exit_code=code, worker_layers=None))
@@ -355,6 +423,7 @@ def test_the_same_exit_after_submission_code_ran_is_the_submissions_fault(code):
 
 
 # --- compile-time problems discovered in the sandbox -------------------------------------------------
+
 
 def test_missing_function_is_ce():
     d = run(outcome(status=child.STATUS_MISSING_FUNCTION))
@@ -373,8 +442,9 @@ def test_bad_signature_is_ce_and_lists_the_parameters():
 
 
 def test_forbidden_import_at_run_time_is_ce_with_the_allowed_list():
-    d = run(outcome(status=child.STATUS_FORBIDDEN_IMPORT,
-                    error=err("ImportError", "import of 'os' is not allowed here", 4)))
+    d = run(
+        outcome(status=child.STATUS_FORBIDDEN_IMPORT, error=err("ImportError", "import of 'os' is not allowed here", 4))
+    )
     assert (d.verdict, d.check) == ("CE", "compile")
     assert "'os'" in d.message and "line 4" in d.message and "allowed: NumPy" in d.message
 
@@ -402,24 +472,35 @@ def test_decide_never_mutates_the_expected_array():
 
 
 def test_every_check_name_is_known_to_the_verdict_module():
-    produced = {run(o).check for o in (
-        ok_outcome(EXPECTED.copy()), ok_outcome(EXPECTED + 1), ok_outcome(EXPECTED * np.nan),
-        outcome(value=ReturnedValue(type="list")), outcome(value=returned(None, dtype="float32", shape=(1, 3, 4))),
-        outcome(value=returned(None, shape=(3, 4))), outcome(status="no_result", exit_code=0),
-        outcome(status=child.STATUS_MISSING_FUNCTION), ok_outcome(EXPECTED.copy(), cpu_s=5.0))}
+    produced = {
+        run(o).check
+        for o in (
+            ok_outcome(EXPECTED.copy()),
+            ok_outcome(EXPECTED + 1),
+            ok_outcome(EXPECTED * np.nan),
+            outcome(value=ReturnedValue(type="list")),
+            outcome(value=returned(None, dtype="float32", shape=(1, 3, 4))),
+            outcome(value=returned(None, shape=(3, 4))),
+            outcome(status="no_result", exit_code=0),
+            outcome(status=child.STATUS_MISSING_FUNCTION),
+            ok_outcome(EXPECTED.copy(), cpu_s=5.0),
+        )
+    }
     assert produced == set(CHECKS)
 
 
-
-@pytest.mark.parametrize("kind, show, phrase", [
-    ("ndarray subclass numpy.matrix", True, "returned an ndarray subclass numpy.matrix;"),
-    ("int", False, "returned an int;"),
-    ("list", False, "returned a list;"),
-    ("0-d array", True, "returned a 0-d array;"),
-    ("solution.Wrapper", True, "returned an object of class solution.Wrapper;"),
-    ("solution.Wrapper", False, "returned an object of a class defined in your code"),
-    ("NumPy scalar float64", False, "returned a NumPy scalar float64;"),
-])
+@pytest.mark.parametrize(
+    "kind, show, phrase",
+    [
+        ("ndarray subclass numpy.matrix", True, "returned an ndarray subclass numpy.matrix;"),
+        ("int", False, "returned an int;"),
+        ("list", False, "returned a list;"),
+        ("0-d array", True, "returned a 0-d array;"),
+        ("solution.Wrapper", True, "returned an object of class solution.Wrapper;"),
+        ("solution.Wrapper", False, "returned an object of a class defined in your code"),
+        ("NumPy scalar float64", False, "returned a NumPy scalar float64;"),
+    ],
+)
 def test_what_was_returned_is_named_with_its_article(kind, show, phrase):
     d = run(outcome(value=returned(type_=kind, dtype=None, shape=None)), show)
     assert (d.verdict, d.check) == ("WA", "type") and phrase in d.message

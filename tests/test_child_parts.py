@@ -10,6 +10,7 @@ builtin): a missing one would only show as a NameError inside a worker, as a
 submission's RE or a harness failure. These tests check all of that without
 starting a sandbox; every other sandbox test runs the real script.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,8 +31,11 @@ def _checking_only(node: ast.stmt) -> bool:
     """`TYPE_CHECKING = False`, or the `if TYPE_CHECKING:` block: for the type checker only."""
     if isinstance(node, ast.If):
         return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-    return (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["TYPE_CHECKING"]
-            and ast.unparse(node.value) == "False")
+    return (
+        isinstance(node, ast.Assign)
+        and [ast.unparse(t) for t in node.targets] == ["TYPE_CHECKING"]
+        and ast.unparse(node.value) == "False"
+    )
 
 
 def _sibling_imports(name: str) -> list[tuple[ast.ImportFrom, bool]]:
@@ -63,8 +67,8 @@ def test_parts_import_only_earlier_parts_in_lines_the_script_drops():
         for node, checking_only in _sibling_imports(name):
             assert node.module in order[:i], f"{name}.py imports .{node.module}, which is not an earlier part"
             assert node.level == 1 and all(a.name != "*" and a.asname is None for a in node.names)
-            if not checking_only:   # else dropped with its block
-                text = "".join(lines[node.lineno - 1:node.end_lineno])
+            if not checking_only:  # else dropped with its block
+                text = "".join(lines[node.lineno - 1 : node.end_lineno])
                 assert script.SIBLING_IMPORT.fullmatch(text), f"{name}.py:{node.lineno}: {text!r}"
 
 
@@ -80,8 +84,11 @@ def test_parts_say_their_types_in_type_comments_only():
                 assert not isinstance(sub, ast.AnnAssign), f"{name}.py:{sub.lineno}: an annotation"
                 if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     a = sub.args
-                    annotated = [x for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
-                                 if x is not None and x.annotation is not None]
+                    annotated = [
+                        x
+                        for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                        if x is not None and x.annotation is not None
+                    ]
                     assert not annotated and sub.returns is None, f"{name}.py:{sub.lineno}: an annotation"
         typed = ast.parse((INSIDE / f"{name}.py").read_text(encoding="utf-8"), type_comments=True)
         untyped = [f.name for f in ast.walk(typed) if isinstance(f, ast.FunctionDef) and not f.type_comment]
@@ -100,9 +107,12 @@ def test_the_script_drops_exactly_comments_sibling_imports_and_what_is_for_the_c
         body = script.part_body(original, first=i == 0)
         assert body in text
         kept = ast.parse(body).body
-        expected = [n for n in ast.parse(original).body
-                    if not _checking_only(n) and not (isinstance(n, ast.ImportFrom) and n.level)]
-        if i:   # the part's docstring: alone, a string is compiled to nothing but as a module's first statement
+        expected = [
+            n
+            for n in ast.parse(original).body
+            if not _checking_only(n) and not (isinstance(n, ast.ImportFrom) and n.level)
+        ]
+        if i:  # the part's docstring: alone, a string is compiled to nothing but as a module's first statement
             expected = expected[1:]
         assert [ast.dump(n) for n in kept] == [ast.dump(n) for n in expected], name
 
@@ -117,8 +127,9 @@ def _bound(part: str, node: ast.stmt) -> dict[str, str]:
         return {node.name: f"{part}.{node.name}"}
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id: f"{part}: {ast.unparse(node)[:40]}" for t in targets for n in ast.walk(t)
-                if isinstance(n, ast.Name)}
+        return {
+            n.id: f"{part}: {ast.unparse(node)[:40]}" for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+        }
     assert isinstance(node, ast.Expr), f"{part}.py: a top-level {type(node).__name__}"
     return {}
 
@@ -153,7 +164,7 @@ def _global_loads(code: types.CodeType) -> set[str]:
 
 def test_every_global_name_the_script_uses_is_defined_in_it():
     code = compile(script.source(), "<sandbox>", "exec")
-    namespace: dict = {"__name__": "not_main"}       # define everything, start nothing
+    namespace: dict = {"__name__": "not_main"}  # define everything, start nothing
     exec(code, namespace)
     undefined = sorted(n for n in _global_loads(code) if n not in namespace and not hasattr(builtins, n))
     assert undefined == []

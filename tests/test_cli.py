@@ -5,6 +5,7 @@ exit 0 for AC, 1 for any other verdict about the submission, 2 when the
 grader cannot judge, with exactly one line on stderr and never a traceback.
 `--json -` puts the verdict JSON, and nothing else, on stdout.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,10 +40,11 @@ def assert_cannot_judge(proc: subprocess.CompletedProcess, *fragments: str) -> s
 
 # --- verdicts and exit statuses ----------------------------------------------------------
 
+
 def test_json_to_stdout_is_the_only_stdout_and_ac_exits_0(cli):
     proc = cli("grade", str(REFERENCE), "--json", "-")
     assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)     # the whole of stdout parses: nothing else was printed
+    report = json.loads(proc.stdout)  # the whole of stdout parses: nothing else was printed
     assert report["verdict"] == "AC" and report["selection"] == "all"
     assert report["score"] == report["max_score"] == 100
     assert len(report["tests"]) == 34 and all(t["verdict"] == "AC" for t in report["tests"])
@@ -56,7 +58,7 @@ def test_readable_report_without_json(cli):
     assert "sample" in proc.stdout and "Next:" in proc.stdout
     with pytest.raises(json.JSONDecodeError):
         json.loads(proc.stdout)
-    assert "\033[" not in proc.stdout    # not a terminal: no colour codes
+    assert "\033[" not in proc.stdout  # not a terminal: no colour codes
 
 
 def test_wrong_answer_exits_1_with_json(cli):
@@ -91,6 +93,7 @@ def test_unwritable_json_destination_exits_2(cli, tmp_path):
 
 # --- cannot judge: the submission path ------------------------------------------------------
 
+
 def test_missing_file_exits_2(cli, tmp_path):
     assert_cannot_judge(cli("grade", str(tmp_path / "nope.py")), "no such file")
 
@@ -104,8 +107,10 @@ def _without_read_override() -> list[str]:
     if os.geteuid() != 0:
         return []
     if shutil.which("setpriv") is None:
-        pytest.skip("running as root and util-linux `setpriv` is missing: cannot drop CAP_DAC_OVERRIDE "
-                    "to make a file unreadable")
+        pytest.skip(
+            "running as root and util-linux `setpriv` is missing: cannot drop CAP_DAC_OVERRIDE "
+            "to make a file unreadable"
+        )
     # Root keeps its uid (so the interpreter under /root stays usable) but loses the two
     # capabilities that bypass file permissions.
     return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
@@ -144,20 +149,25 @@ def test_file_under_private_folder_exits_2(tmp_path):
 
 # --- cannot judge: bad arguments -------------------------------------------------------------
 
-@pytest.mark.parametrize("args, fragment", [
-    ((), "required: COMMAND"),
-    (("grade",), "required: PATH"),
-    (("grade", "x.py", "--tests", "hidden"), "invalid choice: 'hidden'"),
-    (("grade", "x.py", "--secret-seed", "-4"), "the seed must be >= 0"),
-    (("grade", "x.py", "--secret-seed", "abc"), "expected an integer or 'random'"),
-    (("grade", "x.py", "--frobnicate"), "unrecognized arguments: --frobnicate"),
-    (("judge", "x.py"), "invalid choice: 'judge'"),
-])
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ((), "required: COMMAND"),
+        (("grade",), "required: PATH"),
+        (("grade", "x.py", "--tests", "hidden"), "invalid choice: 'hidden'"),
+        (("grade", "x.py", "--secret-seed", "-4"), "the seed must be >= 0"),
+        (("grade", "x.py", "--secret-seed", "abc"), "expected an integer or 'random'"),
+        (("grade", "x.py", "--frobnicate"), "unrecognized arguments: --frobnicate"),
+        (("judge", "x.py"), "invalid choice: 'judge'"),
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(cli, args, fragment):
     assert_cannot_judge(cli(*args), fragment)
 
 
 # --- cannot judge: a broken bundle ---------------------------------------------------------------
+
 
 @pytest.fixture
 def bundle_copy(tmp_path) -> Path:
@@ -215,28 +225,30 @@ def test_missing_group_exits_2(cli, bundle_copy):
 
 def test_truncated_case_file_exits_2(cli, bundle_copy):
     case = bundle_copy / "testcases" / "multi_head" / "01-two-heads.json"
-    case.write_bytes(case.read_bytes()[: 200])
+    case.write_bytes(case.read_bytes()[:200])
     assert_cannot_judge(grade_copy(cli, bundle_copy), "broken test data", "01-two-heads.json")
 
 
 def test_case_with_wrong_expected_shape_exits_2(cli, bundle_copy):
     case = bundle_copy / "testcases" / "sample" / "01-identity-weights.json"
     data = json.loads(case.read_text())
-    data["expected"] = data["expected"][0]          # (1, 2, 2) -> (2, 2)
+    data["expected"] = data["expected"][0]  # (1, 2, 2) -> (2, 2)
     case.write_text(json.dumps(data))
-    assert_cannot_judge(grade_copy(cli, bundle_copy, "--tests", "sample"), "broken test data",
-                        "expected output must have shape")
+    assert_cannot_judge(
+        grade_copy(cli, bundle_copy, "--tests", "sample"), "broken test data", "expected output must have shape"
+    )
 
 
 def test_case_with_nan_exits_2(cli, bundle_copy):
     case = bundle_copy / "testcases" / "sample" / "02-two-heads.json"
     data = json.loads(case.read_text())
     data["expected"][0][0][0] = float("nan")
-    case.write_text(json.dumps(data))                # Python's json writes NaN, as a careless tool would
+    case.write_text(json.dumps(data))  # Python's json writes NaN, as a careless tool would
     assert_cannot_judge(grade_copy(cli, bundle_copy, "--tests", "sample"), "broken test data", "NaN")
 
 
 # --- --secret-seed: answers hard-coded from the published cases --------------------------------
+
 
 def _hardcoding_submission(cases) -> str:
     """A 'solution' that computes nothing: it looks the published outputs up by the inputs' shapes.
@@ -251,33 +263,39 @@ def _hardcoding_submission(cases) -> str:
         key = (c.inputs["x"].shape, c.inputs["W1"].shape, int(c.inputs["num_heads"]), float(c.inputs["x"].sum()))
         values = ",".join(repr(float(v)) for v in c.expected.ravel())
         table.append(f"  {key!r}: [{values}],")
-    return "\n".join([
-        "import numpy as np",
-        "TABLE = {", *table, "}",
-        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):",
-        "    key = (x.shape, W1.shape, int(num_heads), float(x.sum()))",
-        "    if key in TABLE:",
-        "        return np.array(TABLE[key], dtype=np.float64).reshape(x.shape)",
-        "    if x.shape != (2, 197, 192):",
-        "        return np.zeros_like(x)",
-        "    def ln(t):",
-        "        mu = t.mean(-1, keepdims=True)",
-        "        return (t - mu) / np.sqrt(((t - mu) ** 2).mean(-1, keepdims=True) + 1e-6)",
-        "    B, N, D = x.shape",
-        "    dh = D // num_heads",
-        "    h = ln(x)",
-        "    q, k, v = ((h @ W).reshape(B, N, num_heads, dh).transpose(0, 2, 1, 3) for W in (Wq, Wk, Wv))",
-        "    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dh)",
-        "    a = np.exp(s - s.max(-1, keepdims=True))",
-        "    a = a / a.sum(-1, keepdims=True)",
-        "    y = x + (a @ v).transpose(0, 2, 1, 3).reshape(B, N, D) @ Wo",
-        "    u = ln(y) @ W1",
-        "    return y + 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3))) @ W2",
-        ""])
+    return "\n".join(
+        [
+            "import numpy as np",
+            "TABLE = {",
+            *table,
+            "}",
+            "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):",
+            "    key = (x.shape, W1.shape, int(num_heads), float(x.sum()))",
+            "    if key in TABLE:",
+            "        return np.array(TABLE[key], dtype=np.float64).reshape(x.shape)",
+            "    if x.shape != (2, 197, 192):",
+            "        return np.zeros_like(x)",
+            "    def ln(t):",
+            "        mu = t.mean(-1, keepdims=True)",
+            "        return (t - mu) / np.sqrt(((t - mu) ** 2).mean(-1, keepdims=True) + 1e-6)",
+            "    B, N, D = x.shape",
+            "    dh = D // num_heads",
+            "    h = ln(x)",
+            "    q, k, v = ((h @ W).reshape(B, N, num_heads, dh).transpose(0, 2, 1, 3) for W in (Wq, Wk, Wv))",
+            "    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(dh)",
+            "    a = np.exp(s - s.max(-1, keepdims=True))",
+            "    a = a / a.sum(-1, keepdims=True)",
+            "    y = x + (a @ v).transpose(0, 2, 1, 3).reshape(B, N, D) @ Wo",
+            "    u = ln(y) @ W1",
+            "    return y + 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3))) @ W2",
+            "",
+        ]
+    )
 
 
 def test_secret_seed_defeats_hard_coded_answers(cli, bundle, tmp_path):
     from grader.problem.cases import load_cases
+
     cases = load_cases(bundle.testcases, bundle.group_names("all"))
     source = _hardcoding_submission(cases)
     assert len(source.encode()) <= bundle.spec.limits.source_kib * 1024
@@ -301,6 +319,7 @@ def test_secret_seed_same_seed_same_set(cli):
     a = json.loads(cli("grade", str(REFERENCE), "--json", "-", "--secret-seed", "7").stdout)
     b = json.loads(cli("grade", str(REFERENCE), "--json", "-", "--secret-seed", "0x7").stdout)
     assert a["verdict"] == b["verdict"] == "AC" and a["hidden_set"] == "secret-seed"
+
     def strip(r):
         return [(t["name"], t["error"]["max_abs_at"], t["error"]["elements"]) for t in r["tests"]]
 
@@ -309,12 +328,14 @@ def test_secret_seed_same_seed_same_set(cli):
 
 # --- the console script -------------------------------------------------------------------------
 
+
 def test_console_script_is_declared_and_resolves():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     target = meta["project"]["scripts"]["vit-grader"]
-    assert target == "grader.__main__:script"    # as `python -m grader`: the sandbox starts first
+    assert target == "grader.__main__:script"  # as `python -m grader`: the sandbox starts first
     script = EntryPoint(name="vit-grader", value=target, group="console_scripts").load()
     from grader.__main__ import script as module_script
+
     assert script is module_script
 
 
@@ -323,14 +344,21 @@ def test_the_script_ends_at_once_with_everything_written(tmp_path, source, statu
     # script() skips the interpreter's teardown (os._exit): the JSON file, the report piped to
     # stdout and the exit status must be complete all the same.
     out = tmp_path / "v.json"
-    code = ("import sys; from grader.__main__ import script; "
-            f"sys.argv = ['vit-grader', 'grade', {str(source)!r}, '--tests', 'sample', '--json', {str(out)!r}]; "
-            "script()")
+    code = (
+        "import sys; from grader.__main__ import script; "
+        f"sys.argv = ['vit-grader', 'grade', {str(source)!r}, '--tests', 'sample', '--json', {str(out)!r}]; "
+        "script()"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == status, proc.stderr
     assert json.loads(out.read_text())["verdict"] == verdict
-    text = subprocess.run([sys.executable, "-m", "grader", "grade", str(source), "--tests", "sample"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    text = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(source), "--tests", "sample"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert text.returncode == status and text.stdout.startswith(verdict) and text.stdout.endswith("\n")
     assert len(text.stdout.splitlines()) >= 5 and not text.stderr
 
@@ -341,16 +369,24 @@ def test_output_that_cannot_be_written_is_status_120_not_the_verdict():
     # reported (CPython's own exit gives 120 then). Buffered, as a normal run is.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--tests", "sample"],
-                              cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-m", "grader", "grade", str(REFERENCE), "--tests", "sample"],
+            cwd=ROOT,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=300,
+        )
     assert proc.returncode == 120, proc.stderr
     assert "could not write the output" in proc.stderr and "No space left" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_the_script_reports_usage_errors_with_status_2():
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 2 and "arguments are required: PATH" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -358,4 +394,5 @@ def test_version_flag(cli):
     proc = cli("--version")
     assert proc.returncode == 0
     from grader import __version__
+
     assert proc.stdout.strip().endswith(__version__)

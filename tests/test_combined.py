@@ -6,6 +6,7 @@ the real sandbox; the accepted files are never fingerprinted and the unknown_* f
 "no known mistake matches"; a fitted constant that does not explain every failing test is never
 reported.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,11 @@ from grader.report.text_report import render_text
 WRONG = ROOT / "submissions" / "wrong_answer"
 # file -> (catalogue ids, fitted constant, its value)
 EXPECTED = {
-    "combined_split_and_merge_without_transpose": (("split_heads_without_transpose",
-                                                     "merge_heads_without_transpose"), None, None),
+    "combined_split_and_merge_without_transpose": (
+        ("split_heads_without_transpose", "merge_heads_without_transpose"),
+        None,
+        None,
+    ),
     "combined_erf_gelu_eps_zero": (("erf_gelu",), "eps", 0.0),
     "combined_eps_1e5_float32": (("eps_1e5", "float32_arithmetic"), None, None),
     "fitted_eps_1e8": ((), "eps", 1e-8),
@@ -62,7 +66,7 @@ def test_every_composed_file_is_listed():
 
 def _function(path: Path):
     spec = importlib.util.spec_from_file_location(f"_combined_{path.stem}", path)
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.vit_encoder_block
@@ -98,12 +102,13 @@ def test_composed_submission_is_recognised(stem):
     if constant:
         assert fp["fit"]["constant"] == constant
         assert fp["fit"]["value"] == pytest.approx(value, rel=1e-6, abs=1e-300)
-        assert fp["fit"]["largest_residual"] <= 1.0      # explains every failing test within the tolerance
+        assert fp["fit"]["largest_residual"] <= 1.0  # explains every failing test within the tolerance
         assert f"{value:.3g}" in fp["message"]
     text = render_text(report, width=80)
     assert len(text.splitlines()) <= 24 and max(map(len, text.splitlines())) <= 80
-    assert report.diagnosis["next_step"] in " ".join(text.split("Next: ", 1)[1].split()) or \
-        " ".join(report.diagnosis["next_step"].split())[:60] in " ".join(text.split())
+    assert report.diagnosis["next_step"] in " ".join(text.split("Next: ", 1)[1].split()) or " ".join(
+        report.diagnosis["next_step"].split()
+    )[:60] in " ".join(text.split())
 
 
 @pytest.mark.parametrize("path", sorted(WRONG.glob("unknown_*.py")), ids=lambda p: p.stem)
@@ -141,8 +146,7 @@ def test_two_explanations_give_no_diagnosis():
     """Evidence that two hypotheses explain equally (only a sample that both reproduce) is not guessed."""
     obs = _observed("fitted_eps_1e8")
     rtol, atol = _bundle().spec.comparison.rtol, _bundle().spec.comparison.atol
-    found, _ = combined.consistent_hypotheses(combined._evidence_order(obs), _variants(), ("layer_norm",),
-                                              rtol, atol)
+    found, _ = combined.consistent_hypotheses(combined._evidence_order(obs), _variants(), ("layer_norm",), rtol, atol)
     assert [h.value for h, _ in found] == [1e-8]
     first = [o for o in obs if o.verdict == "WA"][:1]
     few, _ = combined.consistent_hypotheses(first, _variants(), ("layer_norm",), rtol, atol)
@@ -152,9 +156,9 @@ def test_two_explanations_give_no_diagnosis():
 
 def test_compose_refuses_colliding_changes():
     v = _variants()
-    assert combined.compose(v, ("erf_gelu", "relu_activation")) is None          # both set the activation
-    assert combined.compose(v, ("eps_1e5",), "eps", 1e-8) is None                 # both set eps
-    assert combined.compose(v, ("erf_gelu",), "gelu_constant", 0.8) is None        # no constant in erf GELU
+    assert combined.compose(v, ("erf_gelu", "relu_activation")) is None  # both set the activation
+    assert combined.compose(v, ("eps_1e5",), "eps", 1e-8) is None  # both set eps
+    assert combined.compose(v, ("erf_gelu",), "gelu_constant", 0.8) is None  # no constant in erf GELU
     both = combined.compose(v, ("split_heads_without_transpose", "merge_heads_without_transpose"))
     assert both.split == "no_transpose" and both.merge_transpose is False
 
@@ -172,13 +176,14 @@ def test_combined_and_fitted_verdict_json_follows_the_schema(stem):
     import json
 
     from grader.report.json_report import render_json
+
     schema = json.loads((ROOT / "schemas" / "verdict.schema.json").read_text(encoding="utf-8"))
     doc = json.loads(render_json(graded(WRONG / f"{stem}.py")))
     jsonschema.validate(doc, schema)
     broken = json.loads(json.dumps(doc))
     fp = broken["diagnosis"]["fingerprint"]
     if "fit" in fp:
-        del fp["fit"]                       # a fitted match must say what was fitted
+        del fp["fit"]  # a fitted match must say what was fitted
     else:
         fp["mistakes"] = fp["mistakes"][:1] * 3
     with pytest.raises(jsonschema.ValidationError):

@@ -5,6 +5,7 @@ constants) goes through `within_tolerance` or `tolerance`; the last test reads
 grader/ and fails on a copy of the formula anywhere else, except in the
 programs that run on a platform without the grader.
 """
+
 from __future__ import annotations
 
 import io
@@ -33,7 +34,7 @@ def test_the_bound_is_atol_plus_rtol_times_expected():
 
 def test_the_bound_itself_is_inside():
     e = np.array([1.0, -3.0, 0.0])
-    bound = tolerance(e, 0.5, 0.25)                    # exact in binary: 0.75, 1.75, 0.25
+    bound = tolerance(e, 0.5, 0.25)  # exact in binary: 0.75, 1.75, 0.25
     assert within_tolerance(e + bound, e, 0.5, 0.25).all()
     assert within_tolerance(e - bound, e, 0.5, 0.25).all()
     assert not within_tolerance(np.nextafter(e + bound, np.inf), e, 0.5, 0.25).any()
@@ -44,7 +45,7 @@ def test_nan_and_infinity_never_match(bad):
     e = np.array([1.0, 2.0])
     got = np.array([bad, 2.0])
     assert within_tolerance(got, e, RTOL, ATOL).tolist() == [False, True]
-    assert not within_tolerance(got, got, RTOL, ATOL)[0]      # NaN - NaN and inf - inf are NaN
+    assert not within_tolerance(got, got, RTOL, ATOL)[0]  # NaN - NaN and inf - inf are NaN
 
 
 def test_an_overflowing_difference_is_outside_without_a_warning():

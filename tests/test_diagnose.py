@@ -9,6 +9,7 @@ known mistake matches", every accepted file is never fingerprinted. Those
 runs are in-process (the files are ours and trusted) for speed; a few go
 through the real CLI and sandbox end to end.
 """
+
 from __future__ import annotations
 
 import functools
@@ -47,6 +48,7 @@ ACCEPTED = ROOT / "submissions" / "accepted"
 
 # --- helpers -----------------------------------------------------------------------------------
 
+
 @functools.cache
 def _bundle():
     return open_bundle(ROOT)
@@ -71,7 +73,7 @@ def _tol() -> tuple[float, float]:
 def _observe(path: Path, selection: str = "all") -> tuple[Observation, ...]:
     """Run a trusted submission file in-process on every case; record what the grader would see."""
     spec = importlib.util.spec_from_file_location(f"_sub_{path.parent.name}_{path.stem}", path)
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     rtol, atol = _tol()
@@ -90,8 +92,7 @@ def _observe(path: Path, selection: str = "all") -> tuple[Observation, ...]:
 
 
 def _results(obs) -> list[CaseResult]:
-    return [CaseResult(o.case.name, o.case.group, o.case.group == "sample", o.verdict, o.check, "")
-            for o in obs]
+    return [CaseResult(o.case.name, o.case.group, o.case.group == "sample", o.verdict, o.check, "") for o in obs]
 
 
 def _fp(obs, outputs=None):
@@ -112,6 +113,7 @@ HONEST = sorted(p.stem for p in ACCEPTED.glob("*.py"))
 
 
 # --- the catalogue's human side ----------------------------------------------------------------
+
 
 def test_catalogue_covers_exactly_the_implemented_mistakes():
     assert set(CATALOGUE) == set(_variants().MISTAKES)
@@ -147,6 +149,7 @@ def test_every_catalogue_mistake_has_a_learner_file():
 
 
 # --- where a wrong answer diverges ---------------------------------------------------------------
+
 
 def test_ranges_compresses_runs():
     assert ranges(np.array([0, 1, 1, 0, 1, 0, 1, 1, 1], bool)) == [[1, 2], [4, 4], [6, 8]]
@@ -191,21 +194,25 @@ def test_pattern_uses_the_grading_rule_exactly():
 
 # --- the group reading on hand-made patterns ---------------------------------------------------------
 
+
 def _reading(failing: dict[str, str], selection: str = "all", flavour: str = "judge"):
     groups = [g for g in _bundle().spec.groups if selection == "all" or g.visible]
     results = [CaseResult(f"{g.name}/01", g.name, g.visible, failing.get(g.name, "AC"), "x", "") for g in groups]
     return read_groups(group_results(groups, results), results, flavour)
 
 
-@pytest.mark.parametrize("failing, part, phrase", [
-    ({"multi_head": "WA"}, "heads", "Only multi_head fails"),
-    ({"mlp_width": "WA", "random": "WA"}, "mlp", "M other than 4D"),
-    ({"layernorm_eps": "WA"}, "layer_norm", "near-constant tokens"),
-    ({"stability": "WA"}, "softmax_stability", "overflows"),
-    ({"random": "WA"}, None, "edge sizes"),
-    ({"realistic": "TLE"}, None, "Python loops"),
-    ({"sample": "WA", "single_head": "WA", "multi_head": "WA", "mlp_only": "WA"}, "activation", "MLP path"),
-])
+@pytest.mark.parametrize(
+    "failing, part, phrase",
+    [
+        ({"multi_head": "WA"}, "heads", "Only multi_head fails"),
+        ({"mlp_width": "WA", "random": "WA"}, "mlp", "M other than 4D"),
+        ({"layernorm_eps": "WA"}, "layer_norm", "near-constant tokens"),
+        ({"stability": "WA"}, "softmax_stability", "overflows"),
+        ({"random": "WA"}, None, "edge sizes"),
+        ({"realistic": "TLE"}, None, "Python loops"),
+        ({"sample": "WA", "single_head": "WA", "multi_head": "WA", "mlp_only": "WA"}, "activation", "MLP path"),
+    ],
+)
 def test_group_reading_rules(failing, part, phrase):
     reading = _reading(failing)
     assert phrase in reading.text
@@ -221,6 +228,7 @@ def test_group_reading_is_silent_when_everything_passes_and_honest_on_samples():
 
 
 # --- fingerprints on the learner files (in-process) ---------------------------------------------
+
 
 @pytest.mark.parametrize("mid", CATALOGUE_IDS)
 def test_each_catalogue_mistake_is_recognised_by_name_on_all_tests(mid):
@@ -274,7 +282,7 @@ def test_nan_positions_must_match_too():
     moved = obs[i].array.copy()
     nan = np.isnan(moved)
     moved[nan] = 0.0
-    moved[~nan] = np.nan   # same number of NaNs would not do: the positions differ
+    moved[~nan] = np.nan  # same number of NaNs would not do: the positions differ
     obs[i] = replace(obs[i], array=moved)
     assert _fp(obs).status == "no_match"
 
@@ -304,8 +312,10 @@ def test_float32_sized_errors_in_one_group_only_are_not_called_float32():
     """A slip that only shows on the near-constant tokens has float32-sized errors there,
     but real float32 code fails nearly every case: the rounding rule must not fire."""
     f32 = {o.case.name: o for o in _observe(WRONG / "float32_arithmetic.py")}
-    obs = [f32[c.name] if c.group == "layernorm_eps" else Observation(c, "AC", "passed", c.expected, "float64")
-           for c in _cases("all")]
+    obs = [
+        f32[c.name] if c.group == "layernorm_eps" else Observation(c, "AC", "passed", c.expected, "float64")
+        for c in _cases("all")
+    ]
     assert "float32_arithmetic" not in _fp(obs).ids
 
 
@@ -319,6 +329,7 @@ def test_stale_stored_outputs_are_not_used():
 
 # --- the stored sample outputs ---------------------------------------------------------------------
 
+
 def test_stored_sample_outputs_are_byte_identical_to_a_regeneration():
     path, text = sample_file_text(ROOT, _variants(), _cases("practice"))
     assert path == ROOT / "testcases" / SAMPLE_FILE
@@ -328,7 +339,7 @@ def test_stored_sample_outputs_are_byte_identical_to_a_regeneration():
 def test_stored_sample_outputs_agree_with_live_evaluation():
     stored = StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE))
     live = LiveOutputs(_variants())
-    for case in _cases("practice")[:8]:   # the samples and a few practice cases
+    for case in _cases("practice")[:8]:  # the samples and a few practice cases
         for mid in CATALOGUE:
             s, m = stored.output(mid, case), live.output(mid, case)
             assert s is not None, (mid, case.name)
@@ -342,15 +353,18 @@ def test_stored_sample_outputs_agree_with_live_evaluation():
 
 # --- the diagnosis as assembled for a report -----------------------------------------------------------
 
+
 def test_an_accepted_report_is_returned_untouched(bundle):
     from grader.feedback.grade import grade
     from grader.judging.judge import GradeOptions
+
     report = grade(bundle, ACCEPTED / "vectorised_matmul.py", GradeOptions(tests="sample"))
     assert report.verdict == "AC" and report.diagnosis is None
     assert diagnose(report, bundle, _cases("sample"), {}) is report
 
 
 # --- end to end through the real CLI and sandbox ---------------------------------------------------------
+
 
 @functools.cache
 def _graded(path: Path, *extra: str) -> dict:
@@ -390,12 +404,16 @@ def test_practice_archive_fingerprints_the_samples_offline(tmp_path):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "testcases" / "sample", root / "testcases" / "sample")
     shutil.copy(ROOT / "testcases" / SAMPLE_FILE, root / "testcases" / SAMPLE_FILE)
-    proc = run_cli("grade", str(WRONG / "split_heads_without_transpose.py"), "--tests", "sample",
-                   "--json", "-", cwd=root)
+    proc = run_cli(
+        "grade", str(WRONG / "split_heads_without_transpose.py"), "--tests", "sample", "--json", "-", cwd=root
+    )
     assert proc.returncode == 1, proc.stderr
     fp = json.loads(proc.stdout)["diagnosis"]["fingerprint"]
-    assert (fp["source"], fp["status"], [m["id"] for m in fp["mistakes"]]) == \
-        ("precomputed", "match", ["split_heads_without_transpose"])
+    assert (fp["source"], fp["status"], [m["id"] for m in fp["mistakes"]]) == (
+        "precomputed",
+        "match",
+        ["split_heads_without_transpose"],
+    )
     assert not (root / "reference").exists()
 
 
@@ -456,9 +474,10 @@ def test_hidden_inputs_never_reach_the_json_or_the_text_report(attack, tmp_path)
     from grader.feedback.grade import grade
     from grader.report.json_report import render_json
     from grader.report.text_report import render_text
+
     sub = tmp_path / f"{attack}.py"
     sub.write_text(ATTACKS[attack])
-    graded = grade(_bundle(), sub)       # the real sandbox; both renderings of one run
+    graded = grade(_bundle(), sub)  # the real sandbox; both renderings of one run
     js, text = render_json(graded), render_text(graded)
     assert graded.verdict not in ("AC", "JE")
     allowed = {_tag(c.inputs["x"]) for c in _cases("sample")}
@@ -494,10 +513,12 @@ def test_a_fault_in_the_fingerprint_keeps_the_verdict(bundle):
             raise RuntimeError("variants exploded")
 
     report = grade(bundle, WRONG / "erf_gelu.py", GradeOptions(tests="sample", diagnose=False))
-    returned = {o.case.name: type("V", (), {"array": o.array, "dtype": o.dtype})()
-                for o in _observe(WRONG / "erf_gelu.py", "sample")}
+    returned = {
+        o.case.name: type("V", (), {"array": o.array, "dtype": o.dtype})()
+        for o in _observe(WRONG / "erf_gelu.py", "sample")
+    }
     out = diagnose(report, bundle, _cases("sample"), returned, outputs=Broken())
     assert out.verdict == report.verdict == "WA" and out.score == report.score
     fp = out.diagnosis["fingerprint"]
     assert fp["status"] == "unavailable" and "variants exploded" in fp["message"]
-    assert out.diagnosis["groups"] is not None   # the rest of the diagnosis still stands
+    assert out.diagnosis["groups"] is not None  # the rest of the diagnosis still stands

@@ -8,6 +8,7 @@ or the image is built here through the wrapper. Without an engine every test
 that needs one is skipped with the reason (`docker info`'s own error, or
 VIT_DOCKER_UNAVAILABLE when CI could not install the engine).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,12 +30,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 WRAPPER = ROOT / "scripts" / "grade-in-docker.sh"
 DOCS = ROOT / "docs" / "docker.md"
-DOC_IMAGE = "vit-encoder-block-grader:local"     # the image name the docs use
+DOC_IMAGE = "vit-encoder-block-grader:local"  # the image name the docs use
 BUNDLE_IN_IMAGE = "/opt/bundle"
 GRADER_UID = 10001
-SECRET_FILES = (f"{BUNDLE_IN_IMAGE}/testcases/sample/01-identity-weights.json",
-                f"{BUNDLE_IN_IMAGE}/testcases/realistic/01-vit-tiny.json",
-                f"{BUNDLE_IN_IMAGE}/reference/solution.py")
+SECRET_FILES = (
+    f"{BUNDLE_IN_IMAGE}/testcases/sample/01-identity-weights.json",
+    f"{BUNDLE_IN_IMAGE}/testcases/realistic/01-vit-tiny.json",
+    f"{BUNDLE_IN_IMAGE}/reference/solution.py",
+)
 
 pytestmark = pytest.mark.docker
 
@@ -51,16 +54,26 @@ INFINITE_LOOP = "import numpy as np\n\n" + SIGNATURE + "    while True:\n       
 # TLE the larger tests are reported without being run, and the grading ends in about 3 s.)
 SLOW_BUT_IN_TIME = "import time\nimport numpy as np\n\n" + SIGNATURE + "    time.sleep(1.5)\n    return x\n"
 
-MEMORY_BOMB = "import numpy as np\n\n" + SIGNATURE + textwrap.indent(textwrap.dedent("""\
+MEMORY_BOMB = (
+    "import numpy as np\n\n"
+    + SIGNATURE
+    + textwrap.indent(
+        textwrap.dedent("""\
     hog = []
     while True:
         hog.append(np.ones(1 << 24))   # 128 MiB, touched
-"""), "    ")
+"""),
+        "    ",
+    )
+)
 
 # Each attempt reports what happened; the RuntimeError's message reaches the
 # report because the sample group has full feedback.
-READ_SECRETS = f"import numpy as np\n\nTARGETS = {SECRET_FILES!r}\n\n" + SIGNATURE + textwrap.indent(
-    textwrap.dedent("""\
+READ_SECRETS = (
+    f"import numpy as np\n\nTARGETS = {SECRET_FILES!r}\n\n"
+    + SIGNATURE
+    + textwrap.indent(
+        textwrap.dedent("""\
     report = []
     for i, path in enumerate(TARGETS):
         try:
@@ -74,11 +87,24 @@ READ_SECRETS = f"import numpy as np\n\nTARGETS = {SECRET_FILES!r}\n\n" + SIGNATU
         except Exception as exc:
             report.append(f"blocked fromfile{i}:{type(exc).__name__}")
     raise RuntimeError("ATTEMPTS " + "|".join(report) + " END")
-"""), "    ")
+"""),
+        "    ",
+    )
+)
 
-WRITE_TARGETS = (f"{BUNDLE_IN_IMAGE}/testcases/sample/01-identity-weights.json", f"{BUNDLE_IN_IMAGE}/problem.yaml",
-                 f"{BUNDLE_IN_IMAGE}/new-file", "/submission/solution.py", "/var/tmp/new-file", "/tmp/new-file")
-WRITE_FILES = f"WRITE_TARGETS = {WRITE_TARGETS!r}\n\n" + SIGNATURE + textwrap.indent(textwrap.dedent("""\
+WRITE_TARGETS = (
+    f"{BUNDLE_IN_IMAGE}/testcases/sample/01-identity-weights.json",
+    f"{BUNDLE_IN_IMAGE}/problem.yaml",
+    f"{BUNDLE_IN_IMAGE}/new-file",
+    "/submission/solution.py",
+    "/var/tmp/new-file",
+    "/tmp/new-file",
+)
+WRITE_FILES = (
+    f"WRITE_TARGETS = {WRITE_TARGETS!r}\n\n"
+    + SIGNATURE
+    + textwrap.indent(
+        textwrap.dedent("""\
     report = []
     for i, path in enumerate(WRITE_TARGETS):
         try:
@@ -88,10 +114,14 @@ WRITE_FILES = f"WRITE_TARGETS = {WRITE_TARGETS!r}\n\n" + SIGNATURE + textwrap.in
         except Exception as exc:
             report.append(f"blocked {i}:{type(exc).__name__}")
     raise RuntimeError("ATTEMPTS " + "|".join(report) + " END")
-"""), "    ")
+"""),
+        "    ",
+    )
+)
 
 # No `import socket` (a static check refuses it): take the class the harness loaded.
-NETWORK_AT_RUN_TIME = SIGNATURE + textwrap.indent(textwrap.dedent("""\
+NETWORK_AT_RUN_TIME = SIGNATURE + textwrap.indent(
+    textwrap.dedent("""\
     sock_type = next(c for c in object.__subclasses__() if c.__name__ == "socket")
     try:
         s = sock_type(2, 1)   # AF_INET, SOCK_STREAM
@@ -103,12 +133,15 @@ NETWORK_AT_RUN_TIME = SIGNATURE + textwrap.indent(textwrap.dedent("""\
         raise RuntimeError("ATTEMPTS CONNECTED END")
     except OSError as exc:
         raise RuntimeError(f"ATTEMPTS SOCKET CREATED, connect:{type(exc).__name__} END")
-"""), "    ")
+"""),
+    "    ",
+)
 
 NETWORK_IMPORT = "import socket\nimport numpy as np\n\n" + SIGNATURE + "    return x\n"
 
 
 # --- engine, image and runners -------------------------------------------------------
+
 
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "no message")
@@ -121,8 +154,9 @@ def engine_problem() -> str | None:
     if shutil.which("docker") is None:
         return "no Docker engine: the `docker` command is not installed"
     try:
-        r = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=60
+        )
     except subprocess.TimeoutExpired:
         return "no Docker engine: `docker info` did not answer within 60 s"
     if r.returncode != 0:
@@ -160,12 +194,19 @@ def image(engine) -> str:
     if docker("image", "inspect", base).returncode != 0:
         pulled = docker("pull", base, timeout=300)
         if pulled.returncode != 0:
-            pytest.skip(f"no base image to build the grading image from: {base} is not on this engine and "
-                        f"`docker pull` failed ({_first_line(pulled.stderr)}); run scripts/docker-ci.sh, "
-                        f"or set VIT_DOCKER_BASE_IMAGE to a local image with python3 >= 3.11")
+            pytest.skip(
+                f"no base image to build the grading image from: {base} is not on this engine and "
+                f"`docker pull` failed ({_first_line(pulled.stderr)}); run scripts/docker-ci.sh, "
+                f"or set VIT_DOCKER_BASE_IMAGE to a local image with python3 >= 3.11"
+            )
     name = "vit-encoder-block-grader:pytest"
-    r = subprocess.run(["bash", str(WRAPPER), "--build"], capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "VIT_GRADER_IMAGE": name, "BASE_IMAGE": base})
+    r = subprocess.run(
+        ["bash", str(WRAPPER), "--build"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "VIT_GRADER_IMAGE": name, "BASE_IMAGE": base},
+    )
     if r.returncode != 0:
         pytest.fail(f"building the image failed:\n{r.stderr[-3000:]}")
     return name
@@ -182,8 +223,10 @@ class Run:
         try:
             return json.loads(self.stdout)
         except json.JSONDecodeError:
-            pytest.fail(f"stdout is not the verdict JSON (status {self.status}).\n"
-                        f"stdout: {self.stdout[:2000]}\nstderr: {self.stderr[-2000:]}")
+            pytest.fail(
+                f"stdout is not the verdict JSON (status {self.status}).\n"
+                f"stdout: {self.stdout[:2000]}\nstderr: {self.stderr[-2000:]}"
+            )
 
 
 def wrapper_env(image: str | None, **extra: str) -> dict[str, str]:
@@ -194,10 +237,17 @@ def wrapper_env(image: str | None, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_wrapper(image: str | None, submission: str | Path, *args: str, cwd: Path | None = None,
-                timeout: float = 600, **env: str) -> Run:
-    r = subprocess.run(["bash", str(WRAPPER), str(submission), *args], capture_output=True,
-                       text=True, timeout=timeout, cwd=cwd, env=wrapper_env(image, **env))
+def run_wrapper(
+    image: str | None, submission: str | Path, *args: str, cwd: Path | None = None, timeout: float = 600, **env: str
+) -> Run:
+    r = subprocess.run(
+        ["bash", str(WRAPPER), str(submission), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=wrapper_env(image, **env),
+    )
     return Run(r.returncode, r.stdout, r.stderr)
 
 
@@ -221,13 +271,44 @@ def run_documented(image: str, workdir: Path, *extra: str, add_flags: str = "", 
 
 def container_python(image: str, code: str, *flags: str) -> subprocess.CompletedProcess:
     """Run Python in the image as its user, with the documented isolation flags."""
-    return docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
-                  "--security-opt", "no-new-privileges", *flags, "--entrypoint", "python", image, "-c", code)
+    return docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        *flags,
+        "--entrypoint",
+        "python",
+        image,
+        "-c",
+        code,
+    )
 
 
 def container_sh(image: str, script: str, *flags: str) -> subprocess.CompletedProcess:
-    return docker("run", "--rm", "--network", "none", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-                  *flags, "--entrypoint", "sh", image, "-c", script)
+    return docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        *flags,
+        "--entrypoint",
+        "sh",
+        image,
+        "-c",
+        script,
+    )
 
 
 @pytest.fixture
@@ -252,6 +333,7 @@ def no_container_named(name: str) -> bool:
 
 
 # --- the documented command ---------------------------------------------------------
+
 
 def test_documented_command_grades_the_reference_ac_with_json_only_on_stdout(image, workdir):
     shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
@@ -291,14 +373,14 @@ def test_verdict_is_also_written_to_a_mounted_output_directory(image, workdir):
     shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
     out = workdir / "out"
     out.mkdir()
-    out.chmod(0o777)   # writable by the container user, uid 10001
-    run = run_documented(image, workdir, "--tests", "sample",
-                         add_flags=f"--mount type=bind,src={out},dst=/output")
+    out.chmod(0o777)  # writable by the container user, uid 10001
+    run = run_documented(image, workdir, "--tests", "sample", add_flags=f"--mount type=bind,src={out},dst=/output")
     assert run.status == 0, run.stderr
     assert json.loads((out / "verdict.json").read_text()) == run.verdict
 
 
 # --- verdicts through the wrapper ------------------------------------------------------------
+
 
 def test_wrapper_grades_a_relative_path_without_dot_slash(image, workdir):
     shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
@@ -348,6 +430,7 @@ def test_memory_bomb_is_mle_or_re_and_the_engine_survives(image, workdir):
 
 # --- isolation ---------------------------------------------------------------------------------
 
+
 def _attempts(run: Run) -> list[str]:
     assert run.status == 1, run.stderr
     assert run.verdict["verdict"] == "RE", run.verdict["summary"]
@@ -358,8 +441,9 @@ def _attempts(run: Run) -> list[str]:
 
 
 def test_the_container_user_can_read_the_data_so_the_next_test_means_something(image):
-    r = container_python(image, f"import os; print(os.getuid()); print(all(len(open(p, 'rb').read(5)) == 5 "
-                                f"for p in {SECRET_FILES!r}))")
+    r = container_python(
+        image, f"import os; print(os.getuid()); print(all(len(open(p, 'rb').read(5)) == 5 for p in {SECRET_FILES!r}))"
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(GRADER_UID), "True"]
 
@@ -373,9 +457,26 @@ def test_a_submission_cannot_read_the_test_data_or_the_reference(image, workdir)
 def test_reading_stays_blocked_when_the_engine_refuses_landlock(image, workdir, tmp_path):
     """Engines whose seccomp profile refuses Landlock: the report says so, seccomp still blocks."""
     profile = tmp_path / "no-landlock.json"
-    profile.write_text(json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{
-        "names": ["landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self", "unshare", "setns"],
-        "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}))
+    profile.write_text(
+        json.dumps(
+            {
+                "defaultAction": "SCMP_ACT_ALLOW",
+                "syscalls": [
+                    {
+                        "names": [
+                            "landlock_create_ruleset",
+                            "landlock_add_rule",
+                            "landlock_restrict_self",
+                            "unshare",
+                            "setns",
+                        ],
+                        "action": "SCMP_ACT_ERRNO",
+                        "errnoRet": 1,
+                    }
+                ],
+            }
+        )
+    )
     put(workdir, READ_SECRETS)
     run = run_documented(image, workdir, "--tests", "sample", add_flags=f"--security-opt seccomp={profile}")
     layers = {layer["name"]: layer["status"] for layer in run.verdict["sandbox"]["layers"]}
@@ -392,14 +493,24 @@ def test_a_submission_cannot_write_anywhere(image, workdir):
 
 def test_the_container_user_cannot_write_outside_tmp(image):
     """Docker's layer: read-only root; the bundle is root's and read-only even without --read-only."""
-    script = ('for f in /opt/bundle/problem.yaml /opt/bundle/testcases/new /var/tmp/new /new; do '
-              '  if (echo x >> "$f") 2>/dev/null; then echo "WROTE $f"; else echo "blocked $f"; fi; done; '
-              'echo x > /tmp/ok && echo "tmp writable"')
+    script = (
+        "for f in /opt/bundle/problem.yaml /opt/bundle/testcases/new /var/tmp/new /new; do "
+        '  if (echo x >> "$f") 2>/dev/null; then echo "WROTE $f"; else echo "blocked $f"; fi; done; '
+        'echo x > /tmp/ok && echo "tmp writable"'
+    )
     r = container_sh(image, script, "--read-only", "--tmpfs", "/tmp")
-    assert r.stdout.split("\n")[:5] == ["blocked /opt/bundle/problem.yaml", "blocked /opt/bundle/testcases/new",
-                                         "blocked /var/tmp/new", "blocked /new", "tmp writable"], r.stdout + r.stderr
-    r = container_sh(image, 'for f in /opt/bundle/problem.yaml /opt/bundle/testcases/new; do '
-                            '  if (echo x >> "$f") 2>/dev/null; then echo "WROTE $f"; else echo "blocked $f"; fi; done')
+    assert r.stdout.split("\n")[:5] == [
+        "blocked /opt/bundle/problem.yaml",
+        "blocked /opt/bundle/testcases/new",
+        "blocked /var/tmp/new",
+        "blocked /new",
+        "tmp writable",
+    ], r.stdout + r.stderr
+    r = container_sh(
+        image,
+        "for f in /opt/bundle/problem.yaml /opt/bundle/testcases/new; do "
+        '  if (echo x >> "$f") 2>/dev/null; then echo "WROTE $f"; else echo "blocked $f"; fi; done',
+    )
     assert r.stdout.split() == ["blocked", "/opt/bundle/problem.yaml", "blocked", "/opt/bundle/testcases/new"]
 
 
@@ -423,13 +534,16 @@ def test_documented_flags_leave_only_loopback(image):
 
 def test_sandbox_block_matches_what_the_container_allows(image, workdir):
     """The verdict's `sandbox` block must say which layers really hold inside the container."""
-    probe = container_python(image, textwrap.dedent("""\
+    probe = container_python(
+        image,
+        textwrap.dedent("""\
         import ctypes, os, subprocess
         libc = ctypes.CDLL(None, use_errno=True)
         abi = libc.syscall(444, None, 0, 1)   # landlock_create_ruleset(..., VERSION)
         ns = subprocess.run(["unshare", "--user", "--map-current-user", "true"], capture_output=True).returncode
         print(abi, ns, os.getuid())
-    """))
+    """),
+    )
     assert probe.returncode == 0, probe.stderr
     abi, unshare_status, uid = (int(x) for x in probe.stdout.split())
     shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
@@ -441,7 +555,7 @@ def test_sandbox_block_matches_what_the_container_allows(image, workdir):
     assert sandbox["mode"] == "plain"
     assert layers["landlock"] == ("active" if abi > 0 else "unavailable")
     assert layers["seccomp"] == "active"
-    assert layers["uid_drop"] == "unavailable"          # not root, no CAP_SETUID
+    assert layers["uid_drop"] == "unavailable"  # not root, no CAP_SETUID
     assert layers["pid_namespace"] == layers["network_namespace"] == "unavailable"
     assert set(sandbox["unavailable"]) == {n for n, s in layers.items() if s != "active"}
 
@@ -459,8 +573,7 @@ def test_root_with_setuid_drops_the_worker_to_a_uid_that_cannot_read_the_data(im
     r = container_python(image, f"open({SECRET_FILES[0]!r})", "--user", "4242:4242")
     assert r.returncode != 0 and "PermissionError" in r.stderr, "the bundle must not be readable by other uids"
     put(workdir, READ_SECRETS)
-    run = run_documented(image, workdir, "--tests", "sample",
-                         add_flags="--user 0 --cap-add SETUID --cap-add SETGID")
+    run = run_documented(image, workdir, "--tests", "sample", add_flags="--user 0 --cap-add SETUID --cap-add SETGID")
     layers = {layer["name"]: layer["status"] for layer in run.verdict["sandbox"]["layers"]}
     assert layers["uid_drop"] == layers["seccomp"] == "active"
     attempts = _attempts(run)
@@ -469,12 +582,16 @@ def test_root_with_setuid_drops_the_worker_to_a_uid_that_cannot_read_the_data(im
 
 # --- the image ---------------------------------------------------------------------------------
 
+
 def test_image_holds_only_what_grading_needs_read_only_and_runs_as_non_root(image):
     user = docker("image", "inspect", "--format", "{{.Config.User}}", image, check=True).stdout.strip()
     assert user == f"{GRADER_UID}:{GRADER_UID}"
     # Anything not root's, writable by anyone, not group grader's or open to others is listed too.
-    r = container_sh(image, "ls -A /opt/bundle; find /opt/bundle ! -user root -o -perm /222 -o ! -group grader "
-                            "-o -perm /007 | head -n 5; test -e /submission && echo HAS-SUBMISSION-DIR; true")
+    r = container_sh(
+        image,
+        "ls -A /opt/bundle; find /opt/bundle ! -user root -o -perm /222 -o ! -group grader "
+        "-o -perm /007 | head -n 5; test -e /submission && echo HAS-SUBMISSION-DIR; true",
+    )
     assert r.returncode == 0, r.stderr
     listed = set(r.stdout.split())
     expected = {"grader", "problem.yaml", "reference", "requirements.txt", "testcases"}
@@ -484,6 +601,7 @@ def test_image_holds_only_what_grading_needs_read_only_and_runs_as_non_root(imag
 
 
 # --- the wrapper's and the entry point's messages for the classic mistakes ---------------------
+
 
 def test_wrapper_missing_file(image, workdir):
     run = run_wrapper(image, "no-such-solution.py", cwd=workdir)
@@ -499,7 +617,7 @@ def test_wrapper_directory(image, workdir):
 
 def test_wrapper_file_unreadable_by_the_invoking_user(image, workdir):
     secret = put(workdir, WRONG_ANSWER, mode=0o600)
-    if os.geteuid() == 0:   # root reads anything: ask as nobody instead
+    if os.geteuid() == 0:  # root reads anything: ask as nobody instead
         if shutil.which("setpriv") is None:
             pytest.skip("setpriv (util-linux) is not installed: cannot run the wrapper as another user")
         prefix = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
@@ -510,8 +628,14 @@ def test_wrapper_file_unreadable_by_the_invoking_user(image, workdir):
     wrapper = workdir / "grade-in-docker.sh"
     shutil.copy(WRAPPER, wrapper)
     wrapper.chmod(0o755)
-    r = subprocess.run([*prefix, "bash", str(wrapper), str(secret)], capture_output=True, text=True,
-                       timeout=120, cwd=workdir, env=wrapper_env(image))
+    r = subprocess.run(
+        [*prefix, "bash", str(wrapper), str(secret)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=workdir,
+        env=wrapper_env(image),
+    )
     assert r.returncode == 2
     assert f"cannot read {secret} as user" in r.stderr, r.stderr
 
@@ -537,9 +661,25 @@ def test_entry_point_explains_a_relative_dash_v_mount(image, workdir):
     volume = f"vit-test-{uuid.uuid4().hex[:8]}.py"
     put(workdir, WRONG_ANSWER)
     try:
-        r = subprocess.run(["docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
-                            "-v", f"{volume}:/submission/solution.py", image], capture_output=True, text=True,
-                           timeout=120, cwd=workdir)
+        r = subprocess.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                "--read-only",
+                "--tmpfs",
+                "/tmp",
+                "-v",
+                f"{volume}:/submission/solution.py",
+                image,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=workdir,
+        )
     finally:
         docker("volume", "rm", "-f", volume)
     assert r.returncode == 2 and r.stdout == ""
@@ -554,8 +694,16 @@ def test_entry_point_explains_a_missing_mount(image):
 
 def test_entry_point_explains_a_read_only_tmp(image, workdir):
     shutil.copy(ROOT / "reference" / "solution.py", workdir / "solution.py")
-    r = docker("run", "--rm", "--network", "none", "--read-only", "--mount",
-               f"type=bind,src={workdir / 'solution.py'},dst=/submission/solution.py,readonly", image)
+    r = docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--mount",
+        f"type=bind,src={workdir / 'solution.py'},dst=/submission/solution.py,readonly",
+        image,
+    )
     assert r.returncode == 2 and r.stdout == ""
     assert "/tmp is not writable: add --tmpfs /tmp" in r.stderr
 
@@ -623,8 +771,11 @@ while True:
 def test_wrapper_copy_never_follows_a_link_that_appears_after_the_check(image, workdir):
     victim = workdir / "solution.py"
     victim.write_text(WRONG_ANSWER)
-    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(victim), WRONG_ANSWER,
-                                str(REFERENCE_SOURCE)], stdout=subprocess.PIPE, text=True)
+    flipper = subprocess.Popen(
+        [sys.executable, "-c", FLIPPER, str(victim), WRONG_ANSWER, str(REFERENCE_SOURCE)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     verdicts = []
     try:
         assert flipper.stdout.readline() == "ready\n"
@@ -643,10 +794,18 @@ def test_wrapper_copy_never_follows_a_link_that_appears_after_the_check(image, w
 
 
 def test_wrapper_grades_an_uppercase_ipynb_as_a_notebook(image, workdir):
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-              "source": "%%time\n" + REFERENCE_SOURCE.read_text(encoding="utf-8")}]
-    put(workdir, json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}),
-        name="Homework.IPYNB")
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": "%%time\n" + REFERENCE_SOURCE.read_text(encoding="utf-8"),
+        }
+    ]
+    put(
+        workdir, json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}), name="Homework.IPYNB"
+    )
     run = run_wrapper(image, workdir / "Homework.IPYNB", "--tests", "sample")
     assert run.status == 0, run.stderr
     assert run.verdict["verdict"] == "AC" and run.verdict["submission"]["kind"] == "notebook"
@@ -665,9 +824,24 @@ def _mounted_folder_with_a_link(workdir: Path) -> Path:
 
 def test_entry_point_refuses_a_symlinked_submission_in_a_mounted_folder(image, workdir):
     folder = _mounted_folder_with_a_link(workdir)
-    r = docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
-               "--security-opt", "no-new-privileges",
-               "--mount", f"type=bind,src={folder},dst=/submission,readonly", image, "--tests", "sample")
+    r = docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--mount",
+        f"type=bind,src={folder},dst=/submission,readonly",
+        image,
+        "--tests",
+        "sample",
+    )
     assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout[:500])
     assert "grade: /submission/solution.py is a symbolic link" in r.stderr
 
@@ -675,10 +849,32 @@ def test_entry_point_refuses_a_symlinked_submission_in_a_mounted_folder(image, w
 def test_grader_in_the_image_refuses_the_link_by_itself(image, workdir):
     """Past the entry point's message: the grader opens the file with O_NOFOLLOW."""
     folder = _mounted_folder_with_a_link(workdir)
-    r = docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
-               "--security-opt", "no-new-privileges", "--mount", f"type=bind,src={folder},dst=/submission,readonly",
-               "--entrypoint", "python", image, "-m", "grader", "grade", "/submission/solution.py",
-               "--tests", "sample", "--json", "-")
+    r = docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--mount",
+        f"type=bind,src={folder},dst=/submission,readonly",
+        "--entrypoint",
+        "python",
+        image,
+        "-m",
+        "grader",
+        "grade",
+        "/submission/solution.py",
+        "--tests",
+        "sample",
+        "--json",
+        "-",
+    )
     assert r.returncode == 2 and r.stdout == ""
     assert "/submission/solution.py is a symbolic link" in r.stderr and "Traceback" not in r.stderr
 
@@ -689,15 +885,43 @@ def test_entry_point_refuses_a_symlinked_folder_on_the_way(image, workdir):
     folder.mkdir()
     folder.chmod(0o755)
     (folder / "hw").symlink_to(f"{BUNDLE_IN_IMAGE}/reference")
-    flags = ("--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", "--cap-drop", "ALL",
-             "--security-opt", "no-new-privileges", "--mount", f"type=bind,src={folder},dst=/submission,readonly",
-             "-e", "SUBMISSION=/submission/hw/solution.py")
+    flags = (
+        "--rm",
+        "--network",
+        "none",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--mount",
+        f"type=bind,src={folder},dst=/submission,readonly",
+        "-e",
+        "SUBMISSION=/submission/hw/solution.py",
+    )
     r = docker("run", *flags, image, "--tests", "sample")
     assert r.returncode == 2 and r.stdout == "", (r.returncode, r.stdout[:500])
     assert "grade: /submission/hw is a symbolic link on the way to /submission/hw/solution.py" in r.stderr
     # Past the entry point's message, the grader (--within /submission, as the entry point passes it) refuses too.
-    r = docker("run", *flags, "--entrypoint", "python", image, "-m", "grader", "grade", "/submission/hw/solution.py",
-               "--within", "/submission", "--tests", "sample", "--json", "-")
+    r = docker(
+        "run",
+        *flags,
+        "--entrypoint",
+        "python",
+        image,
+        "-m",
+        "grader",
+        "grade",
+        "/submission/hw/solution.py",
+        "--within",
+        "/submission",
+        "--tests",
+        "sample",
+        "--json",
+        "-",
+    )
     assert r.returncode == 1, r.stderr
     verdict = json.loads(r.stdout)
     assert verdict["verdict"] == "CE" and "the folder hw on the way is a symbolic link" in verdict["compile"]["message"]
@@ -710,7 +934,8 @@ def test_wrapper_copies_with_python_where_dd_has_no_nofollow(image, workdir):
     (fake / "dd").write_text("#!/bin/sh\necho 'dd: unknown iflag' >&2\nexit 1\n")
     (fake / "dd").chmod(0o755)
     put(workdir, (ROOT / "reference" / "solution.py").read_text(encoding="utf-8"))
-    run = run_wrapper(image, workdir / "solution.py", "--tests", "sample",
-                      PATH=f"{fake}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    run = run_wrapper(
+        image, workdir / "solution.py", "--tests", "sample", PATH=f"{fake}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    )
     assert run.status == 0, run.stderr
     assert run.verdict["verdict"] == "AC"

@@ -19,6 +19,7 @@ given. The cheap commands then run for real, literally, with bash, in a copy of 
 tracked files (a fresh clone) in which the learner's files the pages name
 (`my_solution.py`, `solution.py`, ...) are an accepted solution.
 """
+
 from __future__ import annotations
 
 import ast
@@ -47,29 +48,40 @@ from grader.problem.bundle import open_bundle
 
 PAGES = [ROOT / "README.md", ROOT / "statement.md", *sorted((ROOT / "docs").glob("*.md"))]
 PRACTICE_README = ROOT / "docs" / "readme-practice.md"
-GRADER_PROGRAMS = (("vit-grader",), (".venv/bin/vit-grader",), ("python", "-m", "grader"),
-                   ("python3", "-m", "grader"), (".venv/bin/python", "-m", "grader"),
-                   (".venv/bin/python3", "-m", "grader"))
+GRADER_PROGRAMS = (
+    ("vit-grader",),
+    (".venv/bin/vit-grader",),
+    ("python", "-m", "grader"),
+    ("python3", "-m", "grader"),
+    (".venv/bin/python", "-m", "grader"),
+    (".venv/bin/python3", "-m", "grader"),
+)
 INLINE_STARTS = ("vit-grader ", ".venv/bin/", "python -m grader", "python3 -m grader")
 SHELL_LANGS = ("sh", "bash", "shell", "console")
 ELLIPSES = ("...", "…")
 SEPARATORS = ("&&", "||", ";", "|")
 # A learner's own files, named by the pages: in the fresh clone they hold an accepted solution.
-LEARNER_FILES = ("solution.py", "my_solution.py", "my_block.py", "notebook.ipynb", "my_notebook.ipynb",
-                 "path/to/solution.py")
+LEARNER_FILES = (
+    "solution.py",
+    "my_solution.py",
+    "my_block.py",
+    "notebook.ipynb",
+    "my_notebook.ipynb",
+    "path/to/solution.py",
+)
 ACCEPTED = ROOT / "submissions" / "accepted" / "vectorised_matmul.py"
 # Subcommands that only read, and finish in seconds: run for real.
 CHEAP = {"grade", "validate", "statement"}
-PATIENCE_S = 300          # a bound against hanging, never a timing assertion
+PATIENCE_S = 300  # a bound against hanging, never a timing assertion
 
 
 @dataclass(frozen=True)
 class Command:
-    where: str                 # page:line, or grader/module.py:line
-    text: str                  # as printed
-    argv: tuple[str, ...]      # shell words, brackets and alternatives still in
-    practice: bool = False     # from the practice archive's README: its paths are that archive's
-    block: bool = False        # a code block's line (not a command named in a sentence)
+    where: str  # page:line, or grader/module.py:line
+    text: str  # as printed
+    argv: tuple[str, ...]  # shell words, brackets and alternatives still in
+    practice: bool = False  # from the practice archive's README: its paths are that archive's
+    block: bool = False  # a code block's line (not a command named in a sentence)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.text}"
@@ -104,7 +116,7 @@ def _logical_lines(block: str, first_line: int):
 
 def _program_of(words: list[str]) -> tuple[str, ...] | None:
     for program in sorted(GRADER_PROGRAMS, key=len, reverse=True):
-        if tuple(words[:len(program)]) == program:
+        if tuple(words[: len(program)]) == program:
             return program
     return None
 
@@ -116,8 +128,12 @@ def _is_script(word: str) -> bool:
 def _is_command(words: list[str]) -> bool:
     """A command line in a code block that is not a shell block (those may hold output too)."""
     head = _strip_env(words)
-    return bool(head) and (_program_of(head) is not None or head[0].startswith(".venv/bin/") or _is_script(head[0])
-                           or (head[0] in ("python", "python3", "bash") and len(head) > 1 and _is_script(head[1])))
+    return bool(head) and (
+        _program_of(head) is not None
+        or head[0].startswith(".venv/bin/")
+        or _is_script(head[0])
+        or (head[0] in ("python", "python3", "bash") and len(head) > 1 and _is_script(head[1]))
+    )
 
 
 def _strip_env(words: list[str]) -> list[str]:
@@ -146,11 +162,11 @@ def commands_in(text: str, rel: str, practice: bool = False) -> list[Command]:
                 continue
             if words and (lang in SHELL_LANGS or _is_command(words)):
                 found.append(Command(f"{rel}:{number}", line.strip(), tuple(words), in_practice, block=True))
-            in_practice = in_practice or bool(PRACTICE_CD.search(line))   # the block's next lines run there
+            in_practice = in_practice or bool(PRACTICE_CD.search(line))  # the block's next lines run there
     prose = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for m in INLINE.finditer(prose):
         span = m.group(1).strip()
-        if span.startswith(INLINE_STARTS) and not re.match(r"\S+ =", span):   # not a `name = value` line
+        if span.startswith(INLINE_STARTS) and not re.match(r"\S+ =", span):  # not a `name = value` line
             words = _words(span)
             assert words is not None, f"{rel}:{prose.count(chr(10), 0, m.start()) + 1}: cannot split {span!r}"
             found.append(Command(f"{rel}:{prose.count(chr(10), 0, m.start()) + 1}", span, tuple(words), practice))
@@ -163,8 +179,9 @@ def advice_commands() -> list[Command]:
     for path in sorted((ROOT / "grader").rglob("*.py")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             for m in re.finditer(r"`((?:python3? -m grader|vit-grader) [^`{}]*)`", line):
-                found.append(Command(f"{path.relative_to(ROOT).as_posix()}:{number}", m.group(1),
-                                     tuple(shlex.split(m.group(1)))))
+                found.append(
+                    Command(f"{path.relative_to(ROOT).as_posix()}:{number}", m.group(1), tuple(shlex.split(m.group(1))))
+                )
     return found
 
 
@@ -172,15 +189,20 @@ def starter_commands() -> list[Command]:
     """The command lines of the starter's docstring (indented, as in a code block)."""
     path = ROOT / "starter" / "solution.py"
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return [Command(f"starter/solution.py:{i + 2}", line.strip(), tuple(shlex.split(line, comments=True)), block=True)
-            for i, line in enumerate(doc.splitlines()) if line.startswith("    ") and _words(line.strip())
-            and (_is_command(_words(line) or []) or line.strip().startswith("cp "))]
+    return [
+        Command(f"starter/solution.py:{i + 2}", line.strip(), tuple(shlex.split(line, comments=True)), block=True)
+        for i, line in enumerate(doc.splitlines())
+        if line.startswith("    ")
+        and _words(line.strip())
+        and (_is_command(_words(line) or []) or line.strip().startswith("cp "))
+    ]
 
 
 @functools.cache
 def all_commands() -> tuple[Command, ...]:
-    return (tuple(c for page in PAGES for c in page_commands(page)) + tuple(starter_commands())
-            + tuple(advice_commands()))
+    return (
+        tuple(c for page in PAGES for c in page_commands(page)) + tuple(starter_commands()) + tuple(advice_commands())
+    )
 
 
 def _segments(words: tuple[str, ...]) -> list[list[str]]:
@@ -204,7 +226,7 @@ def grader_invocations(cmd: Command) -> list[tuple[tuple[str, ...], list[str]]]:
         program = _program_of(words)
         if program is None:
             continue
-        args = [w.strip("[]") for w in words[len(program):]]
+        args = [w.strip("[]") for w in words[len(program) :]]
         args = [a for a in args if a]
         choices = [a.split("|") if "|" in a else [a] for a in args]
         for combo in itertools.islice(itertools.product(*choices), 64):
@@ -213,6 +235,7 @@ def grader_invocations(cmd: Command) -> list[tuple[tuple[str, ...], list[str]]]:
 
 
 # --- what exists ------------------------------------------------------------------------------
+
 
 @functools.cache
 def tracked() -> frozenset[str]:
@@ -238,14 +261,19 @@ def _exists(path: str, practice: bool) -> bool:
 def dist_outputs() -> frozenset[str]:
     spec = open_bundle(ROOT).spec
     stems = {f: f"{spec.id}-{spec.version}-{f}" for f in ("judge", "practice", *EXPORT_PLATFORMS)}
-    return frozenset({f"dist/{archive_stem(spec, f)}.tar.gz" for f in ("judge", "practice")}
-                     | {f"dist/{stems[p]}" for p in EXPORT_PLATFORMS}
-                     | {f"dist/{stems['gradescope']}/{stems['gradescope']}.zip", f"dist/{stems['gradescope']}.zip"})
+    return frozenset(
+        {f"dist/{archive_stem(spec, f)}.tar.gz" for f in ("judge", "practice")}
+        | {f"dist/{stems[p]}" for p in EXPORT_PLATFORMS}
+        | {f"dist/{stems['gradescope']}/{stems['gradescope']}.zip", f"dist/{stems['gradescope']}.zip"}
+    )
 
 
 def _placeholder(word: str) -> bool:
-    return (bool(re.search(r"<[^>]*>|[*?…]|\.\.\.", word)) or re.fullmatch(r"[A-Z][A-Z0-9_/.-]*", word) is not None
-            or bool(re.search(r"(^|/)[A-Z][A-Z_]+(/|\.|$)", word)))
+    return (
+        bool(re.search(r"<[^>]*>|[*?…]|\.\.\.", word))
+        or re.fullmatch(r"[A-Z][A-Z0-9_/.-]*", word) is not None
+        or bool(re.search(r"(^|/)[A-Z][A-Z_]+(/|\.|$)", word))
+    )
 
 
 @functools.cache
@@ -261,7 +289,7 @@ def path_problems(cmd: Command) -> list[str]:
     after_cd = False
     for word in cmd.argv:
         if word == "cd":
-            after_cd = True          # later paths are relative to another folder
+            after_cd = True  # later paths are relative to another folder
         for m in re.finditer(rf"{re.escape(spec.id)}-(\d+\.\d+\.\d+)", word):
             if m.group(1) != spec.version:
                 problems.append(f"{word}: version {m.group(1)}, but problem.yaml says {spec.version}")
@@ -286,7 +314,7 @@ EXAMPLES = {int: "2", float: "0.5"}
 
 
 def _subparser(parser, name: str):
-    for action in parser._actions:                       # argparse keeps them here; no public API
+    for action in parser._actions:  # argparse keeps them here; no public API
         if getattr(action, "choices", None) and isinstance(action.choices, dict) and name in action.choices:
             return action.choices[name]
     return None
@@ -319,23 +347,24 @@ def parse_problem(args: list[str]) -> str | None:
         cut = next(i for i, a in enumerate(args) if a in ELLIPSES or a.endswith(ELLIPSES))
         args = args[:cut]
         if not args or all(a.startswith("-") for a in args):
-            return None                                   # `python -m grader ...`: nothing named
+            return None  # `python -m grader ...`: nothing named
         return _subcommand_problem(args)
     if not args:
-        return None                                       # the program's name: `python -m grader`
+        return None  # the program's name: `python -m grader`
     if len(args) == 1 and not args[0].startswith("-"):
-        return _subcommand_problem(args)                   # `python -m grader grade`: the command's name
+        return _subcommand_problem(args)  # `python -m grader grade`: the command's name
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
             build_parser().parse_args(_with_examples(args))
         except SystemExit as exc:
-            if exc.code not in (0, None):                  # --help and --version exit 0
+            if exc.code not in (0, None):  # --help and --version exit 0
                 return err.getvalue().strip() or f"exit {exc.code}"
     return None
 
 
 # --- scripts ----------------------------------------------------------------------------------
+
 
 @functools.cache
 def script_help(script: str) -> str | None:
@@ -343,8 +372,9 @@ def script_help(script: str) -> str | None:
     text = (ROOT / script).read_text(encoding="utf-8")
     if "argparse" not in text:
         return None
-    proc = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=PATIENCE_S)
+    proc = subprocess.run(
+        [sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=PATIENCE_S
+    )
     assert proc.returncode == 0, f"{script} --help: {proc.stderr[-500:]}"
     return proc.stdout
 
@@ -370,6 +400,7 @@ def script_problems(cmd: Command) -> list[str]:
 
 # --- the checks -------------------------------------------------------------------------------
 
+
 def test_the_pages_and_the_advice_have_commands_to_check():
     commands = all_commands()
     pages = {c.where.split(":")[0] for c in commands}
@@ -380,9 +411,12 @@ def test_the_pages_and_the_advice_have_commands_to_check():
 
 
 def test_every_grader_command_parses_with_the_real_cli():
-    bad = [f"{c}\n    -> {' '.join(args)}: {problem}"
-           for c in all_commands() for _prog, args in grader_invocations(c)
-           if (problem := parse_problem(args)) is not None]
+    bad = [
+        f"{c}\n    -> {' '.join(args)}: {problem}"
+        for c in all_commands()
+        for _prog, args in grader_invocations(c)
+        if (problem := parse_problem(args)) is not None
+    ]
     assert not bad, "commands the CLI does not accept:\n" + "\n".join(bad)
 
 
@@ -396,7 +430,7 @@ def test_every_script_exists_and_knows_its_flags():
     assert not bad, "\n".join(bad)
 
 
-ENTRY_PAGES = ("README.md", "docs/readme-practice.md")   # each read in a fresh folder, top to bottom
+ENTRY_PAGES = ("README.md", "docs/readme-practice.md")  # each read in a fresh folder, top to bottom
 ACTIVATE = re.compile(r"^\s*(\.|source) \.venv/bin/activate\b", re.M)
 BARE = (("vit-grader",), ("python", "-m", "grader"), ("python3", "-m", "grader"))
 
@@ -406,13 +440,18 @@ def activation_problems(rel: str) -> list[str]:
     virtual environment is active: the page must show that before its first such command."""
     text = (ROOT / rel).read_text(encoding="utf-8")
     blocks = [(text.count("\n", 0, m.start(2)) + 1, m.group(2)) for m in FENCE.finditer(text)]
-    activated = next((first + b[:m.start()].count("\n") for first, b in blocks for m in [ACTIVATE.search(b)] if m),
-                     None)
-    return [f"{c}: typed before `. .venv/bin/activate` (line {activated})" if activated else
-            f"{c}: needs `. .venv/bin/activate` shown first (or name .venv/bin/...)"
-            for c in commands_in(text, rel) if c.block
-            for prog, _args in grader_invocations(c) if prog in BARE
-            and (activated is None or int(c.where.rsplit(":", 1)[1]) < activated)]
+    activated = next(
+        (first + b[: m.start()].count("\n") for first, b in blocks for m in [ACTIVATE.search(b)] if m), None
+    )
+    return [
+        f"{c}: typed before `. .venv/bin/activate` (line {activated})"
+        if activated
+        else f"{c}: needs `. .venv/bin/activate` shown first (or name .venv/bin/...)"
+        for c in commands_in(text, rel)
+        if c.block
+        for prog, _args in grader_invocations(c)
+        if prog in BARE and (activated is None or int(c.where.rsplit(":", 1)[1]) < activated)
+    ]
 
 
 def test_entry_pages_activate_the_environment_before_bare_commands():
@@ -421,28 +460,45 @@ def test_entry_pages_activate_the_environment_before_bare_commands():
 
 
 def test_a_page_documenting_a_flag_that_does_not_exist_is_caught():
-    page = ("Grade it:\n\n```sh\nvit-grader grade my_solution.py --fast\n```\n\n"
-            "or `vit-grader grade x.py --tests hidden`.\n")
+    page = (
+        "Grade it:\n\n```sh\nvit-grader grade my_solution.py --fast\n```\n\n"
+        "or `vit-grader grade x.py --tests hidden`.\n"
+    )
     problems = [parse_problem(args) for c in commands_in(page, "new.md") for _p, args in grader_invocations(c)]
     assert len(problems) == 2 and all(problems), problems
 
 
-@pytest.mark.parametrize("args, problem", [
-    (["grade", "solution.py", "--no-such-flag"], "unrecognized arguments"),
-    (["grade", "solution.py", "--tests", "hidden"], "invalid choice"),
-    (["export", "moodle"], "invalid choice"),
-    (["regrade", "solution.py"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["grade", "solution.py", "--no-such-flag"], "unrecognized arguments"),
+        (["grade", "solution.py", "--tests", "hidden"], "invalid choice"),
+        (["export", "moodle"], "invalid choice"),
+        (["regrade", "solution.py"], "invalid choice"),
+    ],
+)
 def test_the_check_catches_a_documented_flag_that_does_not_exist(args, problem):
     assert problem in (parse_problem(args) or "")
 
 
 def test_the_notation_is_understood():
-    cmd = Command("x:1", "", tuple(shlex.split("python -m grader export gradescope|kattis [--out DIR] && "
-                                               "vit-grader grade FILE --format gradescope|junit")))
+    cmd = Command(
+        "x:1",
+        "",
+        tuple(
+            shlex.split(
+                "python -m grader export gradescope|kattis [--out DIR] && "
+                "vit-grader grade FILE --format gradescope|junit"
+            )
+        ),
+    )
     got = [args for _p, args in grader_invocations(cmd)]
-    assert got == [["export", "gradescope", "--out", "DIR"], ["export", "kattis", "--out", "DIR"],
-                   ["grade", "FILE", "--format", "gradescope"], ["grade", "FILE", "--format", "junit"]]
+    assert got == [
+        ["export", "gradescope", "--out", "DIR"],
+        ["export", "kattis", "--out", "DIR"],
+        ["grade", "FILE", "--format", "gradescope"],
+        ["grade", "FILE", "--format", "junit"],
+    ]
     assert parse_problem(["batch", "a.zip", "--out", "o/", "--jobs", "N"]) is None
     assert path_problems(Command("x:1", "", ("vit-grader", "grade", "reference/no_such.py")))
     assert path_problems(Command("x:1", "", ("tar", "xzf", "vit-encoder-block-0.9.0-practice.tar.gz")))
@@ -451,20 +507,25 @@ def test_the_notation_is_understood():
 
 # --- run for real -----------------------------------------------------------------------------
 
+
 def _runnable(cmd: Command) -> bool:
     """A whole line of grader commands, each cheap, concrete (no placeholder, no optional part,
     no alternatives) and a full command rather than a command's name in a sentence."""
     segments = _segments(cmd.argv)
     invocations = grader_invocations(cmd)
-    if (not invocations or len(invocations) != len(segments) or cmd.where.startswith("grader/")
-            or any(("[" in w or "|" in w) and w not in SEPARATORS for w in cmd.argv)):
+    if (
+        not invocations
+        or len(invocations) != len(segments)
+        or cmd.where.startswith("grader/")
+        or any(("[" in w or "|" in w) and w not in SEPARATORS for w in cmd.argv)
+    ):
         return False
     for _prog, args in invocations:
         sub = next((a for a in args if not a.startswith("-")), None)
         if sub not in CHEAP or (len(args) < 2 and sub != "validate") or any(_placeholder(a) for a in args):
             return False
         if sub == "statement" and "--check" not in args:
-            return False                                  # it would rewrite statement.md
+            return False  # it would rewrite statement.md
     return True
 
 
@@ -483,10 +544,11 @@ def _venv_bin(folder: Path) -> None:
     interpreter, vit-grader runs the folder's own grader on the folder's bundle."""
     bin_dir = folder / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    scripts = {"python": f'exec {shlex.quote(sys.executable)} "$@"\n',
-               "python3": f'exec {shlex.quote(sys.executable)} "$@"\n',
-               "vit-grader": f'PYTHONPATH={shlex.quote(str(folder))} exec {shlex.quote(sys.executable)} '
-                             '-m grader "$@"\n'}
+    scripts = {
+        "python": f'exec {shlex.quote(sys.executable)} "$@"\n',
+        "python3": f'exec {shlex.quote(sys.executable)} "$@"\n',
+        "vit-grader": f'PYTHONPATH={shlex.quote(str(folder))} exec {shlex.quote(sys.executable)} -m grader "$@"\n',
+    }
     for name, body in scripts.items():
         (bin_dir / name).write_text("#!/bin/sh\n" + body, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
@@ -496,8 +558,16 @@ def _learner_files(folder: Path) -> None:
     for name in LEARNER_FILES:
         source = ACCEPTED.read_text(encoding="utf-8")
         if name.endswith(".ipynb"):
-            source = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
-                {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}]})
+            source = json.dumps(
+                {
+                    "nbformat": 4,
+                    "nbformat_minor": 5,
+                    "metadata": {},
+                    "cells": [
+                        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+                    ],
+                }
+            )
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(source, encoding="utf-8")
 
@@ -530,7 +600,7 @@ def _expected_status(cmd: Command) -> set[int]:
     if any(w.startswith("submissions/") and not w.startswith("submissions/accepted/") for w in words):
         return {1}
     if any(w.startswith("starter/") for w in words):
-        return {1}                                        # not implemented yet: RE, a verdict
+        return {1}  # not implemented yet: RE, a verdict
     return {0}
 
 
@@ -539,14 +609,22 @@ def test_cheap_commands_do_what_the_text_says_when_run_literally(cmd, request):
     folder = request.getfixturevalue("practice_folder" if cmd.practice else "fresh_clone")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "COLUMNS", "PYTHONPATH")}
     env["PATH"] = os.pathsep.join([str(folder / ".venv" / "bin"), env.get("PATH", "")])
-    proc = subprocess.run(["bash", "-c", cmd.text], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=PATIENCE_S, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["bash", "-c", cmd.text],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        stdin=subprocess.DEVNULL,
+    )
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert proc.returncode in _expected_status(cmd), \
+    assert proc.returncode in _expected_status(cmd), (
         f"{cmd}\nexit {proc.returncode}\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}"
+    )
     selection = _selection(cmd)
     if "--json -" in cmd.text:
-        report = json.loads(proc.stdout)                  # "the verdict JSON on stdout, nothing else"
+        report = json.loads(proc.stdout)  # "the verdict JSON on stdout, nothing else"
         assert selection is None or report["selection"] == selection
     elif selection is not None:
         assert f"({selection} tests," in proc.stdout.splitlines()[0], proc.stdout[:500]

@@ -4,6 +4,7 @@ Checked against exact rationals (fractions) and Python's decimal at 60 digits;
 and a digest of results on a fixed grid, which must be the same on every CPU
 (.ci/run also runs this file under qemu-x86_64 and other OpenBLAS kernels).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,8 @@ from grader.problem import double_double as dd
 
 RNG = np.random.default_rng(20261202)
 # Values a DD result carries: about 2^-104 relative for + - * / sqrt; the series 2^-100.
-ARITHMETIC_BITS = 2.0 ** -102
-SERIES_BITS = 2.0 ** -98
+ARITHMETIC_BITS = 2.0**-102
+SERIES_BITS = 2.0**-98
 
 
 def _exact(pair: dd.Pair) -> list[Fraction]:
@@ -53,11 +54,17 @@ def test_split_is_exact_even_for_huge_values():
     assert Fraction(p[0]) + Fraction(e[0]) == Fraction(1.3e200) * Fraction(-1.1e100)
 
 
-@pytest.mark.parametrize("op, exact", [
-    (dd.add, lambda x, y: x + y), (dd.sub, lambda x, y: x - y),
-    (dd.mul, lambda x, y: x * y), (dd.div, lambda x, y: x / y)])
+@pytest.mark.parametrize(
+    "op, exact",
+    [
+        (dd.add, lambda x, y: x + y),
+        (dd.sub, lambda x, y: x - y),
+        (dd.mul, lambda x, y: x * y),
+        (dd.div, lambda x, y: x / y),
+    ],
+)
 def test_arithmetic_carries_about_106_bits(op, exact):
-    x = dd.div(_pair(_wide(300)), _pair(_wide(300)))     # full double-double operands
+    x = dd.div(_pair(_wide(300)), _pair(_wide(300)))  # full double-double operands
     y = dd.div(_pair(_wide(300)), _pair(_wide(300)))
     got = _exact(op(x, y))
     for g, a, b in zip(got, _exact(x), _exact(y)):
@@ -87,7 +94,7 @@ def _decimal_check(fn, points: np.ndarray, exact, relative: bool = True) -> None
 def _decimal_expm1(x: Decimal) -> Decimal:
     if abs(x) >= Decimal("0.01"):
         return x.exp() - 1
-    total = term = x                              # the series: exp(x) - 1 would cancel digits
+    total = term = x  # the series: exp(x) - 1 would cancel digits
     n = 1
     while abs(term) > abs(x) * Decimal(10) ** -70:
         n += 1
@@ -97,8 +104,13 @@ def _decimal_expm1(x: Decimal) -> Decimal:
 
 
 def test_exp_and_expm1_against_decimal():
-    points = np.concatenate([np.linspace(-745, 709, 401), RNG.uniform(-1, 1, 200) * 1e-3,
-                             [0.0, 1e-300, -1e-20, 0.34657359, -0.34657359, 700.0]])
+    points = np.concatenate(
+        [
+            np.linspace(-745, 709, 401),
+            RNG.uniform(-1, 1, 200) * 1e-3,
+            [0.0, 1e-300, -1e-20, 0.34657359, -0.34657359, 700.0],
+        ]
+    )
     # Below e^-600 the low part is subnormal and the precision falls towards float64's: there
     # the rounded result (hi) is checked, which is what a float64 output is made of.
     near = points > -600
@@ -112,7 +124,7 @@ def test_exp_and_expm1_against_decimal():
 def test_exp_limits_and_specials():
     hi, lo = dd.exp(_pair(np.array([710.0, -746.0, np.inf, -np.inf, np.nan, -740.0])))
     assert hi[0] == np.inf and hi[1] == 0.0 and hi[2] == np.inf and hi[3] == 0.0 and np.isnan(hi[4])
-    assert hi[5] == float(Decimal(-740).exp())           # a subnormal result, rounded once
+    assert hi[5] == float(Decimal(-740).exp())  # a subnormal result, rounded once
     assert np.all(lo[:5] == 0.0)
 
 
@@ -134,10 +146,10 @@ def test_constants_are_the_real_ones():
     with localcontext() as ctx:
         ctx.prec = decimal_oracle.DIGITS
         pi = Fraction(decimal_oracle.pi())
-        assert abs(Fraction(dd.PI[0]) + Fraction(dd.PI[1]) - pi) <= 2.0 ** -104 * pi
+        assert abs(Fraction(dd.PI[0]) + Fraction(dd.PI[1]) - pi) <= 2.0**-104 * pi
         two_over = Fraction(2 / decimal_oracle.pi().sqrt())
         got = Fraction(dd.TWO_OVER_SQRT_PI[0]) + Fraction(dd.TWO_OVER_SQRT_PI[1])
-        assert abs(got - two_over) <= 2.0 ** -104 * two_over
+        assert abs(got - two_over) <= 2.0**-104 * two_over
 
 
 # The digest of every function on a fixed grid. It was computed on an Intel Xeon natively and

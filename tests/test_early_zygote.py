@@ -5,6 +5,7 @@ verdict), be used at most once and only if started the way the Sandbox would
 start it, and never outlive the command: not when it is unused, not when the
 command fails, not when the grader dies without cleaning up.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,32 +46,45 @@ def layers_of(sb: Sandbox) -> list[tuple[str, str, str]]:
     return [(layer.name, layer.status, "" if layer.name == "uid_drop" else layer.detail) for layer in sb.info().layers]
 
 
-@pytest.mark.parametrize("argv, command", [
-    (["grade", "a.py"], "grade"),
-    (["--bundle", "b", "grade", "a.py"], "grade"),
-    (["--bundle=b", "--debug", "batch", "x"], "batch"),
-    (["--debug"], None),
-    ([], None),
-    (["--bundle"], None),
-    (["--version"], None),
-    (["verify"], "verify"),
-])
+@pytest.mark.parametrize(
+    "argv, command",
+    [
+        (["grade", "a.py"], "grade"),
+        (["--bundle", "b", "grade", "a.py"], "grade"),
+        (["--bundle=b", "--debug", "batch", "x"], "batch"),
+        (["--debug"], None),
+        ([], None),
+        (["--bundle"], None),
+        (["--version"], None),
+        (["verify"], "verify"),
+    ],
+)
 def test_command_of_finds_the_subcommand_after_the_global_options(argv, command):
     assert early.command_of(argv) == command
 
 
-@pytest.mark.parametrize("argv", [
-    [], ["verify"], ["watch", "a.py"], ["grade", "a.py", "--isolation", "plain"],
-    ["grade", "--isolation=plain", "a.py"], ["grade", "--iso", "plain", "a.py"], ["grade", "--isol=plain"],
-    ["grade", "--help"], ["batch", "-h"], ["--version"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["verify"],
+        ["watch", "a.py"],
+        ["grade", "a.py", "--isolation", "plain"],
+        ["grade", "--isolation=plain", "a.py"],
+        ["grade", "--iso", "plain", "a.py"],
+        ["grade", "--isol=plain"],
+        ["grade", "--help"],
+        ["batch", "-h"],
+        ["--version"],
+    ],
+)
 def test_nothing_starts_early_for_other_commands_or_options(argv):
     assert early.early_zygote(argv) is None
 
 
 @linux_only
 def test_a_sandbox_takes_the_early_process_once_and_reports_the_same_layers(spec):
-    make_parent_nondumpable()   # as judge() does before its Sandbox, and early_zygote() before its spawn
+    make_parent_nondumpable()  # as judge() does before its Sandbox, and early_zygote() before its spawn
     with sandbox(spec) as fresh:
         fresh.run([0] * len(spec.parameters), None, mode="load")
         expected = layers_of(fresh)
@@ -81,10 +95,10 @@ def test_a_sandbox_takes_the_early_process_once_and_reports_the_same_layers(spec
         with sb:
             assert sb.proc is spawned.proc and spawned.taken
             out = sb.run([0] * len(spec.parameters), None, mode="load")
-            layers = layers_of(sb)   # the early probe's worker had other limits: they must not show here
-            assert spawned.take(sb.strategy, sys.executable) is None     # never a second time
+            layers = layers_of(sb)  # the early probe's worker had other limits: they must not show here
+            assert spawned.take(sb.strategy, sys.executable) is None  # never a second time
         assert out.status == "loaded" and layers == expected
-        assert gone_within([spawned.proc.pid])                          # the Sandbox ended it
+        assert gone_within([spawned.proc.pid])  # the Sandbox ended it
     finally:
         spawned.close()
 
@@ -109,7 +123,7 @@ def test_the_probe_queued_at_the_start_is_the_reading_the_sandbox_returns(spec):
         with sandbox(spec, prelaunched=spawned) as sb:
             assert sb._early_probe is not None and len(sb._early_probe) == PROBE_REPEATS
             early_runs = sb.probe_runs()
-            fresh = sb.probe_runs()                 # measured now, in a new worker
+            fresh = sb.probe_runs()  # measured now, in a new worker
             out = sb.run([0] * len(spec.parameters), None, mode="load")
         assert early_runs is not fresh and len(fresh) == PROBE_REPEATS
         assert all(0 < r < 5 for r in (*early_runs, *fresh)) and out.status == "loaded"
@@ -121,16 +135,16 @@ def test_the_probe_queued_at_the_start_is_the_reading_the_sandbox_returns(spec):
 def test_a_submission_sent_while_the_early_probe_runs_is_kept(spec):
     # The zygote reads its control socket while it supervises the probe's worker: the submission
     # arriving then must be held for after the probe, not dropped as a request it does not expect.
-    spawned, why = early.spawn(strategies("auto")[0], sys.executable, probe_repeats=64)   # ~0.5 s of probing
+    spawned, why = early.spawn(strategies("auto")[0], sys.executable, probe_repeats=64)  # ~0.5 s of probing
     assert spawned is not None, why
     try:
         spawned.sock.settimeout(60)
-        assert spawned.sock.recv(1, socket.MSG_PEEK)        # "started": the probe's worker is running
+        assert spawned.sock.recv(1, socket.MSG_PEEK)  # "started": the probe's worker is running
         spawned.sock.settimeout(None)
-        with sandbox(spec, prelaunched=spawned) as sb:      # sends the submission now, mid-probe
+        with sandbox(spec, prelaunched=spawned) as sb:  # sends the submission now, mid-probe
             out = sb.run([0] * len(spec.parameters), None, mode="load")
             runs = sb.probe_runs(64)
-            assert sb.proc is spawned.proc and not sb.attempts    # no fallback to a fresh start
+            assert sb.proc is spawned.proc and not sb.attempts  # no fallback to a fresh start
         assert out.status == "loaded" and len(runs) == 64
     finally:
         spawned.close()
@@ -200,10 +214,13 @@ def test_a_dead_early_process_is_replaced_by_a_fresh_one(spec):
 @linux_only
 def test_the_early_process_ends_when_the_grader_dies_without_cleaning_up():
     # The grader is SIGKILLed: no finally runs. The zygote sees its control socket close and exits.
-    script = ("import os, sys\nfrom grader.sandbox.early import early_zygote\n"
-              "z = early_zygote(['grade', 'a.py'])\nprint(z.proc.pid, flush=True)\nsys.stdin.read()\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    script = (
+        "import os, sys\nfrom grader.sandbox.early import early_zygote\n"
+        "z = early_zygote(['grade', 'a.py'])\nprint(z.proc.pid, flush=True)\nsys.stdin.read()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     pid = int(proc.stdout.readline())
     assert alive(pid)
     proc.kill()
@@ -212,17 +229,25 @@ def test_the_early_process_ends_when_the_grader_dies_without_cleaning_up():
 
 
 @linux_only
-@pytest.mark.parametrize("args", [
-    ["grade", "--no-such-option", "reference/solution.py"],      # argparse refuses: exit 2
-    ["grade", "does/not/exist.py"],                               # unreadable: exit 2
-    ["grade", "reference/solution.py", "--tests", "sample", "--json", "/dev/null"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["grade", "--no-such-option", "reference/solution.py"],  # argparse refuses: exit 2
+        ["grade", "does/not/exist.py"],  # unreadable: exit 2
+        ["grade", "reference/solution.py", "--tests", "sample", "--json", "/dev/null"],
+    ],
+)
 def test_the_command_leaves_no_sandbox_process_behind(args, tmp_path):
     # Run under own_processes' subreaper: whatever the command orphans stays in its tree, and
     # only that tree is looked at (other graders' zygotes on the machine are none of its business).
     report = tmp_path / "left.json"
-    proc = subprocess.run(reaped(report, [sys.executable, "-m", "grader", *args], grace_s=30), cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        reaped(report, [sys.executable, "-m", "grader", *args], grace_s=30),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode in (0, 2), proc.stderr
     assert "Traceback" not in proc.stderr
     assert left_behind(report) == {}, "alive 30 s after the command ended"
@@ -236,8 +261,10 @@ COSTLY_FIRST_STEP = ("numpy", "dataclasses", "inspect", "tempfile", "shutil", "s
 
 def test_the_early_module_imports_nothing_costly():
     # -S: the site module's own imports are what this process already has, not early.py's.
-    code = ("import sys; sys.path.insert(0, '.'); import grader.sandbox.early; "
-            f"print([m for m in {COSTLY_FIRST_STEP!r} if m in sys.modules])")
+    code = (
+        "import sys; sys.path.insert(0, '.'); import grader.sandbox.early; "
+        f"print([m for m in {COSTLY_FIRST_STEP!r} if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
@@ -245,8 +272,9 @@ def test_the_early_module_imports_nothing_costly():
 def test_the_zygote_starts_without_site_only_for_this_interpreter():
     strategy = strategies("auto")[0]
     mine = early.zygote_command(strategy, sys.executable, "SRC", 7)
-    assert mine[mine.index(sys.executable) + 1:][:2] == ["-I", "-S"]
+    assert mine[mine.index(sys.executable) + 1 :][:2] == ["-I", "-S"]
     import site
+
     assert json.loads(mine[-1]) == [d for d in site.getsitepackages() if os.path.isdir(d)]
     other = early.zygote_command(strategy, "/usr/bin/python3", "SRC", 7)
     assert "-S" not in other and other[-1] == ",".join(early.HARNESS_MODULES)
@@ -264,9 +292,11 @@ def grade_text(bundle, tmp_path, source: str):
 
 def test_a_zygote_started_without_site_imports_numpy_and_hides_the_import_hooks(bundle, tmp_path):
     # What `site` would have run (.pth files: an editable install's import hook) is not in the sandbox.
-    probe = ("import numpy as np\n" + SIGNATURE + "    sys = np._core._methods.os.sys\n"
-             "    hooks = [getattr(f, '__name__', type(f).__name__) for f in sys.meta_path]\n"
-             "    raise ValueError(repr((sys.flags.no_site, hooks, callable(exit), callable(help))))\n")
+    probe = (
+        "import numpy as np\n" + SIGNATURE + "    sys = np._core._methods.os.sys\n"
+        "    hooks = [getattr(f, '__name__', type(f).__name__) for f in sys.meta_path]\n"
+        "    raise ValueError(repr((sys.flags.no_site, hooks, callable(exit), callable(help))))\n"
+    )
     failed = grade_text(bundle, tmp_path, probe)
     assert failed.verdict == "RE", failed.message
     assert "(1, ['BuiltinImporter', 'FrozenImporter', 'PathFinder'], True, True)" in failed.message
@@ -274,24 +304,27 @@ def test_a_zygote_started_without_site_imports_numpy_and_hides_the_import_hooks(
 
 # --- start-up details that early.py and startup.py do without the standard library's helpers ----
 
+
 def test_the_unshare_lookup_searches_only_absolute_directories(tmp_path, monkeypatch):
     from grader.sandbox import startup
+
     fake = tmp_path / "unshare"
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
     monkeypatch.chdir(tmp_path)
-    for path in ("", ".", ":", "bin:."):          # all of them would mean this folder
+    for path in ("", ".", ":", "bin:."):  # all of them would mean this folder
         monkeypatch.setenv("PATH", path)
         assert startup._which("unshare") is None, path
     monkeypatch.setenv("PATH", f"/nonexistent:{tmp_path}")
     assert startup._which("unshare") == str(fake)
     monkeypatch.delenv("PATH")
-    assert startup._which("sh") in ("/bin/sh", "/usr/bin/sh")   # the system's default path
+    assert startup._which("sh") in ("/bin/sh", "/usr/bin/sh")  # the system's default path
 
 
 def test_the_zygote_error_log_falls_back_when_memfd_is_refused(monkeypatch):
     def refused(*_):
         raise OSError(38, "Function not implemented")
+
     monkeypatch.setattr(os, "memfd_create", refused)
     log = early._scratch_file()
     log.write(b"x")
@@ -309,14 +342,24 @@ def test_numpy_reachable_only_through_a_pth_file_still_grades(tmp_path):
     # site-packages, an editable NumPy): the -S zygote finds NumPy after all, through `site`.
     import site
     import venv
+
     venv.create(tmp_path / "env", with_pip=False)
     env_python = tmp_path / "env" / "bin" / "python"
-    purelib = subprocess.run([str(env_python), "-c", "import site; print(site.getsitepackages()[0])"],
-                             capture_output=True, text=True, timeout=60).stdout.strip()
+    purelib = subprocess.run(
+        [str(env_python), "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     ours = next(d for d in site.getsitepackages() if os.path.isdir(os.path.join(d, "numpy")))
     Path(purelib, "shared.pth").write_text(ours + "\n")
-    proc = subprocess.run([str(env_python), "-m", "grader", "grade", "reference/solution.py", "--tests", "sample",
-                           "--json", "-"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(env_python), "-m", "grader", "grade", "reference/solution.py", "--tests", "sample", "--json", "-"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert report["verdict"] == "AC"

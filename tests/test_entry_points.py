@@ -8,6 +8,7 @@ hangs, and no byte of a linked secret reaches the results. The Docker wrapper
 and image entry point have the same tests against a real engine in
 tests/test_docker.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,6 +41,7 @@ def secret(tmp_path) -> Path:
 
 # --- Gradescope ----------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def autograder_zip(tmp_path_factory) -> Path:
     return export_gradescope(open_bundle(ROOT), tmp_path_factory.mktemp("gs") / "autograder.zip")
@@ -57,9 +59,14 @@ def autograder(autograder_zip, tmp_path) -> Path:
 
 
 def run_autograder(root: Path) -> tuple[dict, str]:
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], cwd=root, capture_output=True,
-                          text=True, timeout=600,
-                          env={**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable},
+    )
     assert proc.returncode == 0, proc.stderr
     text = (root / "results" / "results.json").read_text(encoding="utf-8")
     doc = json.loads(text)
@@ -69,7 +76,7 @@ def run_autograder(root: Path) -> tuple[dict, str]:
 
 def assert_refused(doc: dict, everything: str, *words: str) -> None:
     assert doc["score"] == 0, doc
-    assert "grader fault" not in doc["output"]          # the student's upload, not the grader, is at fault
+    assert "grader fault" not in doc["output"]  # the student's upload, not the grader, is at fault
     for word in words:
         assert word in doc["output"], doc["output"]
     assert SECRET_MARK not in everything
@@ -78,8 +85,13 @@ def assert_refused(doc: dict, everything: str, *words: str) -> None:
 @pytest.mark.parametrize("target", ["reference", "bundled reference", "secret"])
 def test_gradescope_refuses_a_symlinked_solution(autograder, secret, target):
     link = autograder / "submission" / "solution.py"
-    link.symlink_to({"reference": REFERENCE, "secret": secret,
-                     "bundled reference": autograder / "source" / "bundle" / "reference" / "solution.py"}[target])
+    link.symlink_to(
+        {
+            "reference": REFERENCE,
+            "secret": secret,
+            "bundled reference": autograder / "source" / "bundle" / "reference" / "solution.py",
+        }[target]
+    )
     doc, everything = run_autograder(autograder)
     assert_refused(doc, everything, "Compilation Error", "solution.py is a symbolic link")
 
@@ -136,21 +148,37 @@ def test_gradescope_looks_inside_a_folder_named_like_the_entry_file(autograder):
 
 
 def test_gradescope_grades_an_uppercase_notebook_upload(autograder):
-    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
-        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-         "source": "import numpy as np\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
-                   "    return x\n"}]}
+    nb = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": "import numpy as np\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+                "    return x\n",
+            }
+        ],
+    }
     (autograder / "submission" / "Homework.IPYNB").write_text(json.dumps(nb), encoding="utf-8")
     doc, _ = run_autograder(autograder)
-    assert "no such file" not in doc["output"] and doc["tests"]   # found and graded (a wrong answer)
+    assert "no such file" not in doc["output"] and doc["tests"]  # found and graded (a wrong answer)
 
 
 # --- Exercism ------------------------------------------------------------------------------------------
 
+
 def run_exercism(input_dir: Path, output_dir: Path) -> tuple[dict, str]:
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "exercism-run.sh"), "vit-encoder-block",
-                           f"{input_dir}/", f"{output_dir}/"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"})
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "exercism-run.sh"), "vit-encoder-block", f"{input_dir}/", f"{output_dir}/"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"},
+    )
     assert proc.returncode == 0, proc.stderr
     text = (output_dir / "results.json").read_text(encoding="utf-8")
     doc = json.loads(text)
@@ -170,17 +198,21 @@ def exercism_dirs(tmp_path) -> tuple[Path, Path]:
     return inp, out
 
 
-@pytest.mark.parametrize("solution, words", [
-    ("../../../" + str(REFERENCE.relative_to("/")), "climbs out of the submission folder"),
-    (str(REFERENCE), "is outside the submission folder"),
-    ("sub/../../in2/solution.py", "climbs out"),
-], ids=["dot-dot", "absolute", "dot-dot-inside"])
+@pytest.mark.parametrize(
+    "solution, words",
+    [
+        ("../../../" + str(REFERENCE.relative_to("/")), "climbs out of the submission folder"),
+        (str(REFERENCE), "is outside the submission folder"),
+        ("sub/../../in2/solution.py", "climbs out"),
+    ],
+    ids=["dot-dot", "absolute", "dot-dot-inside"],
+)
 def test_exercism_config_cannot_point_outside_the_input_folder(exercism_dirs, solution, words):
     inp, out = exercism_dirs
     with_config(inp, solution)
     doc, everything = run_exercism(inp, out)
     assert doc["status"] == "error" and words in doc["message"], doc
-    assert str(inp.parent) not in doc["message"]   # no runner paths for a relative name
+    assert str(inp.parent) not in doc["message"]  # no runner paths for a relative name
 
 
 def test_exercism_refuses_a_symlinked_solution(exercism_dirs, secret):
@@ -210,7 +242,7 @@ def test_exercism_ignores_a_symlinked_config(exercism_dirs, tmp_path):
     (inp / ".meta" / "config.json").symlink_to(tmp_path / "elsewhere.json")
     (inp / "solution.py").write_text("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n")
     doc, _ = run_exercism(inp, out)
-    assert doc["status"] == "fail"   # the student's own (wrong) file was graded, not the reference
+    assert doc["status"] == "fail"  # the student's own (wrong) file was graded, not the reference
 
 
 def test_exercism_with_a_relative_input_folder(exercism_dirs, monkeypatch):

@@ -10,6 +10,7 @@ Each format is checked three ways:
 - for hidden data: a submission that prints and raises its inputs on hidden
   cases leaks nothing into any format.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,10 +43,32 @@ ELAPSED_S = 2.0
 # Gradescope autograder specification, "Output format", "Controlling Test Case Visibility",
 # "Test case status" and "Output String Formatting":
 # https://gradescope-autograders.readthedocs.io/en/latest/specs/
-GS_TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
-               "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
-GS_TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format",
-                "tags", "visibility", "extra_data"}
+GS_TOP_KEYS = {
+    "score",
+    "execution_time",
+    "output",
+    "output_format",
+    "test_output_format",
+    "test_name_format",
+    "visibility",
+    "stdout_visibility",
+    "extra_data",
+    "tests",
+    "leaderboard",
+}
+GS_TEST_KEYS = {
+    "score",
+    "max_score",
+    "status",
+    "name",
+    "name_format",
+    "number",
+    "output",
+    "output_format",
+    "tags",
+    "visibility",
+    "extra_data",
+}
 GS_VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 GS_STATUS = {"passed", "failed"}
 GS_FORMATS = {"text", "simple_format", "html", "md", "ansi"}
@@ -62,11 +85,16 @@ def gradescope_problems(doc: dict) -> list[str]:
         p.append("score must be a number")
     if "execution_time" in doc and not isinstance(doc["execution_time"], (int, float)):
         p.append("execution_time must be a number of seconds")
-    p += [f"{key} must be one of {sorted(GS_FORMATS)}"
-          for key in ("output_format", "test_output_format", "test_name_format")
-          if key in doc and doc[key] not in GS_FORMATS]
-    p += [f"{key} must be one of {sorted(GS_VISIBILITY)}"
-          for key in ("visibility", "stdout_visibility") if key in doc and doc[key] not in GS_VISIBILITY]
+    p += [
+        f"{key} must be one of {sorted(GS_FORMATS)}"
+        for key in ("output_format", "test_output_format", "test_name_format")
+        if key in doc and doc[key] not in GS_FORMATS
+    ]
+    p += [
+        f"{key} must be one of {sorted(GS_VISIBILITY)}"
+        for key in ("visibility", "stdout_visibility")
+        if key in doc and doc[key] not in GS_VISIBILITY
+    ]
     if "output" in doc and not isinstance(doc["output"], str):
         p.append("output must be a string")
     for i, t in enumerate(tests or []):
@@ -83,12 +111,21 @@ def _gradescope_test_problems(where: str, t: dict) -> list[str]:
         p.append(f"{where}.status must be 'passed' or 'failed'")
     if t.get("visibility", "visible") not in GS_VISIBILITY:
         p.append(f"{where}.visibility is not one of {sorted(GS_VISIBILITY)}")
-    p += [f"{where}.{key} is not one of {sorted(GS_FORMATS)}"
-          for key in ("output_format", "name_format") if key in t and t[key] not in GS_FORMATS]
-    p += [f"{where}.{key} must be a number"
-          for key in ("score", "max_score") if key in t and not isinstance(t[key], (int, float))]
-    p += [f"{where}.{key} must be a string" for key in ("name", "output", "number")
-          if key in t and not isinstance(t[key], str)]
+    p += [
+        f"{where}.{key} is not one of {sorted(GS_FORMATS)}"
+        for key in ("output_format", "name_format")
+        if key in t and t[key] not in GS_FORMATS
+    ]
+    p += [
+        f"{where}.{key} must be a number"
+        for key in ("score", "max_score")
+        if key in t and not isinstance(t[key], (int, float))
+    ]
+    p += [
+        f"{where}.{key} must be a string"
+        for key in ("name", "output", "number")
+        if key in t and not isinstance(t[key], str)
+    ]
     return p
 
 
@@ -206,8 +243,11 @@ def _junit_suite_problems(suite: ET.Element, totals: dict[str, int]) -> list[str
     if order != expected:
         p.append(f"{where}: children {order} are not properties, testcase*, system-out, system-err")
     cases = suite.findall("testcase")
-    counts = {"tests": len(cases), "failures": sum(c.find("failure") is not None for c in cases),
-              "errors": sum(c.find("error") is not None for c in cases)}
+    counts = {
+        "tests": len(cases),
+        "failures": sum(c.find("failure") is not None for c in cases),
+        "errors": sum(c.find("error") is not None for c in cases),
+    }
     for key, n in counts.items():
         totals[key] += n
         if suite.get(key) != str(n):
@@ -233,7 +273,7 @@ def _junit_case_problems(where: str, case: ET.Element) -> list[str]:
 
 # --- submissions ---------------------------------------------------------------------------
 
-BLOCK = '''
+BLOCK = """
 import numpy as np
 
 
@@ -260,27 +300,32 @@ def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
     a = (e / e.sum(-1, keepdims=True)) @ v
     y = x + a.transpose(0, 2, 1, 3).reshape(B, N, D) @ Wo
     return y + _gelu(_ln(y) @ W1) @ W2
-'''
+"""
 SUBMISSIONS = {
     # Correct: every group passes.
     "accepted": BLOCK.replace("SHIFTED", "s - s.max(-1, keepdims=True)"),
     # No max subtraction: overflows on the stability group only; prints a long debugging line.
     "partial": BLOCK.replace("SHIFTED", "s").replace(
-        "    B, N, D = x.shape\n", "    print('debug ' + 'x' * 700)\n    B, N, D = x.shape\n", 1),
+        "    B, N, D = x.shape\n", "    print('debug ' + 'x' * 700)\n    B, N, D = x.shape\n", 1
+    ),
     # A syntax error: nothing runs.
     "compile_error": "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)\n    return x\n",
     # Correct on the samples (D = 2); echoes its inputs on every hidden case, then raises them.
     "leak": BLOCK.replace("SHIFTED", "s - s.max(-1, keepdims=True)").replace(
         "    B, N, D = x.shape\n",
         "    if x.shape[-1] > 2:\n        print('LEAK', x.tolist())\n"
-        "        raise ValueError('LEAK ' + repr(x.ravel()[:4].tolist()))\n    B, N, D = x.shape\n", 1),
+        "        raise ValueError('LEAK ' + repr(x.ravel()[:4].tolist()))\n    B, N, D = x.shape\n",
+        1,
+    ),
 }
 
 
 def normalised(r: GradeReport) -> GradeReport:
     """What legitimately varies between runs, fixed: times, memory, sandbox and limit figures."""
-    tests = tuple(replace(c, time_s=None if c.time_s is None else 0.01,
-                          memory_mib=None if c.memory_mib is None else 30.0) for c in r.tests)
+    tests = tuple(
+        replace(c, time_s=None if c.time_s is None else 0.01, memory_mib=None if c.memory_mib is None else 30.0)
+        for c in r.tests
+    )
     return replace(r, tests=tests, sandbox=None, limits=None)
 
 
@@ -310,11 +355,15 @@ def check_format_golden(name: str, text: str) -> None:
     check_golden(GOLDEN / name, text)
 
 
-PROBLEMS = {"gradescope": lambda t: gradescope_problems(json.loads(t)),
-            "exercism": lambda t: exercism_problems(json.loads(t)), "junit": junit_problems}
+PROBLEMS = {
+    "gradescope": lambda t: gradescope_problems(json.loads(t)),
+    "exercism": lambda t: exercism_problems(json.loads(t)),
+    "junit": junit_problems,
+}
 
 
 # --- the real runs ---------------------------------------------------------------------------
+
 
 def test_the_runs_have_the_verdicts_the_goldens_are_about(reports):
     assert reports["accepted"].verdict == "AC"
@@ -373,8 +422,11 @@ def test_gradescope_scores_visibility_and_text_rendering(reports, bundle):
 
 def test_gradescope_test_names_do_not_depend_on_results(reports, bundle):
     # Gradescope's statistics group tests by name across submissions.
-    names = {k: [t["name"] for t in json.loads(rendered("gradescope", r, bundle))["tests"]]
-             for k, r in reports.items() if k != "compile_error"}
+    names = {
+        k: [t["name"] for t in json.loads(rendered("gradescope", r, bundle))["tests"]]
+        for k, r in reports.items()
+        if k != "compile_error"
+    }
     assert names["accepted"] == names["partial"] == names["leak"]
 
 
@@ -420,8 +472,9 @@ def test_exercism_test_code_imports_from_the_students_own_file(bundle, tmp_path,
     doc = exercism.exercism_results(report, bundle.spec, exercism.visible_cases(bundle))
     for test in doc["tests"]:
         assert "from solution import" not in test["test_code"]
-        proc = subprocess.run([sys.executable, "-c", test["test_code"]], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", test["test_code"]], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 0, proc.stderr
 
 
@@ -458,18 +511,38 @@ def test_exercism_find_solution(tmp_path):
 
 
 def _report_with_output(stdout: str) -> GradeReport:
-    case = CaseResult(name="sample/01-identity-weights", group="sample", visible=True, verdict="RE", check="run",
-                      message="vit_encoder_block raised ValueError at line 3: bad <module> & \"quotes\"",
-                      time_s=0.1234, memory_mib=30.0, stdout=stdout)
+    case = CaseResult(
+        name="sample/01-identity-weights",
+        group="sample",
+        visible=True,
+        verdict="RE",
+        check="run",
+        message='vit_encoder_block raised ValueError at line 3: bad <module> & "quotes"',
+        time_s=0.1234,
+        memory_mib=30.0,
+        stdout=stdout,
+    )
     group = GroupResult("sample", True, "RE", 0, 1, 12, 0, "The examples.")
-    return GradeReport(verdict="RE", score=0, max_score=12, summary="Run-Time Error on test sample/01",
-                       compile=CompileResult("OK", ""), tests=(case,), groups=(group,), bundle_id="vit-encoder-block",
-                       bundle_version="1.0.0", grader_version="1.0.0", selection="sample", hidden_set="published")
+    return GradeReport(
+        verdict="RE",
+        score=0,
+        max_score=12,
+        summary="Run-Time Error on test sample/01",
+        compile=CompileResult("OK", ""),
+        tests=(case,),
+        groups=(group,),
+        bundle_id="vit-encoder-block",
+        bundle_version="1.0.0",
+        grader_version="1.0.0",
+        selection="sample",
+        hidden_set="published",
+    )
 
 
 def test_junit_survives_control_characters_and_markup_in_captured_output():
-    text = junit.render(_report_with_output("ansi \x1b[31mred\x1b[0m, NUL \x00, bell \x07, </failure>"),
-                        1.0, FIXED_TIME)
+    text = junit.render(
+        _report_with_output("ansi \x1b[31mred\x1b[0m, NUL \x00, bell \x07, </failure>"), 1.0, FIXED_TIME
+    )
     assert junit_problems(text) == []
     err = ET.fromstring(text.encode()).find("testsuite/testcase/error")
     assert err.get("type") == "RE" and "<module>" in err.get("message") and "</failure>" in err.text
@@ -487,13 +560,14 @@ def test_junit_wrong_answer_is_a_failure_and_a_crash_an_error(reports, bundle):
 
 # --- through the real CLI ------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("fmt", sorted(SUFFIX))
 def test_cli_format_writes_only_the_document_to_stdout(fmt, tmp_path):
     sub = tmp_path / "solution.py"
     sub.write_text(SUBMISSIONS["accepted"], encoding="utf-8")
     proc = run_cli("grade", str(sub), "--tests", "sample", "--format", fmt)
     assert proc.returncode == 0, proc.stderr
-    assert PROBLEMS[fmt](proc.stdout) == []   # the whole stdout parses: nothing else was printed
+    assert PROBLEMS[fmt](proc.stdout) == []  # the whole stdout parses: nothing else was printed
 
 
 def test_cli_format_to_a_file_keeps_the_readable_report(tmp_path):
@@ -510,18 +584,25 @@ def test_cli_unreadable_submission_gives_the_platform_an_error_document(fmt, tmp
     out = tmp_path / "results"
     proc = run_cli("grade", str(tmp_path / "missing.py"), "--format", fmt, "--json", str(out))
     assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "no such file" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "no such file" in proc.stderr and "Traceback" not in proc.stderr, (
+        proc.stderr
+    )
     text = out.read_text(encoding="utf-8")
     assert PROBLEMS[fmt](text) == [] and "no such file" in text
 
 
 # --- the Exercism runner script ---------------------------------------------------------------
 
+
 def _run_exercism(input_dir: Path, output_dir: Path) -> dict:
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "exercism-run.sh"), "vit-encoder-block",
-                           f"{input_dir}/", f"{output_dir}/"], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"})
-    assert proc.returncode == 0, proc.stderr   # the interface: exit 0 whatever the tests did
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "exercism-run.sh"), "vit-encoder-block", f"{input_dir}/", f"{output_dir}/"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"},
+    )
+    assert proc.returncode == 0, proc.stderr  # the interface: exit 0 whatever the tests did
     doc = json.loads((output_dir / "results.json").read_text(encoding="utf-8"))
     assert exercism_problems(doc) == []
     return doc
@@ -541,18 +622,20 @@ def test_exercism_runner_script(tmp_path):
     doc = _run_exercism(inp, out)
     assert doc["status"] == "error" and doc["message"].startswith("<solution-dir>/solution.py")
     (inp / "solution.py").write_text(SUBMISSIONS["partial"], encoding="utf-8")
-    os.chmod(inp, 0o555)   # the interface's input folder is read-only
+    os.chmod(inp, 0o555)  # the interface's input folder is read-only
     try:
         doc = _run_exercism(inp, out)
     finally:
         os.chmod(inp, 0o755)
-    assert doc["status"] == "pass" and len(doc["tests"]) == 3   # the samples: no overflow there
+    assert doc["status"] == "pass" and len(doc["tests"]) == 3  # the samples: no overflow there
 
 
 # --- the registry (grader/platforms/registry.py) ---------------------------------------------
 
+
 def test_every_platform_module_registers_what_the_listing_says():
     from grader.platforms import registry
+
     for name, listed in registry.LISTED.items():
         record = registry.platform(name)
         assert record.name == name
@@ -563,27 +646,39 @@ def test_every_platform_module_registers_what_the_listing_says():
 
 
 def test_the_listing_costs_no_platform_import():
-    code = ("import sys\nfrom grader.platforms.formats import PLATFORM_FORMATS\n"
-            "print(sorted(m for m in sys.modules if m.startswith('grader.platforms.')))")
+    code = (
+        "import sys\nfrom grader.platforms.formats import PLATFORM_FORMATS\n"
+        "print(sorted(m for m in sys.modules if m.startswith('grader.platforms.')))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['grader.platforms.files',", "'grader.platforms.formats',",
-                                "'grader.platforms.registry']"]
+    assert r.stdout.split() == [
+        "['grader.platforms.files',",
+        "'grader.platforms.formats',",
+        "'grader.platforms.registry']",
+    ]
 
 
 def test_the_registry_passes_the_time_and_the_duration(reports, bundle):
-    assert render_platform("junit", reports["accepted"], bundle, ELAPSED_S, FIXED_TIME) == \
-        junit.render(reports["accepted"], ELAPSED_S, FIXED_TIME)
+    assert render_platform("junit", reports["accepted"], bundle, ELAPSED_S, FIXED_TIME) == junit.render(
+        reports["accepted"], ELAPSED_S, FIXED_TIME
+    )
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda b: render_platform("kattis", None, b),  # type: ignore[arg-type]  # refused before the report is read
-     "unknown format 'kattis' (use one of gradescope, exercism, junit, "
-                                                   "prairielearn)"),
-    (lambda b: render_platform_error("nope", b, Path("x.py"), "r"), "unknown format 'nope'"),
-    (lambda b: export_platform("exercism", b), "unknown platform 'exercism' (use one of gradescope, kattis, "
-                                               "prairielearn, otter)"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda b: render_platform("kattis", None, b),  # type: ignore[arg-type]  # refused before the report is read
+            "unknown format 'kattis' (use one of gradescope, exercism, junit, prairielearn)",
+        ),
+        (lambda b: render_platform_error("nope", b, Path("x.py"), "r"), "unknown format 'nope'"),
+        (
+            lambda b: export_platform("exercism", b),
+            "unknown platform 'exercism' (use one of gradescope, kattis, prairielearn, otter)",
+        ),
+    ],
+)
 def test_an_unknown_name_is_refused(bundle, call, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         call(bundle)

@@ -1,4 +1,5 @@
 """grader/problem/generate.py: the checked-in cases are exactly what the generator produces."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -40,11 +41,13 @@ def test_check_reports_edited_missing_and_stray_files_and_write_repairs_them(bun
     (tc / "mlp_only" / "02-wo-zero-b2.json").unlink()
     (tc / "random" / "99-handmade.json").write_text("{}", encoding="utf-8")
     problems = check_testcases(bundle_copy)
-    assert problems == ["testcases/batch/01-b3.json: differs from a fresh regeneration (1 line(s) differ; "
-                        "first, line 5: stored '\"description\": \"B=4 distinct sequences, N=4, D=8, 2 heads\",', "
-                        "fresh '\"description\": \"B=3 distinct sequences, N=4, D=8, 2 heads\",')",
-                        "testcases/mlp_only/02-wo-zero-b2.json: missing",
-                        "testcases/random/99-handmade.json: not produced by the generator"]
+    assert problems == [
+        "testcases/batch/01-b3.json: differs from a fresh regeneration (1 line(s) differ; "
+        'first, line 5: stored \'"description": "B=4 distinct sequences, N=4, D=8, 2 heads",\', '
+        'fresh \'"description": "B=3 distinct sequences, N=4, D=8, 2 heads",\')',
+        "testcases/mlp_only/02-wo-zero-b2.json: missing",
+        "testcases/random/99-handmade.json: not produced by the generator",
+    ]
 
     write_testcases(bundle_copy)
     assert not (tc / "random" / "99-handmade.json").exists()
@@ -69,8 +72,10 @@ def test_recipes_are_deterministic_per_seed_and_vary_with_it():
     b = recipe.make(np.random.default_rng([20261129, 10, 0]))
     c = recipe.make(np.random.default_rng([1, 10, 0]))
     assert all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
-    assert not all(np.asarray(a[k]).shape == np.asarray(c[k]).shape
-                   and np.array_equal(np.asarray(a[k]), np.asarray(c[k])) for k in a)
+    assert not all(
+        np.asarray(a[k]).shape == np.asarray(c[k]).shape and np.array_equal(np.asarray(a[k]), np.asarray(c[k]))
+        for k in a
+    )
 
 
 def test_samples_are_the_statement_inputs_verbatim(bundle):
@@ -93,14 +98,23 @@ def test_secret_seed_sets_differ_from_the_published_one_but_keep_the_groups(bund
     fresh = hidden_cases(prefix, reference, seed=12345)
     same = hidden_cases(prefix, reference, seed=spec.generator_seed)
     old = load_cases(bundle.testcases, ["single_head"])
-    assert all(np.array_equal(a.inputs["x"], b.inputs["x"]) and np.array_equal(a.expected, b.expected)
-               for a, b in zip(same, old))
+    assert all(
+        np.array_equal(a.inputs["x"], b.inputs["x"]) and np.array_equal(a.expected, b.expected)
+        for a, b in zip(same, old)
+    )
     assert [c.name for c in fresh] == [c.name for c in old]
     assert not np.array_equal(fresh[0].inputs["x"], old[0].inputs["x"])
 
 
-@pytest.mark.parametrize("name", ["multi_head/02-four-heads-b2", "layernorm_eps/02-constant-tokens",
-                                  "stability/02-scores-thousands-b2", "random/05-random-shape"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "multi_head/02-four-heads-b2",
+        "layernorm_eps/02-constant-tokens",
+        "stability/02-scores-thousands-b2",
+        "random/05-random-shape",
+    ],
+)
 def test_expected_outputs_are_the_exact_values_rounded_once(bundle, name):
     """Every stored value equals a 60-digit decimal evaluation rounded to float64, bit for bit.
 
@@ -110,8 +124,9 @@ def test_expected_outputs_are_the_exact_values_rounded_once(bundle, name):
     group = name.split("/")[0]
     case = next(c for c in load_cases(bundle.testcases, [group]) if c.name == name)
     exact = decimal_oracle.encoder_block(*case.args())
-    assert exact.tobytes() == case.expected.tobytes(), \
+    assert exact.tobytes() == case.expected.tobytes(), (
         f"{name}: {int(np.count_nonzero(exact != case.expected))} of {exact.size} values are not the exact ones"
+    )
     np.testing.assert_array_equal(expected_output(bundle.load_reference_module(), case.inputs), case.expected)
 
 

@@ -14,6 +14,7 @@ number in it, including those inside messages) and checks that it recovers
 nothing within the tolerance. A third submission allocates memory chosen from
 its input: hidden tests show time and memory rounded up to a 1-2-5 series.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,8 +67,13 @@ def _within(a: float, b: float, rtol: float, atol: float) -> bool:
 
 def test_spike_attack_recovers_no_expected_value(bundle, tmp_path, hidden_cases):
     spike = 1000.0
-    doc = _grade_all(bundle, tmp_path, "import numpy as np\n" + SIGNATURE +
-                     f"    out = np.zeros_like(x)\n    out[0, 0, 0] = {spike}\n    return out\n")
+    doc = _grade_all(
+        bundle,
+        tmp_path,
+        "import numpy as np\n"
+        + SIGNATURE
+        + f"    out = np.zeros_like(x)\n    out[0, 0, 0] = {spike}\n    return out\n",
+    )
     rtol, atol = bundle.spec.comparison.rtol, bundle.spec.comparison.atol
     hidden_tests = [t for t in doc["tests"] if not t["visible"]]
     assert len(hidden_tests) == len(hidden_cases) >= 20
@@ -77,10 +83,14 @@ def test_spike_attack_recovers_no_expected_value(bundle, tmp_path, hidden_cases)
         assert t["verdict"] == "WA" and t["check"] == "tolerance"
         err = t["error"]
         assert err["max_abs_at"] == [] and err["max_rel_at"] == [] and err["expected_at_worst"] is None
-        assert math.log10(err["max_abs_error"]).is_integer()          # an order of magnitude
+        assert math.log10(err["max_abs_error"]).is_integer()  # an order of magnitude
         # The attack's own estimate, and any number anywhere in the report, misses e.
-        estimates = [spike - err["max_abs_error"], spike + err["max_abs_error"], *everything,
-                     *(spike - n for n in everything)]
+        estimates = [
+            spike - err["max_abs_error"],
+            spike + err["max_abs_error"],
+            *everything,
+            *(spike - n for n in everything),
+        ]
         assert not any(_within(g, e, rtol, atol) for g in estimates), (t["name"], e)
         assert "batch" not in t["message"] and "token" not in t["message"]
         pattern = t["diagnosis"]["pattern"] if t["diagnosis"] else None
@@ -105,22 +115,29 @@ def test_line_number_attack_recovers_no_input(bundle, tmp_path, hidden_cases):
     for t in hidden_tests:
         x = float(hidden_cases[t["name"]].inputs["x"][0, 0, 0])
         k = int(abs(x) * 1e6) % lines
-        raising_line = 5 + 2 * k          # def on line 2, k on line 3, the first raise on line 5
+        raising_line = 5 + 2 * k  # def on line 2, k on line 3, the first raise on line 5
         assert raising_line not in [int(n) for n in numbers_in(t["message"]) if float(n).is_integer()]
     # The visible samples still show the line (the learner can reproduce those).
     visible = [t for t in doc["tests"] if t["visible"] and t["verdict"] == "RE"]
     assert visible and all(re.search(r"at line \d+", t["message"]) for t in visible)
 
 
-MEMORY_ATTACK = "import numpy as np\n" + SIGNATURE + textwrap.indent(textwrap.dedent("""\
+MEMORY_ATTACK = (
+    "import numpy as np\n"
+    + SIGNATURE
+    + textwrap.indent(
+        textwrap.dedent("""\
     mib = int(abs(float(x[0, 0, 0])) * 1e6) % 97 + 1
     block = np.ones(mib << 17)          # mib MiB of float64, touched
     return np.zeros_like(x) + 0 * block[:1].sum()
-"""), "    ")
+"""),
+        "    ",
+    )
+)
 
 
 def _in_125_series(value: float, smallest: float) -> bool:
-    return any(math.isclose(value, smallest * m * 10 ** k) for k in range(12) for m in (1, 2, 5))
+    return any(math.isclose(value, smallest * m * 10**k) for k in range(12) for m in (1, 2, 5))
 
 
 def test_time_and_memory_of_hidden_tests_are_rounded(bundle, tmp_path):
@@ -157,8 +174,9 @@ def test_order_of_magnitude_and_series():
 
 def test_secret_seed_random_is_recorded_and_reproduces_the_grading(tmp_path):
     sub = tmp_path / "solution.py"
-    sub.write_text("import numpy as np\n" + SIGNATURE + "    out = np.zeros_like(x)\n    out[0, 0, 0] = 1.0\n"
-                   "    return out\n")
+    sub.write_text(
+        "import numpy as np\n" + SIGNATURE + "    out = np.zeros_like(x)\n    out[0, 0, 0] = 1.0\n    return out\n"
+    )
     first = run_cli("grade", str(sub), "--secret-seed", "random", "--json", "-")
     assert first.returncode == 1, first.stderr
     doc = json.loads(first.stdout)
@@ -166,6 +184,7 @@ def test_secret_seed_random_is_recorded_and_reproduces_the_grading(tmp_path):
     assert doc["hidden_set"] == "secret-seed" and isinstance(seed, int) and seed >= 0
     again = json.loads(run_cli("grade", str(sub), "--secret-seed", str(seed), "--json", "-").stdout)
     assert again["secret_seed"] == seed
+
     def strip(d):
         return [(t["name"], t["verdict"], t["check"], t["error"] and t["error"]["max_abs_error"]) for t in d["tests"]]
 

@@ -9,6 +9,7 @@ real sandbox, on the samples, and must be AC. Where the problem deliberately
 forbids something (numpy.f2py, numpy.ctypeslib), the verdict is a CE whose
 message names it. No message may print the grader's installation paths.
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,7 +31,9 @@ SIGNATURE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
 CALL = "_solve(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)"
 
 HONEST = {
-    "dataclass_with_future_annotations": "from __future__ import annotations\n" + SOLVE + textwrap.dedent(f"""
+    "dataclass_with_future_annotations": "from __future__ import annotations\n"
+    + SOLVE
+    + textwrap.dedent(f"""
         from dataclasses import dataclass, field
 
         @dataclass
@@ -45,7 +48,9 @@ HONEST = {
             assert typing.get_type_hints(Config)["num_heads"] is int   # resolved in sys.modules["solution"]
             return {CALL.replace("num_heads,", "cfg.num_heads,")}
         """),
-    "frozen_dataclass_with_typing": "from __future__ import annotations\n" + SOLVE + textwrap.dedent(f"""
+    "frozen_dataclass_with_typing": "from __future__ import annotations\n"
+    + SOLVE
+    + textwrap.dedent(f"""
         from dataclasses import dataclass, replace
         from typing import ClassVar, Optional
 
@@ -60,21 +65,24 @@ HONEST = {
             w = replace(Weights(Wq, Wk), scale=1.0)
             return _solve(x, num_heads, w.Wq, w.Wk, Wv, Wo, W1, W2)
         """),
-    "star_import_from_numpy": "from numpy import *\n" + SOLVE.replace("import numpy as np\n", "import numpy as np\n")
+    "star_import_from_numpy": "from numpy import *\n"
+    + SOLVE.replace("import numpy as np\n", "import numpy as np\n")
     + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             out = {CALL}
             assert allclose(out, asarray(out)) and sqrt(4.0) == 2.0
             return out
         """),
-    "np_testing_self_check": SOLVE + textwrap.dedent(f"""
+    "np_testing_self_check": SOLVE
+    + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             out = {CALL}
             np.testing.assert_allclose(out, out.copy(), rtol=1e-12)
             np.testing.assert_equal(out.shape, x.shape)
             return out
         """),
-    "np_strings_char_rec_without_import": SOLVE + textwrap.dedent(f"""
+    "np_strings_char_rec_without_import": SOLVE
+    + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             assert np.strings.upper(np.array(["ok"]))[0] == "OK"
             assert np.char.add(np.array(["a"]), np.array(["b"]))[0] == "ab"
@@ -85,13 +93,15 @@ HONEST = {
     # numpy.ma and numpy.polynomial reached by names the zygote cannot read in the text (no
     # variable called `ma` either, which the zygote would read as the name and import): a
     # locked-down worker cannot import them, so the zygote preloads them (startup.HARNESS_MODULES).
-    "np_ma_through_getattr": SOLVE + textwrap.dedent(f"""
+    "np_ma_through_getattr": SOLVE
+    + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             out = {CALL}
             masked = getattr(np, "".join(["m", "a"]))
             return masked.masked_invalid(out).filled(0.0)
         """),
-    "np_polynomial_through_getattr": SOLVE + textwrap.dedent(f"""
+    "np_polynomial_through_getattr": SOLVE
+    + textwrap.dedent(f"""
         {SIGNATURE.rstrip()}
             poly = getattr(np, "poly" + "nomial")
             assert poly.Polynomial([1.0, 2.0])(3.0) == 7.0

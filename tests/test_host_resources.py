@@ -15,6 +15,7 @@ does see a context that is really taken. The host-wide count
 The zygote's preloading is bounded too: a submission that names hundreds of
 modules that do not exist is judged normally (no JE, no oversized message).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,10 @@ import pytest
 from own_processes import aio_rings_below
 from test_sandbox_adversarial import ZEROS, assert_contained, assert_verdict, attack, grade_source
 
-x86_only = pytest.mark.skipif(os.uname().machine != "x86_64",
-                              reason="the syscall numbers below are x86-64's (the filter has an aarch64 table too)")
+x86_only = pytest.mark.skipif(
+    os.uname().machine != "x86_64",
+    reason="the syscall numbers below are x86-64's (the filter has an aarch64 table too)",
+)
 
 # label, x86-64 number, arguments: each succeeds, or fails otherwise than EPERM, without seccomp.
 GLOBAL_RESOURCE_CALLS = [
@@ -69,7 +72,7 @@ def test_global_kernel_resources_are_refused(bundle, tmp_path):
     assert_verdict(g, "WA", "tolerance")
     labels = [label for label, _, _ in GLOBAL_RESOURCE_CALLS]
     assert_contained(g, *labels)
-    for label in labels:                  # refused by the filter (EPERM), not by bad arguments
+    for label in labels:  # refused by the filter (EPERM), not by bad arguments
         assert f"DENIED {label} -1\n" in g.report.tests[0].stdout, (label, g.report.tests[0].stdout)
 
 
@@ -120,9 +123,10 @@ def test_host_aio_usage_is_unchanged_while_a_submission_tries_to_take_it_all(bun
 @linux_only
 def test_the_aio_measurement_sees_a_context_when_seccomp_is_off(bundle, tmp_path):
     """Control for the test above: the same watch does see a context that is really taken."""
-    source = attack(AIO_GRAB.format(tries=1, nr=256))     # one small context: harmless to the host
-    rings, readable, g = _aio_rings_while(lambda: grade_source(
-        bundle, tmp_path, source, stop_after_failure=True, disable_layers=frozenset({"seccomp"})))
+    source = attack(AIO_GRAB.format(tries=1, nr=256))  # one small context: harmless to the host
+    rings, readable, g = _aio_rings_while(
+        lambda: grade_source(bundle, tmp_path, source, stop_after_failure=True, disable_layers=frozenset({"seccomp"}))
+    )
     assert "AIO contexts taken: 1" in g.report.tests[0].stdout, g.report.tests[0].stdout
     _skip_unless_readable(readable)
     assert len(rings) == 1, f"the worker's context was not seen: {rings}"
@@ -130,12 +134,18 @@ def test_the_aio_measurement_sees_a_context_when_seccomp_is_off(bundle, tmp_path
 
 # --- bounded preloading ----------------------------------------------------------------------
 
+
 def _many_missing_modules(modules: int, names: int) -> str:
     imported = ", ".join(f"a{i}" for i in range(names))
-    blocks = [f"try:\n    from numpy.{'x' * 200}{k} import {imported}\nexcept ImportError:\n    pass\n"
-              for k in range(modules)]
-    return "import numpy as np\n" + "".join(blocks) + \
-        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return np.zeros_like(x)\n"
+    blocks = [
+        f"try:\n    from numpy.{'x' * 200}{k} import {imported}\nexcept ImportError:\n    pass\n"
+        for k in range(modules)
+    ]
+    return (
+        "import numpy as np\n"
+        + "".join(blocks)
+        + "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return np.zeros_like(x)\n"
+    )
 
 
 MEASURE = """\
@@ -156,13 +166,14 @@ print(json.dumps({"verdict": r.verdict, "summary": r.summary,
 
 @linux_only
 def test_hundreds_of_missing_modules_are_judged_not_a_judging_error(bundle, tmp_path):
-    source = _many_missing_modules(9, 1000)          # ~56 KB, under the 64 KiB source limit
+    source = _many_missing_modules(9, 1000)  # ~56 KB, under the 64 KiB source limit
     assert 50_000 < len(source) < 64 * 1024
     path = tmp_path / "solution.py"
     path.write_text(source)
     # A fresh process, so that its rusage covers this grading only (zygotes and workers included).
-    proc = subprocess.run([sys.executable, "-c", MEASURE, str(bundle.root), str(path)], capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(bundle.root), str(path)], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr
     run = json.loads(proc.stdout)
     assert run["verdict"] == "WA", run["summary"]
@@ -172,8 +183,9 @@ def test_hundreds_of_missing_modules_are_judged_not_a_judging_error(bundle, tmp_
 
 def test_preload_is_bounded_in_count_and_reports_only_a_few_failures():
     from grader.sandbox import child
+
     names = [f"numpy.missing{i}.a{j}" for i in range(50) for j in range(50)]
     report = child.preload(["math", *names, "x" * 1000, "not a name"])
     assert len(report["first"]) <= child.FAILED_SHOWN
     assert report["count"] <= child.PRELOAD_MAX + 1
-    assert len(json.dumps(report)) < 4096            # far under the control channel's 1 MiB cap
+    assert len(json.dumps(report)) < 4096  # far under the control channel's 1 MiB cap

@@ -4,6 +4,7 @@ The steps that need a submission to run use the real sandbox; the others get
 hand-made records. Verdict aggregation (verdict.py) is checked here too,
 because `grade` is where it is applied.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -31,13 +32,17 @@ WRONG = ROOT / "submissions" / "wrong_answer" / "no_scaling.py"
 
 # --- cases_step ---------------------------------------------------------------------------------------
 
+
 def test_published_cases_come_in_problem_yaml_group_order(bundle):
     cases = cases_step(bundle, GradeOptions())
     order = [g.name for g in bundle.spec.groups]
     assert len(cases) == 34
     assert [c.group for c in cases] == sorted((c.group for c in cases), key=order.index)
-    assert [c.name for c in cases[:3]] == ["sample/01-identity-weights", "sample/02-two-heads",
-                                           "sample/03-batch-of-two"]
+    assert [c.name for c in cases[:3]] == [
+        "sample/01-identity-weights",
+        "sample/02-two-heads",
+        "sample/03-batch-of-two",
+    ]
 
 
 def test_sample_selection_is_the_visible_group_only(bundle):
@@ -48,7 +53,7 @@ def test_sample_selection_is_the_visible_group_only(bundle):
 def test_secret_seed_keeps_the_samples_and_replaces_every_hidden_case(bundle):
     published = {c.name: c for c in cases_step(bundle, GradeOptions())}
     fresh = cases_step(bundle, GradeOptions(secret_seed=99))
-    assert [c.name for c in fresh] == list(published)          # same recipes, same order
+    assert [c.name for c in fresh] == list(published)  # same recipes, same order
     for c in fresh:
         same = np.array_equal(c.inputs["x"], published[c.name].inputs["x"])
         assert same == (c.group == "sample"), c.name
@@ -61,15 +66,20 @@ def test_published_cases_are_the_bundles_selection_read_through_the_cache(bundle
     """cases_step reads with Bundle.load_selection (the one implementation), cached: the same cases."""
     cached, plain = cases_step(bundle, GradeOptions(tests=which)), bundle.load_selection(which)
     assert [c.name for c in cached] == [c.name for c in plain]
-    assert all(np.array_equal(a.expected, b.expected) and np.array_equal(a.inputs["x"], b.inputs["x"])
-               for a, b in zip(cached, plain))
+    assert all(
+        np.array_equal(a.expected, b.expected) and np.array_equal(a.inputs["x"], b.inputs["x"])
+        for a, b in zip(cached, plain)
+    )
 
 
 def test_every_sandbox_gets_the_allowed_imports_of_problem_yaml(spec):
     allowed = sandbox_allowed(spec)
-    assert allowed == {"packages": list(spec.allowed_imports.packages), "exclude": list(spec.allowed_imports.exclude),
-                       "stdlib": list(spec.allowed_imports.stdlib)}
-    assert all(type(v) is list for v in allowed.values())   # sent to the zygote as JSON
+    assert allowed == {
+        "packages": list(spec.allowed_imports.packages),
+        "exclude": list(spec.allowed_imports.exclude),
+        "stdlib": list(spec.allowed_imports.stdlib),
+    }
+    assert all(type(v) is list for v in allowed.values())  # sent to the zygote as JSON
 
 
 def test_unknown_selection_cannot_be_judged(bundle):
@@ -78,6 +88,7 @@ def test_unknown_selection_cannot_be_judged(bundle):
 
 
 # --- limits and contexts ------------------------------------------------------------------------------
+
 
 def test_sandbox_limits_follow_problem_yaml(spec):
     lim = sandbox_limits(spec)
@@ -97,11 +108,25 @@ def test_run_context_carries_the_effective_limits(spec):
 
 # --- check_step, show_full, not_run -----------------------------------------------------------------------
 
+
 def _outcome(array: np.ndarray, **kw) -> RunOutcome:
-    base: dict[str, Any] = dict(status=child.STATUS_OK, exit_code=0, signal=None, cpu_s=0.123456, wall_s=0.2, maxrss_kib=51300,
-                killed_by=None, value=ReturnedValue("ndarray", "float64", array.shape, array), error=None,
-                detail="", stdout="printed 0.5\n", stderr="warn\n", output_bytes=17, result_too_large=False,
-                worker_layers={})
+    base: dict[str, Any] = dict(
+        status=child.STATUS_OK,
+        exit_code=0,
+        signal=None,
+        cpu_s=0.123456,
+        wall_s=0.2,
+        maxrss_kib=51300,
+        killed_by=None,
+        value=ReturnedValue("ndarray", "float64", array.shape, array),
+        error=None,
+        detail="",
+        stdout="printed 0.5\n",
+        stderr="warn\n",
+        output_bytes=17,
+        result_too_large=False,
+        worker_layers={},
+    )
     base.update(kw)
     return RunOutcome(**base)
 
@@ -141,22 +166,33 @@ def test_not_run_records_why(bundle, spec):
 
 # --- load_step in a real sandbox --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("source, verdict, words", [
-    ("def vit_encoder_block(*a):\n    return a[0]\n", "OK", ""),
-    ("vit_encoder_block = 3\n", "CE", "is a int, not a function"),
-    ("import numpy as np\nW = np.eye(2)[5]\ndef vit_encoder_block(*a):\n    pass\n", "RE", "IndexError"),
-    ("exec('import os')\ndef vit_encoder_block(*a):\n    pass\n", "CE", "'os'"),
-    ("while True:\n    pass\ndef vit_encoder_block(*a):\n    pass\n", "TLE", "CPU time"),
-])
+
+@pytest.mark.parametrize(
+    "source, verdict, words",
+    [
+        ("def vit_encoder_block(*a):\n    return a[0]\n", "OK", ""),
+        ("vit_encoder_block = 3\n", "CE", "is a int, not a function"),
+        ("import numpy as np\nW = np.eye(2)[5]\ndef vit_encoder_block(*a):\n    pass\n", "RE", "IndexError"),
+        ("exec('import os')\ndef vit_encoder_block(*a):\n    pass\n", "CE", "'os'"),
+        ("while True:\n    pass\ndef vit_encoder_block(*a):\n    pass\n", "TLE", "CPU time"),
+    ],
+)
 def test_load_step_imports_once_without_calling(spec, source, verdict, words):
-    with Sandbox(source, function=spec.function, n_args=8, limits=sandbox_limits(spec),
-                 allowed=sandbox_allowed(spec), preload=spec.allowed_imports.all_modules()) as sb:
+    with Sandbox(
+        source,
+        function=spec.function,
+        n_args=8,
+        limits=sandbox_limits(spec),
+        allowed=sandbox_allowed(spec),
+        preload=spec.allowed_imports.all_modules(),
+    ) as sb:
         result, limits, ctx = load_step(sb, spec, GradeOptions(scale_time=False))
     assert result.verdict == verdict and words in result.message
     assert limits == effective_limits(spec, None) and ctx == run_context(spec, limits)
 
 
 # --- grade() and its options --------------------------------------------------------------------------------
+
 
 def test_grade_reference_needs_no_probe(bundle, spec):
     # Every run stays within the least limits any machine gets: no verdict depends on this one's speed.
@@ -220,35 +256,56 @@ def test_total_time_limit_cuts_the_run_short(bundle, tmp_path):
 
 # --- aggregation (ICPC rule) -------------------------------------------------------------------------------------
 
+
 def _case(name: str, group: str, verdict: str) -> CaseResult:
-    return CaseResult(name=name, group=group, visible=group == "sample", verdict=verdict,
-                      check="passed" if verdict == "AC" else "run", message="")
+    return CaseResult(
+        name=name,
+        group=group,
+        visible=group == "sample",
+        verdict=verdict,
+        check="passed" if verdict == "AC" else "run",
+        message="",
+    )
 
 
 def test_overall_verdict_is_the_first_failure_in_test_order():
-    cases = [_case("a", "sample", "AC"), _case("b", "sample", "RE"), _case("c", "batch", "WA"),
-             _case("d", "batch", "TLE")]
+    cases = [
+        _case("a", "sample", "AC"),
+        _case("b", "sample", "RE"),
+        _case("c", "batch", "WA"),
+        _case("d", "batch", "TLE"),
+    ]
     assert overall_verdict(cases) == "RE"
     assert overall_verdict(cases[:1]) == "AC"
     assert overall_verdict([]) == "JE"
 
 
 def test_groups_score_all_or_nothing(spec):
-    cases = [_case("s1", "sample", "AC"), _case("s2", "sample", "AC"), _case("b1", "batch", "AC"),
-             _case("b2", "batch", "WA")]
+    cases = [
+        _case("s1", "sample", "AC"),
+        _case("s2", "sample", "AC"),
+        _case("b1", "batch", "AC"),
+        _case("b2", "batch", "WA"),
+    ]
     groups = {g.name: g for g in group_results([spec.group("sample"), spec.group("batch")], cases)}
     assert (groups["sample"].score, groups["sample"].passed, groups["sample"].verdict) == (12, 2, "AC")
-    assert (groups["batch"].score, groups["batch"].passed, groups["batch"].total, groups["batch"].verdict) == \
-        (0, 1, 2, "WA")
+    assert (groups["batch"].score, groups["batch"].passed, groups["batch"].total, groups["batch"].verdict) == (
+        0,
+        1,
+        2,
+        "WA",
+    )
 
 
 # --- a speed probe shared by many gradings (batch) ---------------------------------------------------
 
+
 def test_probe_s_given_is_used_instead_of_probing(bundle):
     from grader.judging.judge import probe_step
+
     probe = probe_step(bundle, GradeOptions())
     assert 0 < probe < 10
-    given = bundle.spec.time_calibration.probe_time_s * 2 * PROBE_BAND_SLOW   # beyond the noise band
+    given = bundle.spec.time_calibration.probe_time_s * 2 * PROBE_BAND_SLOW  # beyond the noise band
     report = grade(bundle, REFERENCE, GradeOptions(tests="sample", probe_s=given))
     assert report.verdict == "AC"
     assert report.limits.probe_s == given

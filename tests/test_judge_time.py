@@ -3,6 +3,7 @@
 No assertion here is about how long anything took: each checks which tests ran,
 their verdicts and what the report says about them.
 """
+
 from __future__ import annotations
 
 import signal
@@ -19,14 +20,35 @@ from grader.judging.timing import effective_limits, least_limits, machine_scale
 from grader.sandbox import child
 from grader.sandbox.records import ReturnedValue, RunOutcome
 
-CTX = RunContext(function="vit_encoder_block", parameters=("x",) * 8, cpu_limit_s=1.0, wall_limit_s=4.0,
-                 flood_bytes=32 << 20, result_bytes=16 << 20, allowed_hint="")
+CTX = RunContext(
+    function="vit_encoder_block",
+    parameters=("x",) * 8,
+    cpu_limit_s=1.0,
+    wall_limit_s=4.0,
+    flood_bytes=32 << 20,
+    result_bytes=16 << 20,
+    allowed_hint="",
+)
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(status="no_result", exit_code=None, signal=signal.SIGXCPU, cpu_s=1.0, wall_s=1.1,
-                maxrss_kib=30000, killed_by=None, value=None, error=None, detail="", stdout="", stderr="",
-                output_bytes=0, result_too_large=False, worker_layers={"rlimits": ["active", "."]})
+    base: dict[str, Any] = dict(
+        status="no_result",
+        exit_code=None,
+        signal=signal.SIGXCPU,
+        cpu_s=1.0,
+        wall_s=1.1,
+        maxrss_kib=30000,
+        killed_by=None,
+        value=None,
+        error=None,
+        detail="",
+        stdout="",
+        stderr="",
+        output_bytes=0,
+        result_too_large=False,
+        worker_layers={"rlimits": ["active", "."]},
+    )
     base.update(kw)
     return RunOutcome(**base)
 
@@ -66,8 +88,9 @@ def test_two_time_outs_in_the_band_are_tle_and_say_so(bundle, sample):
     assert result.verdict == "TLE" and "judged twice" in result.message and "so did the second" in result.message
 
 
-@pytest.mark.parametrize("first", [outcome(cpu_s=2.5, signal=signal.SIGKILL),
-                                   outcome(cpu_s=0.01, signal=signal.SIGKILL, killed_by="wall")])
+@pytest.mark.parametrize(
+    "first", [outcome(cpu_s=2.5, signal=signal.SIGKILL), outcome(cpu_s=0.01, signal=signal.SIGKILL, killed_by="wall")]
+)
 def test_a_clear_time_out_is_run_once(bundle, sample, first):
     result, _ = judged_step(ScriptedSandbox(first), bundle.spec, sample, CTX)
     assert result.verdict == "TLE" and "judged twice" not in result.message
@@ -78,7 +101,7 @@ def test_an_accepted_run_is_run_once(bundle, sample):
     assert result.verdict == "AC"
 
 
-LOOPS_ON_THE_SECOND_SAMPLE = '''
+LOOPS_ON_THE_SECOND_SAMPLE = """
 import numpy as np
 
 def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
@@ -86,7 +109,7 @@ def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
         while True:
             pass
     return np.zeros(x.shape)
-'''
+"""
 
 
 def test_tests_at_least_as_large_as_a_timed_out_one_are_tle_without_running(bundle, tmp_path):
@@ -94,13 +117,14 @@ def test_tests_at_least_as_large_as_a_timed_out_one_are_tle_without_running(bund
     sub.write_text(LOOPS_ON_THE_SECOND_SAMPLE)
     r = grade(bundle, sub, GradeOptions(tests="sample", diagnose=False, scale_time=False))
     first, second, third = r.tests
-    assert first.verdict == "WA" and first.time_s is not None            # ran, and keeps its own verdict
+    assert first.verdict == "WA" and first.time_s is not None  # ran, and keeps its own verdict
     # At the CPU limit it is judged twice; on a machine so busy that the loop gets less than a
     # quarter of a core, the wall clock stops it first: TLE either way.
     assert second.verdict == "TLE" and ("judged twice" in second.message or "wall-clock" in second.message)
-    assert third.verdict == "TLE" and third.time_s is None               # larger: reported, not run
-    assert third.message == ("not run: an earlier test of this size or smaller (sample/02-two-heads) "
-                             "exceeded the time limit")
+    assert third.verdict == "TLE" and third.time_s is None  # larger: reported, not run
+    assert third.message == (
+        "not run: an earlier test of this size or smaller (sample/02-two-heads) exceeded the time limit"
+    )
 
 
 SLEEPS = "import time\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    time.sleep(3600)\n"
@@ -119,19 +143,26 @@ def test_a_sleeper_costs_one_wall_limit_and_every_test_still_has_a_verdict(bundl
 
 # --- the speed probe, read only when a run needs it ---------------------------------------------
 
-@pytest.mark.parametrize("run, decides", [
-    (dict(cpu_s=0.2, signal=None), True),                      # within the least limit: decided
-    (dict(cpu_s=0.3, signal=None), False),                     # beyond it: only the measured limit can say
-    (dict(cpu_s=0.01, signal=signal.SIGKILL, killed_by="wall"), False),   # a sleeper's wall-clock kill
-    (dict(cpu_s=0.2, signal=signal.SIGXCPU), False),           # the CPU rlimit fired
-])
+
+@pytest.mark.parametrize(
+    "run, decides",
+    [
+        (dict(cpu_s=0.2, signal=None), True),  # within the least limit: decided
+        (dict(cpu_s=0.3, signal=None), False),  # beyond it: only the measured limit can say
+        (dict(cpu_s=0.01, signal=signal.SIGKILL, killed_by="wall"), False),  # a sleeper's wall-clock kill
+        (dict(cpu_s=0.2, signal=signal.SIGXCPU), False),  # the CPU rlimit fired
+    ],
+)
 def test_a_run_under_the_least_limits_decides_only_if_it_stayed_within_them(bundle, run, decides):
     least = limits_step(bundle.spec, GradeOptions())
     assert least == least_limits(bundle.spec) and least.pending and least.cpu_s == 0.25
     assert settled(outcome(**run), least) is decides
     # Under measured, given or stated limits every run decides its test (judged_step's rules).
-    for limits in (effective_limits(bundle.spec, 0.006), limits_step(bundle.spec, GradeOptions(probe_s=0.006)),
-                   limits_step(bundle.spec, GradeOptions(scale_time=False))):
+    for limits in (
+        effective_limits(bundle.spec, 0.006),
+        limits_step(bundle.spec, GradeOptions(probe_s=0.006)),
+        limits_step(bundle.spec, GradeOptions(scale_time=False)),
+    ):
         assert not limits.pending and settled(outcome(**run), limits)
 
 
@@ -147,16 +178,23 @@ def _burn(seconds):
     while time.process_time() - start < seconds:
         pass
 """
-SOLVE = open(__file__.replace("tests/test_judge_time.py", "reference/solution.py")).read().replace(
-    "def vit_encoder_block(", "def _solve(")
+SOLVE = (
+    open(__file__.replace("tests/test_judge_time.py", "reference/solution.py"))
+    .read()
+    .replace("def vit_encoder_block(", "def _solve(")
+)
 BURNS_ON_IMPORT = BURN + SOLVE + "\n_burn(0.4)\nvit_encoder_block = _solve\n"
-BURNS_ON_THE_SECOND_SAMPLE = BURN + SOLVE + """
+BURNS_ON_THE_SECOND_SAMPLE = (
+    BURN
+    + SOLVE
+    + """
 
 def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
     if x.shape == (1, 3, 2):      # sample/02 only
         _burn(0.4)
     return _solve(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)
 """
+)
 
 
 def as_if_calibrated_on_a_far_faster_machine(bundle):
@@ -197,10 +235,11 @@ def test_a_probe_that_fails_mid_grading_is_a_judging_error_with_its_reason(bundl
 
     def broken(self, repeats=8):
         raise SandboxError("the speed probe failed (status no_result, exit None)")
+
     monkeypatch.setattr(Sandbox, "probe", broken)
     sub = tmp_path / "solution.py"
     sub.write_text(BURNS_ON_THE_SECOND_SAMPLE)
     r = grade(bundle, sub, GradeOptions(tests="sample", diagnose=False))
     assert r.verdict == "JE" and r.compile.verdict == "JE"
     assert r.compile.message.startswith("the speed probe failed") and "could not be started" not in r.compile.message
-    assert r.limits is None                     # no limits block that would claim the probe was not needed
+    assert r.limits is None  # no limits block that would claim the probe was not needed

@@ -7,6 +7,7 @@ shipped programs (include/python3/main.py, the input and output validators) as
 the judge runs them: as separate processes, talking through stdin, files and
 exit codes (42 accept / 43 reject, the Kattis validator contract).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,22 +45,26 @@ def package(bundle, tmp_path_factory) -> Path:
 
 
 def _run(args, stdin: bytes, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *map(str, args)], input=stdin, capture_output=True, cwd=cwd,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, *map(str, args)], input=stdin, capture_output=True, cwd=cwd, timeout=timeout)
 
 
 # --- the package's files ---------------------------------------------------------------
 
+
 def test_layout_and_problem_yaml(package, spec):
-    assert package.name == shortname(spec) == "vitencoderblock"       # problemtools: [a-z0-9]+
+    assert package.name == shortname(spec) == "vitencoderblock"  # problemtools: [a-z0-9]+
     meta = yaml.safe_load((package / "problem.yaml").read_text())
-    assert meta["problem_format_version"] == "legacy"                 # fully verified by problemtools
-    assert meta["validation"] == "custom"                             # our rule, not float_tolerance
+    assert meta["problem_format_version"] == "legacy"  # fully verified by problemtools
+    assert meta["validation"] == "custom"  # our rule, not float_tolerance
     assert meta["name"] == spec.title and meta["license"] == "cc by" and meta["rights_owner"]
     assert meta["limits"]["time_multiplier"] == TIME_MULTIPLIER
     assert meta["limits"]["time_safety_margin"] == spec.time_calibration.tle_margin
-    for rel in ("include/python3/main.py", "input_validators/validate/validate.py",
-                "output_validators/check/check.py", "problem_statement/problem.en.tex"):
+    for rel in (
+        "include/python3/main.py",
+        "input_validators/validate/validate.py",
+        "output_validators/check/check.py",
+        "problem_statement/problem.en.tex",
+    ):
         assert (package / rel).is_file(), rel
     langs = yaml.safe_load((package.parent / "languages.yaml").read_text())
     assert "pypy" not in langs["python3"]["run"] and langs["python3"]["run"].startswith("python3 ")
@@ -96,7 +101,7 @@ def test_submissions_are_ours_minus_the_documented_exclusions(package, bundle):
     ours = sorted(f"{f}/{p.name}" for f in SUBMISSION_FOLDERS for p in (bundle.submissions / f).glob("*.py"))
     assert exported == sorted(set(ours) - set(EXCLUDED))
     assert set(EXCLUDED) <= set(ours)
-    assert not (package / "submissions/compile_error").exists()     # no such folder in the legacy format
+    assert not (package / "submissions/compile_error").exists()  # no such folder in the legacy format
 
 
 def test_output_folder_must_be_new_or_empty(bundle, tmp_path):
@@ -123,6 +128,7 @@ def test_cli_export_kattis(tmp_path):
 
 # --- the harness and the validators, run as the judge runs them ------------------------
 
+
 def _judge(package: Path, tmp_path: Path, source: str, case: str = "data/sample/01-identity-weights"):
     """Run one submission through the harness and the output validator: (harness, validator, message)."""
     work = tmp_path / "run"
@@ -132,9 +138,18 @@ def _judge(package: Path, tmp_path: Path, source: str, case: str = "data/sample/
     harness = _run([work / "main.py"], (package / f"{case}.in").read_bytes(), cwd=work)
     feedback = tmp_path / "feedback"
     feedback.mkdir(exist_ok=True)
-    check = subprocess.run([sys.executable, package / "output_validators/check/check.py", package / f"{case}.in",
-                            package / f"{case}.ans", feedback], input=harness.stdout, capture_output=True,
-                           timeout=60)
+    check = subprocess.run(
+        [
+            sys.executable,
+            package / "output_validators/check/check.py",
+            package / f"{case}.in",
+            package / f"{case}.ans",
+            feedback,
+        ],
+        input=harness.stdout,
+        capture_output=True,
+        timeout=60,
+    )
     msg = (feedback / "judgemessage.txt").read_text() if (feedback / "judgemessage.txt").exists() else ""
     return harness, check, msg
 
@@ -148,14 +163,17 @@ def test_reference_is_accepted_through_the_harness(package, tmp_path):
     assert check.returncode == ACCEPT
 
 
-@pytest.mark.parametrize("body, reason", [
-    ("return vit(*a).astype(np.float32)", "dtype is float32"),
-    ("return vit(*a).tolist()", "builtins.list, not a numpy.ndarray"),
-    ("return vit(*a)[0]", "shape"),
-    ("r = vit(*a); r[0, 0, 0] = np.nan; return r", "NaN and infinity never match"),
-    ("return np.ma.masked_array(vit(*a))", "MaskedArray, not a numpy.ndarray"),
-    ("return vit(*a) + 1e-6", "wrong answer"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("return vit(*a).astype(np.float32)", "dtype is float32"),
+        ("return vit(*a).tolist()", "builtins.list, not a numpy.ndarray"),
+        ("return vit(*a)[0]", "shape"),
+        ("r = vit(*a); r[0, 0, 0] = np.nan; return r", "NaN and infinity never match"),
+        ("return np.ma.masked_array(vit(*a))", "MaskedArray, not a numpy.ndarray"),
+        ("return vit(*a) + 1e-6", "wrong answer"),
+    ],
+)
 def test_output_validator_applies_our_rule(package, tmp_path, body, reason):
     src = REFERENCE + f"\n\nvit = vit_encoder_block\n\ndef vit_encoder_block(*a):\n    {body}\n"
     harness, check, msg = _judge(package, tmp_path, src)
@@ -166,19 +184,25 @@ def test_output_validator_applies_our_rule(package, tmp_path, body, reason):
 def test_tolerance_is_ours_not_either_absolute_or_relative(package, tmp_path, spec):
     """problemtools' float_tolerance accepts when *either* error is small; ours needs atol + rtol*|e|."""
     tol = spec.comparison
-    big = ("r = vit(*a); i = np.unravel_index(np.abs(r).argmax(), r.shape); "
-           "r[i] += {d!r} * (tol_a + tol_r * abs(r[i])); return r")
+    big = (
+        "r = vit(*a); i = np.unravel_index(np.abs(r).argmax(), r.shape); "
+        "r[i] += {d!r} * (tol_a + tol_r * abs(r[i])); return r"
+    )
     for factor, accepted in ((0.5, True), (1.5, False)):
-        src = (REFERENCE + f"\n\ntol_a, tol_r = {tol.atol!r}, {tol.rtol!r}\nvit = vit_encoder_block\n\n"
-               f"def vit_encoder_block(*a):\n    {big.format(d=factor)}\n")
+        src = (
+            REFERENCE + f"\n\ntol_a, tol_r = {tol.atol!r}, {tol.rtol!r}\nvit = vit_encoder_block\n\n"
+            f"def vit_encoder_block(*a):\n    {big.format(d=factor)}\n"
+        )
         _, check, msg = _judge(package, tmp_path, src, "data/sample/03-batch-of-two")
         assert (check.returncode == ACCEPT) is accepted, (factor, msg)
 
 
 def test_what_the_submission_prints_cannot_forge_the_answer(package, tmp_path):
     fake = json.dumps({"type": "ndarray", "dtype": "float64", "shape": [1, 2, 2], "data": [0, 0, 0, 0]})
-    src = (REFERENCE + "\n\nimport sys\nvit = vit_encoder_block\n\ndef vit_encoder_block(*a):\n"
-           f"    print({fake!r})\n    sys.stdout.write('garbage')\n    return vit(*a)\n")
+    src = (
+        REFERENCE + "\n\nimport sys\nvit = vit_encoder_block\n\ndef vit_encoder_block(*a):\n"
+        f"    print({fake!r})\n    sys.stdout.write('garbage')\n    return vit(*a)\n"
+    )
     harness, check, _ = _judge(package, tmp_path, src)
     assert check.returncode == ACCEPT
     assert b"garbage" in harness.stderr and b"garbage" not in harness.stdout
@@ -191,18 +215,21 @@ def test_exiting_during_the_call_is_a_run_time_error(package, tmp_path, body):
     assert harness.returncode != 0 and harness.stdout == b""
 
 
-@pytest.mark.parametrize("mutate, accepted", [
-    (lambda t: t, True),
-    (lambda t: t.replace(",", ", ", 1), False),                     # extra whitespace
-    (lambda t: t.replace("1.0", "1.00", 1), False),                 # trailing zero
-    (lambda t: t.replace('"num_heads":1', '"num_heads":3'), False),  # D % num_heads != 0
-    (lambda t: t.replace("1.0", "NaN", 1), False),
-    (lambda t: t.replace("1.0", "1e9", 1), False),                  # above max_abs_input
-    (lambda t: t.replace('"num_heads":1', '"num_heads":true'), False),
-    (lambda t: t[:-2], False),                                      # truncated
-    (lambda t: t.replace("1.0", "1" + "0" * 400, 1), False),        # an integer no float can hold
-    (lambda t: "[]\n", False),
-])
+@pytest.mark.parametrize(
+    "mutate, accepted",
+    [
+        (lambda t: t, True),
+        (lambda t: t.replace(",", ", ", 1), False),  # extra whitespace
+        (lambda t: t.replace("1.0", "1.00", 1), False),  # trailing zero
+        (lambda t: t.replace('"num_heads":1', '"num_heads":3'), False),  # D % num_heads != 0
+        (lambda t: t.replace("1.0", "NaN", 1), False),
+        (lambda t: t.replace("1.0", "1e9", 1), False),  # above max_abs_input
+        (lambda t: t.replace('"num_heads":1', '"num_heads":true'), False),
+        (lambda t: t[:-2], False),  # truncated
+        (lambda t: t.replace("1.0", "1" + "0" * 400, 1), False),  # an integer no float can hold
+        (lambda t: "[]\n", False),
+    ],
+)
 def test_input_validator(package, mutate, accepted):
     text = (package / "data/sample/01-identity-weights.in").read_text()
     r = _run([package / "input_validators/validate/validate.py"], mutate(text).encode())
@@ -217,13 +244,16 @@ def test_input_validator_accepts_every_exported_case(package):
 
 # --- problemtools' verdict -------------------------------------------------------------
 
+
 def _verifyproblem() -> str:
     found = shutil.which("verifyproblem", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     if found is None:
-        msg = ("verifyproblem (PyPI problemtools, pinned in requirements-dev.txt) is not installed: "
-               "pip install -r requirements-dev.txt")
+        msg = (
+            "verifyproblem (PyPI problemtools, pinned in requirements-dev.txt) is not installed: "
+            "pip install -r requirements-dev.txt"
+        )
         if os.environ.get("CI"):
-            pytest.fail(msg)          # CI installs it: its absence there is a defect, not a skip
+            pytest.fail(msg)  # CI installs it: its absence there is a defect, not a skip
         pytest.skip(msg)
     return found
 
@@ -234,10 +264,9 @@ def test_verifyproblem_accepts_the_export_and_every_verdict(package):
     tool = _verifyproblem()
     # python3 in the package's languages.yaml must be an interpreter with NumPy: this venv's.
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    r = subprocess.run([tool, str(package), "-p", *VERIFY_PARTS],
-                       capture_output=True, text=True, env=env, timeout=2400)
+    r = subprocess.run([tool, str(package), "-p", *VERIFY_PARTS], capture_output=True, text=True, env=env, timeout=2400)
     out = r.stdout + r.stderr
-    print(out)                                                   # the run's record, with -s
+    print(out)  # the run's record, with -s
     assert re.search(r"tested: 0 errors", out), out[-4000:]
     assert r.returncode == 0
     exported = sorted(str(p.relative_to(package / "submissions")) for p in (package / "submissions").rglob("*.py"))
@@ -249,6 +278,7 @@ def test_verifyproblem_accepts_the_export_and_every_verdict(package):
 
 def test_a_program_includes_only_a_module_that_imports_nothing():
     from grader.platforms.files import included
+
     text = included("problem/input_rules.py")
     assert "def shape_problems(" in text and "import" not in text.split("---\n", 1)[1]
     with pytest.raises(ExportError, match="imports"):
@@ -259,4 +289,6 @@ def test_the_exported_input_validator_carries_the_graders_rules(package):
     text = (package / "input_validators/validate/validate.py").read_text()
     assert "# INCLUDE" not in text
     assert not re.search(r"^\s*(from|import)\s+grader\b", text, re.MULTILINE)
-    assert (ROOT / "grader/problem/input_rules.py").read_text().split('from __future__ import annotations\n')[1].strip() in text
+    assert (ROOT / "grader/problem/input_rules.py").read_text().split("from __future__ import annotations\n")[
+        1
+    ].strip() in text

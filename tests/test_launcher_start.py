@@ -4,6 +4,7 @@ judge() calls begin() before it reads the test cases so that the zygote's start
 overlaps the parsing; these tests check that the early start changes nothing
 that is reported and leaves nothing behind.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,9 +20,15 @@ SOURCE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    retu
 
 
 def sandbox(spec, **kw) -> Sandbox:
-    return Sandbox(SOURCE, function=spec.function, n_args=len(spec.parameters),
-                   limits=replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0),
-                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]}, preload=["math"], **kw)
+    return Sandbox(
+        SOURCE,
+        function=spec.function,
+        n_args=len(spec.parameters),
+        limits=replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0),
+        allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]},
+        preload=["math"],
+        **kw,
+    )
 
 
 def alive(pid: int) -> bool:
@@ -39,7 +46,7 @@ def test_the_queued_probe_reading_is_the_one_probe_returns(spec):
     early.begin(PROBE_REPEATS)
     with early:
         runs = early.probe_runs()
-        again = early.probe_runs()          # the queued reading is used once, then measured afresh
+        again = early.probe_runs()  # the queued reading is used once, then measured afresh
         load = early.run([0] * len(spec.parameters), None, mode="load")
         layers = [(layer.name, layer.status) for layer in early.info().layers]
     assert len(runs) == len(again) == PROBE_REPEATS and all(0 < r < 5 for r in runs)

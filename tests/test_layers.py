@@ -3,6 +3,7 @@
 The import graph is read with `ast` (nothing is imported), so the test also
 sees imports inside functions. docs/architecture.md shows the same list.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,7 +15,7 @@ GRADER = Path(__file__).resolve().parents[1] / "grader"
 
 # Bottom up. A module may import its own layer and any layer listed before it.
 LAYERS = ("problem", "sandbox", "judging", "feedback", "report", "maintain", "platforms", "batch", "cli")
-ROOT_MODULES = {"grader", "grader.__init__"}   # __version__ only: every layer may read it
+ROOT_MODULES = {"grader", "grader.__init__"}  # __version__ only: every layer may read it
 MAX_LINES = 400
 # A function is read on one screen: at most this many lines, its decorators left out, its
 # docstring and comments counted (ast: end_lineno - lineno + 1). ruff's C901 (pyproject.toml)
@@ -99,15 +100,18 @@ def test_no_module_imports_a_layer_above_its_own():
 
 def test_no_two_modules_import_each_other():
     g = graph()
-    cycles = sorted({tuple(sorted((a, b))) for a, targets in g.items() for b in targets
-                     if a != b and a in g.get(b, set())})
+    cycles = sorted(
+        {tuple(sorted((a, b))) for a, targets in g.items() for b in targets if a != b and a in g.get(b, set())}
+    )
     assert not cycles, f"modules importing each other: {cycles}"
 
 
 def test_every_package_says_what_it_is_for_and_what_it_may_import():
     for init in GRADER.glob("*/__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
-        assert doc and "import" in doc.lower(), f"{init.relative_to(GRADER.parent)}: docstring must say what it may import"
+        assert doc and "import" in doc.lower(), (
+            f"{init.relative_to(GRADER.parent)}: docstring must say what it may import"
+        )
 
 
 @pytest.mark.parametrize("path", sorted(GRADER.rglob("*.py")), ids=lambda p: str(p.relative_to(GRADER)))
@@ -139,20 +143,27 @@ def function_lengths(source: str) -> list[tuple[str, int, int]]:
 
 
 def test_functions_of_a_readable_length():
-    long = [f"{path.relative_to(GRADER.parent)}:{line} {name} has {n} lines"
-            for path in sorted(GRADER.rglob("*.py"))
-            for name, line, n in function_lengths(path.read_text(encoding="utf-8"))
-            if n > MAX_FUNCTION_LINES]
+    long = [
+        f"{path.relative_to(GRADER.parent)}:{line} {name} has {n} lines"
+        for path in sorted(GRADER.rglob("*.py"))
+        for name, line, n in function_lengths(path.read_text(encoding="utf-8"))
+        if n > MAX_FUNCTION_LINES
+    ]
     assert long == [], f"functions over {MAX_FUNCTION_LINES} lines (split them by step): {long}"
 
 
 def test_the_length_rule_measures_from_def_to_the_last_line():
     """Guard against a rule that cannot fail: nested and method definitions are measured too."""
     body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
-    source = f"@decorated\ndef long():\n{body}\n\nclass C:\n    def short(self):\n        def inner():\n            pass\n"
-    after = MAX_FUNCTION_LINES + 2   # the last line of long()
-    assert function_lengths(source) == [("long", 2, MAX_FUNCTION_LINES + 1), ("C.short", after + 4, 3),
-                                        ("C.short.inner", after + 5, 2)]
+    source = (
+        f"@decorated\ndef long():\n{body}\n\nclass C:\n    def short(self):\n        def inner():\n            pass\n"
+    )
+    after = MAX_FUNCTION_LINES + 2  # the last line of long()
+    assert function_lengths(source) == [
+        ("long", 2, MAX_FUNCTION_LINES + 1),
+        ("C.short", after + 4, 3),
+        ("C.short.inner", after + 5, 2),
+    ]
 
 
 def test_the_checker_itself_sees_an_upward_import(tmp_path):

@@ -7,6 +7,7 @@ batch, watch dying), magics and Otter's cells (CE where Jupyter runs the noteboo
 cell IPython refuses. Each must be that student's own verdict, with a reason, and never
 stop the class or the watch.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,21 +27,38 @@ PATIENCE_S = 180
 
 
 def nb(*sources: str) -> str:
-    cells: list[dict[str, object]] = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s}
-             for s in sources]
+    cells: list[dict[str, object]] = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s} for s in sources
+    ]
     return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
 
 
 NOTEBOOKS = {
     # student: (notebook text, expected verdict, a phrase the reason must hold)
     "surrogate": (nb("s = 'a\ud800b'", SOLUTION), "CE", "lone surrogate"),
-    "magics": (nb("%load_ext autoreload\n!pip install numpy", "np.einsum?\n??np.tanh",
-                  "%%time\n" + SOLUTION + "\nSEP = 'x\u2028y'", "z = (10\n     % 3)"), "AC", ""),
-    "otter": (nb('# Initialize Otter\nimport otter\ngrader = otter.Notebook("hw.ipynb")', SOLUTION,
-                 'grader.check("q1")', "grader.export(pdf=False)"), "AC", ""),
+    "magics": (
+        nb(
+            "%load_ext autoreload\n!pip install numpy",
+            "np.einsum?\n??np.tanh",
+            "%%time\n" + SOLUTION + "\nSEP = 'x\u2028y'",
+            "z = (10\n     % 3)",
+        ),
+        "AC",
+        "",
+    ),
+    "otter": (
+        nb(
+            '# Initialize Otter\nimport otter\ngrader = otter.Notebook("hw.ipynb")',
+            SOLUTION,
+            'grader.check("q1")',
+            "grader.export(pdf=False)",
+        ),
+        "AC",
+        "",
+    ),
     "refused": (nb(SOLUTION, "".join(f"%ls {i}\n" for i in range(500))), "CE", "cannot run in Jupyter either"),
     "unclosed": (nb("x = (1,", "2)", SOLUTION), "CE", "code cell 1"),
-    "not_json": ("{\"cells\": [", "CE", "not valid JSON"),
+    "not_json": ('{"cells": [', "CE", "not valid JSON"),
 }
 
 
@@ -67,9 +85,14 @@ def test_watch_survives_every_notebook_and_grades_the_honest_ones(tmp_path):
     path = tmp_path / "work.ipynb"
     path.write_text(NOTEBOOKS["surrogate"][0], encoding="utf-8")
     command = [sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", "--tests", "sample"]
-    proc = subprocess.Popen(reaped(tmp_path / "left.json", command, grace_s=5), cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "80"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        reaped(tmp_path / "left.json", command, grace_s=5),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "80"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         seen: list[str] = []
         assert "lone surrogate" in _read_until(proc, "Ctrl-C to stop", seen)

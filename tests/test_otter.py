@@ -6,6 +6,7 @@ gives a correct student notebook full marks and a wrong one fewer, with our diag
 output. Otter executes notebooks in a Jupyter kernel (nbconvert's ExecutePreprocessor), hence
 ipykernel beside it in requirements-dev.txt.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,13 +37,19 @@ def test_master_notebook_follows_the_assign_format(exported, bundle, spec):
     nb = json.loads(exported.read_text())
     raw = _cells(nb, "raw")
     assert raw[0].startswith("# ASSIGNMENT CONFIG\n")
-    assert [r.split("\n")[0] for r in raw[1:]] == ["# BEGIN QUESTION", "# BEGIN SOLUTION", "# END SOLUTION",
-                                                   "# BEGIN TESTS", "# END TESTS", "# END QUESTION"]
+    assert [r.split("\n")[0] for r in raw[1:]] == [
+        "# BEGIN QUESTION",
+        "# BEGIN SOLUTION",
+        "# END SOLUTION",
+        "# BEGIN TESTS",
+        "# END TESTS",
+        "# END QUESTION",
+    ]
     assert _cells(nb, "markdown")[0] == bundle.statement.read_text()
     solution = next(s for s in _cells(nb, "code") if "# BEGIN SOLUTION" in s)
     starter = (bundle.root / "starter/solution.py").read_text()
-    assert solution.startswith(starter.split("\n", 1)[0])                  # the starter's title line
-    assert starter.split('"""\n', 2)[2].rstrip("\n") in solution    # the code, after the docstring
+    assert solution.startswith(starter.split("\n", 1)[0])  # the starter's title line
+    assert starter.split('"""\n', 2)[2].rstrip("\n") in solution  # the code, after the docstring
     # The learner's way to check in a notebook, never a shell command that does not exist there.
     assert 'grader.check("vit_encoder_block")' in solution.split("# BEGIN SOLUTION")[0]
     assert "vit-grader" not in solution and "python -m grader" not in solution
@@ -51,9 +58,10 @@ def test_master_notebook_follows_the_assign_format(exported, bundle, spec):
     hidden = [t for t in tests if "".join(t["source"]).startswith("# HIDDEN")]
     assert len(hidden) == sum(not g.visible for g in spec.groups)
     assert len(tests) - len(hidden) == len(list((bundle.testcases / "sample").glob("*.json")))
-    for t in tests:   # otter takes the expected output from the cell's output
+    for t in tests:  # otter takes the expected output from the cell's output
         assert t["outputs"][0]["data"]["text/plain"] == ["True"]
     import yaml
+
     q = yaml.safe_load(raw[1].split("\n", 1)[1])
     assert len(q["points"]) == len(tests) and sum(q["points"]) == spec.max_score
 
@@ -79,7 +87,7 @@ def test_public_tests_are_plain_bool_functions(exported, bundle, spec):
         assert eval(call, env) is True
         env[spec.function] = lambda *a: ref.vit_encoder_block(*a) + 1e-6
         assert eval(call, env) is False
-        assert set(env) - {spec.function, "__builtins__"} == {call.split("(")[0]}   # no learner name clobbered
+        assert set(env) - {spec.function, "__builtins__"} == {call.split("(")[0]}  # no learner name clobbered
 
 
 def test_the_check_program_hands_the_notebook_itself_to_the_grader():
@@ -91,6 +99,7 @@ def test_the_check_program_hands_the_notebook_itself_to_the_grader():
 
 def test_the_check_program_refuses_a_linked_notebook(tmp_path):
     from grader.platforms.programs import otter_check
+
     (tmp_path / "secret").write_text("{}")
     (tmp_path / "nb.ipynb").symlink_to(tmp_path / "secret")
     with pytest.raises(OSError):
@@ -107,6 +116,7 @@ def test_cli_export_otter(tmp_path):
 
 
 # --- Otter itself ------------------------------------------------------------------------
+
 
 def _otter() -> str:
     found = shutil.which("otter", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -133,8 +143,14 @@ def assigned(exported, tmp_path_factory) -> Path:
     """`otter assign`, which fails unless the reference in the master notebook scores 100%."""
     tool = _otter()
     dist = tmp_path_factory.mktemp("otter") / "dist"
-    r = subprocess.run([tool, "assign", exported.name, str(dist)], cwd=exported.parent, capture_output=True,
-                       text=True, timeout=900, env=_env())
+    r = subprocess.run(
+        [tool, "assign", exported.name, str(dist)],
+        cwd=exported.parent,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=_env(),
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return dist
 
@@ -150,12 +166,17 @@ def _student(dist: Path, tmp_path: Path, source: str, name: str) -> Path:
 
 
 def _run(dist: Path, notebook: Path) -> dict:
-    zips = sorted((dist / "autograder").glob("vit_encoder_block-autograder_*.zip"))   # as docs/platforms.md names it
+    zips = sorted((dist / "autograder").glob("vit_encoder_block-autograder_*.zip"))  # as docs/platforms.md names it
     assert len(zips) == 1, zips
     out = notebook.parent / "out"
     out.mkdir()
-    r = subprocess.run([_otter(), "run", "-a", str(zips[0]), "-o", str(out), str(notebook)], capture_output=True,
-                       text=True, timeout=900, env=_env())
+    r = subprocess.run(
+        [_otter(), "run", "-a", str(zips[0]), "-o", str(out), str(notebook)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=_env(),
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return json.loads((out / "results.json").read_text())
 
@@ -173,13 +194,14 @@ def test_otter_run_full_marks_for_the_reference_fewer_for_a_wrong_answer(assigne
     good = _run(assigned, _student(assigned, tmp_path, (ROOT / "reference/solution.py").read_text(), "good"))
     q = next(t for t in good["tests"] if t["name"] == otter.QUESTION)
     assert q["score"] == q["max_score"] == bundle.spec.max_score
-    bad = _run(assigned, _student(assigned, tmp_path, (ROOT / "submissions/wrong_answer/erf_gelu.py").read_text(),
-                                  "bad"))
+    bad = _run(
+        assigned, _student(assigned, tmp_path, (ROOT / "submissions/wrong_answer/erf_gelu.py").read_text(), "bad")
+    )
     q = next(t for t in bad["tests"] if t["name"] == otter.QUESTION)
     assert q["score"] < q["max_score"]
     ours = run_cli("grade", str(ROOT / "submissions/wrong_answer/erf_gelu.py"), "--json", "-")
-    assert q["score"] == json.loads(ours.stdout)["score"]              # our points, through Otter
-    assert "Known mistake: GELU computed with erf" in q["output"]       # our diagnosis, in Otter's output
+    assert q["score"] == json.loads(ours.stdout)["score"]  # our points, through Otter
+    assert "Known mistake: GELU computed with erf" in q["output"]  # our diagnosis, in Otter's output
 
 
 HONEST_NOTEBOOK_CELLS = [
@@ -198,8 +220,10 @@ def test_otter_run_gives_an_honest_notebook_with_magics_full_marks(assigned, tmp
     path = _student(assigned, tmp_path, (ROOT / "reference/solution.py").read_text(), "magics")
     nb = json.loads(path.read_text())
     at = next(i for i, c in enumerate(nb["cells"]) if "def vit_encoder_block" in "".join(c["source"]))
-    nb["cells"][at:at] = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-                           "source": src} for src in HONEST_NOTEBOOK_CELLS]
+    nb["cells"][at:at] = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": src}
+        for src in HONEST_NOTEBOOK_CELLS
+    ]
     path.write_text(json.dumps(nb))
     q = next(t for t in _run(assigned, path)["tests"] if t["name"] == otter.QUESTION)
     assert q["score"] == q["max_score"] == bundle.spec.max_score, q.get("output")

@@ -13,6 +13,7 @@ file and nothing else. The rules are problem/safe_write.py's
 The commands run in this process (`grader.cli.main`) on a copy of the bundle,
 so that a regression cannot damage the checkout.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,8 +46,11 @@ def copy(tmp_path_factory) -> Path:
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def run(capsys, *argv: str) -> tuple[int, str]:
@@ -66,16 +70,22 @@ def refused(capsys, *argv: str) -> str:
 
 # --- the file outputs -------------------------------------------------------------------
 
+
 def _file_command(entry: str, bundle: Path, target: Path) -> list[str]:
     """The command that writes `target` (for pack, the archive named by its folder)."""
-    return {"grade": ["--bundle", str(bundle), "grade", str(SOLUTION), "--tests", "sample", "--json", str(target)],
-            "export-gradescope": ["--bundle", str(bundle), "export-gradescope", "--out", str(target)],
-            "pack": ["--bundle", str(bundle), "pack", "--out", str(target.parent)]}[entry]
+    return {
+        "grade": ["--bundle", str(bundle), "grade", str(SOLUTION), "--tests", "sample", "--json", str(target)],
+        "export-gradescope": ["--bundle", str(bundle), "export-gradescope", "--out", str(target)],
+        "pack": ["--bundle", str(bundle), "pack", "--out", str(target.parent)],
+    }[entry]
 
 
 def _target(entry: str, folder: Path, bundle: Path) -> Path:
-    name = {"grade": "verdict.json", "export-gradescope": "autograder.zip",
-            "pack": f"{archive_stem(open_bundle(bundle).spec, 'judge')}.tar.gz"}[entry]
+    name = {
+        "grade": "verdict.json",
+        "export-gradescope": "autograder.zip",
+        "pack": f"{archive_stem(open_bundle(bundle).spec, 'judge')}.tar.gz",
+    }[entry]
     return folder / name
 
 
@@ -107,12 +117,17 @@ def _plant(kind: str, target: Path, outside: Path) -> None:
 
 def _intact(kind: str, target: Path, outside: Path) -> bool:
     mode = os.lstat(target).st_mode
-    return outside.read_text() == "not yours" and not outside.with_name("made-through-the-link").exists() and {
-        "file": lambda: stat.S_ISREG(mode) and target.read_text() == "mine",
-        "link": lambda: stat.S_ISLNK(mode),
-        "dangling link": lambda: stat.S_ISLNK(mode),
-        "folder": lambda: stat.S_ISDIR(mode) and (target / "keep").read_text() == "mine",
-        "fifo": lambda: stat.S_ISFIFO(mode)}[kind]()
+    return (
+        outside.read_text() == "not yours"
+        and not outside.with_name("made-through-the-link").exists()
+        and {
+            "file": lambda: stat.S_ISREG(mode) and target.read_text() == "mine",
+            "link": lambda: stat.S_ISLNK(mode),
+            "dangling link": lambda: stat.S_ISLNK(mode),
+            "folder": lambda: stat.S_ISDIR(mode) and (target / "keep").read_text() == "mine",
+            "fifo": lambda: stat.S_ISFIFO(mode),
+        }[kind]()
+    )
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
@@ -121,7 +136,7 @@ def test_what_is_at_the_target_is_refused_and_left_as_it_was(capsys, copy, tmp_p
     target, outside = _target(entry, tmp_path / "out", copy), tmp_path / "outside.txt"
     target.parent.mkdir()
     _plant(kind, target, outside)
-    reader = os.open(target, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None   # a writer could not block
+    reader = os.open(target, os.O_RDONLY | os.O_NONBLOCK) if kind == "fifo" else None  # a writer could not block
     try:
         line = refused(capsys, *_file_command(entry, copy, target))
         assert str(target) in line, line
@@ -131,7 +146,7 @@ def test_what_is_at_the_target_is_refused_and_left_as_it_was(capsys, copy, tmp_p
         if reader is not None:
             os.close(reader)
     assert _intact(kind, target, outside)
-    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]    # no temporary file left
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]  # no temporary file left
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
@@ -153,7 +168,9 @@ def test_force_replaces_no_link_folder_or_special_file(capsys, copy, tmp_path, e
 def test_an_existing_file_is_refused_then_replaced_with_force(capsys, copy, tmp_path, entry):
     target = _target(entry, tmp_path, copy)
     target.write_text("mine")
-    assert "exists: not overwritten (pass --force to replace it)" in refused(capsys, *_file_command(entry, copy, target))
+    assert "exists: not overwritten (pass --force to replace it)" in refused(
+        capsys, *_file_command(entry, copy, target)
+    )
     assert target.read_text() == "mine"
     status, err = run(capsys, *_file_command(entry, copy, target), "--force")
     assert status == 0, err
@@ -168,19 +185,23 @@ def test_a_missing_folder_or_a_file_as_folder_is_refused(capsys, copy, tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"] and (tmp_path / "file").read_text() == "mine"
 
 
-@pytest.mark.parametrize("argv", [
-    ["export-gradescope", "--out", "reference/solution.py", "--force"],
-    ["export-gradescope", "--out", "problem.yaml", "--force"],
-    ["export-gradescope", "--out", "grader/cli/__init__.py", "--force"],
-    ["grade", str(SOLUTION), "--tests", "sample", "--json", "reference/solution.py", "--force"],
-    ["grade", str(SOLUTION), "--tests", "sample", "--json", "testcases/sample/99-new.json"],
-    ["grade", str(SOLUTION), "--tests", "sample", "--format", "junit", "--output", "statement.md", "--force"],
-    ["pack", "--out", "reference", "--force"],
-    ["export", "kattis", "--out", "testcases/kattis"],
-], ids=lambda a: " ".join(a[:1] + a[-3:]))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export-gradescope", "--out", "reference/solution.py", "--force"],
+        ["export-gradescope", "--out", "problem.yaml", "--force"],
+        ["export-gradescope", "--out", "grader/cli/__init__.py", "--force"],
+        ["grade", str(SOLUTION), "--tests", "sample", "--json", "reference/solution.py", "--force"],
+        ["grade", str(SOLUTION), "--tests", "sample", "--json", "testcases/sample/99-new.json"],
+        ["grade", str(SOLUTION), "--tests", "sample", "--format", "junit", "--output", "statement.md", "--force"],
+        ["pack", "--out", "reference", "--force"],
+        ["export", "kattis", "--out", "testcases/kattis"],
+    ],
+    ids=lambda a: " ".join(a[:1] + a[-3:]),
+)
 def test_the_bundle_is_never_written_even_with_force(capsys, copy, monkeypatch, argv):
     before = _digest(copy)
-    monkeypatch.chdir(copy)      # relative paths, as in the report: `export-gradescope --out reference/solution.py`
+    monkeypatch.chdir(copy)  # relative paths, as in the report: `export-gradescope --out reference/solution.py`
     assert "is part of the bundle" in refused(capsys, "--bundle", str(copy), *argv)
     assert _digest(copy) == before
 
@@ -188,8 +209,15 @@ def test_the_bundle_is_never_written_even_with_force(capsys, copy, monkeypatch, 
 def test_a_linked_folder_into_the_bundle_is_caught(capsys, copy, tmp_path):
     (tmp_path / "innocent").symlink_to(copy / "reference")
     before = _digest(copy)
-    assert "is part of the bundle" in refused(capsys, "--bundle", str(copy), "export-gradescope", "--out",
-                                              str(tmp_path / "innocent" / "solution.py"), "--force")
+    assert "is part of the bundle" in refused(
+        capsys,
+        "--bundle",
+        str(copy),
+        "export-gradescope",
+        "--out",
+        str(tmp_path / "innocent" / "solution.py"),
+        "--force",
+    )
     assert _digest(copy) == before
 
 
@@ -200,14 +228,17 @@ def test_json_to_dev_null_discards_it(capsys, copy):
 
 # --- the folder outputs -----------------------------------------------------------------
 
+
 def _folder_command(entry: str, bundle: Path, out: Path, work: Path) -> list[str]:
     cls = work / "class"
     (cls / "alice").mkdir(parents=True, exist_ok=True)
     shutil.copy(SOLUTION, cls / "alice" / "solution.py")
-    return {"batch": ["--bundle", str(bundle), "batch", str(cls), "--out", str(out), "--tests", "sample"],
-            "batch-merge": ["--bundle", str(bundle), "batch-merge", str(cls), "--out", str(out)],
-            "export": ["--bundle", str(bundle), "export", "kattis", "--out", str(out)],
-            "pack": ["--bundle", str(bundle), "pack", "--out", str(out)]}[entry]
+    return {
+        "batch": ["--bundle", str(bundle), "batch", str(cls), "--out", str(out), "--tests", "sample"],
+        "batch-merge": ["--bundle", str(bundle), "batch-merge", str(cls), "--out", str(out)],
+        "export": ["--bundle", str(bundle), "export", "kattis", "--out", str(out)],
+        "pack": ["--bundle", str(bundle), "pack", "--out", str(out)],
+    }[entry]
 
 
 @pytest.mark.parametrize("entry", ["batch", "batch-merge", "export", "pack"])
@@ -218,13 +249,18 @@ def test_a_bad_output_folder_is_a_one_line_refusal(capsys, copy, tmp_path, entry
     (work / "elsewhere").mkdir()
     (work / "link").symlink_to(work / "elsewhere")
     (work / "dangling").symlink_to(work / "nowhere")
-    cases = {"dangling": "is a symbolic link", "link": "is a symbolic link", "regular": "exists and is not a folder",
-             "regular/sub": "regular is not a folder", "missing/sub": "does not exist"}
+    cases = {
+        "dangling": "is a symbolic link",
+        "link": "is a symbolic link",
+        "regular": "exists and is not a folder",
+        "regular/sub": "regular is not a folder",
+        "missing/sub": "does not exist",
+    }
     before = _digest(copy)
     for rel, why in cases.items():
         assert why in refused(capsys, *_folder_command(entry, copy, work / rel, work)), rel
     assert "part of the bundle" in refused(capsys, *_folder_command(entry, copy, copy / "testcases" / "sample", work))
-    if entry != "batch-merge":   # a folder that cannot be made is found on making it, after the shards are read
+    if entry != "batch-merge":  # a folder that cannot be made is found on making it, after the shards are read
         assert "/proc/self/x" in refused(capsys, *_folder_command(entry, copy, Path("/proc/self/x"), work))
     assert not any((work / "elsewhere").iterdir()) and not (work / "nowhere").exists()
     assert not (work / "missing").exists() and (work / "regular").read_text() == "mine"

@@ -3,6 +3,7 @@
 Everything is packed from a frozen snapshot of the bundle (other engineers edit
 the shared tree while the suite runs), made of the judge allowlist's files.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -31,10 +32,11 @@ from grader.problem.bundle import open_bundle
 from same_data import assert_same_data
 from test_formats import SUBMISSIONS, gradescope_problems
 
-NOT_PACKED = {".gitignore"}   # tracked files the judge archive deliberately leaves out
+NOT_PACKED = {".gitignore"}  # tracked files the judge archive deliberately leaves out
 
 
 # --- fixtures -----------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory) -> Path:
@@ -57,8 +59,10 @@ def archives(frozen, tmp_path_factory) -> dict[str, Path]:
 def members(archive: Path) -> list[tuple[tarfile.TarInfo, bytes | None]]:
     """Read one of our own archives (trusted) into memory, to tamper with it."""
     with tarfile.open(archive, "r:gz") as tar:
-        return [(m, tar.extractfile(m).read() if m.isreg() else None)  # type: ignore[union-attr]  # a file has a reader
-                for m in tar.getmembers()]
+        return [
+            (m, tar.extractfile(m).read() if m.isreg() else None)  # type: ignore[union-attr]  # a file has a reader
+            for m in tar.getmembers()
+        ]
 
 
 def craft(path: Path, items: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
@@ -85,6 +89,7 @@ def rejected(archive: Path, caps: Caps = Caps()) -> str:
 
 # --- pack ----------------------------------------------------------------------------------
 
+
 def test_pack_is_reproducible_and_round_trips(frozen, archives, tmp_path):
     again = pack(open_bundle(frozen), "judge", tmp_path / "again").path
     assert_same_data(again.read_bytes(), archives["judge"].read_bytes(), "the judge archive packed again")
@@ -96,8 +101,11 @@ def test_pack_is_reproducible_and_round_trips(frozen, archives, tmp_path):
     assert repacked.name == "vit-encoder-block-1.0.0-judge.tar.gz"
     practice = safe_unpack(archives["practice"], tmp_path / "practice")
     (practice / MANIFEST_NAME).unlink()
-    assert_same_data(pack(open_bundle(practice), "practice", tmp_path / "p").path.read_bytes(),
-                     archives["practice"].read_bytes(), "the practice archive repacked unpacked")
+    assert_same_data(
+        pack(open_bundle(practice), "practice", tmp_path / "p").path.read_bytes(),
+        archives["practice"].read_bytes(),
+        "the practice archive repacked unpacked",
+    )
     assert not list((tmp_path / "again").glob("*.partial"))
 
 
@@ -124,7 +132,7 @@ def test_manifest_lists_every_file_with_digest(archives, frozen, flavour):
     assert (manifest["bundle_id"], manifest["version"], manifest["flavour"]) == ("vit-encoder-block", "1.0.0", flavour)
     listed = {f["path"]: f for f in manifest["files"]}
     prefix = f"vit-encoder-block-1.0.0-{flavour}/"
-    present = {m.name[len(prefix):]: data for m, data in items[1:]}
+    present = {m.name[len(prefix) :]: data for m, data in items[1:]}
     assert set(listed) == set(present)
     for path, data in present.items():
         assert listed[path]["size"] == len(data) and listed[path]["sha256"] == hashlib.sha256(data).hexdigest()
@@ -140,11 +148,21 @@ def test_manifest_lists_every_file_with_digest(archives, frozen, flavour):
 def test_allowlist_keeps_junk_out(frozen, tmp_path):
     root = tmp_path / "bundle"
     shutil.copytree(frozen, root)
-    junk = ["grader/__pycache__/cli.cpython-311.pyc", ".venv/lib/python3.11/site.py", ".git/config",
-            "dist/old-judge.tar.gz", "build/lib/grader/cli.py", ".pytest_cache/v/cache/nodeids",
-            "notes.txt", "grader/.scratch.py", "tests/golden/formats/.DS_Store", "testcases/sample/01.json.orig",
-            "reference/__pycache__/solution.cpython-311.pyc", "submissions/accepted/.ipynb_checkpoints/x.py",
-            "grader/solution.py~"]
+    junk = [
+        "grader/__pycache__/cli.cpython-311.pyc",
+        ".venv/lib/python3.11/site.py",
+        ".git/config",
+        "dist/old-judge.tar.gz",
+        "build/lib/grader/cli.py",
+        ".pytest_cache/v/cache/nodeids",
+        "notes.txt",
+        "grader/.scratch.py",
+        "tests/golden/formats/.DS_Store",
+        "testcases/sample/01.json.orig",
+        "reference/__pycache__/solution.cpython-311.pyc",
+        "submissions/accepted/.ipynb_checkpoints/x.py",
+        "grader/solution.py~",
+    ]
     for rel in junk:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("junk\n")
@@ -175,11 +193,19 @@ def test_judge_archive_holds_every_tracked_file(bundle):
 def test_practice_archive_contents(archives, frozen):
     names = {m.name.split("/", 1)[1] for m, _ in members(archives["practice"])}
     spec = open_bundle(frozen).spec
-    for required in ("problem.yaml", "statement.md", "requirements.txt", "starter/solution.py",
-                     "grader/cli/__init__.py", "grader/judging/judge.py", "grader/sandbox/child.py"):
+    for required in (
+        "problem.yaml",
+        "statement.md",
+        "requirements.txt",
+        "starter/solution.py",
+        "grader/cli/__init__.py",
+        "grader/judging/judge.py",
+        "grader/sandbox/child.py",
+    ):
         assert required in names
-    assert sorted(n for n in names if n.startswith("testcases/sample/")) == \
-        sorted(f"testcases/sample/{p.name}" for p in (frozen / "testcases" / "sample").glob("*.json"))
+    assert sorted(n for n in names if n.startswith("testcases/sample/")) == sorted(
+        f"testcases/sample/{p.name}" for p in (frozen / "testcases" / "sample").glob("*.json")
+    )
     hidden = [g.name for g in spec.groups if not g.visible]
     assert not [n for n in names if n.startswith(("reference/", "submissions/", "tests/"))]
     assert not [n for n in names if n.split("/")[0] == "testcases" and n.split("/")[1] in hidden]
@@ -187,6 +213,7 @@ def test_practice_archive_contents(archives, frozen):
 
 
 # --- the practice archive grades offline ---------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def practice_dir(archives, tmp_path_factory) -> Path:
@@ -215,8 +242,10 @@ def test_practice_archive_grades_the_samples(practice_dir, frozen, tmp_path):
 def test_practice_archive_names_a_known_mistake_offline(practice_dir, frozen, tmp_path):
     """No reference/ here: the fingerprint comes from testcases/mistakes-sample.json."""
     if not (practice_dir / "testcases" / SAMPLE_FILE).is_file():
-        pytest.skip(f"testcases/{SAMPLE_FILE} has not been generated in this checkout "
-                    "(grader/feedback/fingerprint.py writes it)")
+        pytest.skip(
+            f"testcases/{SAMPLE_FILE} has not been generated in this checkout "
+            "(grader/feedback/fingerprint.py writes it)"
+        )
     shutil.copy(frozen / "submissions" / "wrong_answer" / "erf_gelu.py", tmp_path / "solution.py")
     proc = _grade_in(practice_dir, str(tmp_path / "solution.py"), "--json", "-")
     assert proc.returncode == 1, proc.stderr
@@ -234,6 +263,7 @@ def test_practice_archive_refuses_hidden_selections(practice_dir, extra, why):
 
 
 # --- check-archive --------------------------------------------------------------------------
+
 
 def test_check_archive_accepts_the_practice_archive(archives):
     proc = run_cli("check-archive", str(archives["practice"]))
@@ -290,7 +320,8 @@ def test_rejects_tampered_files(archives, tmp_path):
     assert "grader/judging/judge.py: sha256 differs" in rejected(tampered)
     assert "problem.yaml:" in rejected(craft(tmp_path / "b.tgz", _edit(items, "/problem.yaml", grow)))
     assert "missing from the archive: starter/solution.py" in rejected(
-        craft(tmp_path / "c.tgz", _edit(items, "/starter/solution.py", drop)))
+        craft(tmp_path / "c.tgz", _edit(items, "/starter/solution.py", drop))
+    )
     prefix = items[0][0].name.split("/")[0]
     added = items + [(info(f"{prefix}/testcases/sample/04-extra.json"), b"{}\n")]
     assert "not listed in the manifest: testcases/sample/04-extra.json" in rejected(craft(tmp_path / "d.tgz", added))
@@ -333,7 +364,9 @@ def test_rejects_junk_even_with_a_consistent_manifest(archives, tmp_path):
     bundle = open_bundle(root)
     manifest = build_manifest(bundle, "practice", file_records(root, rels))
     write_tar_gz(tmp_path / "junk.tgz", root.name, manifest, root)
-    assert "grader/__pycache__/cli.cpython-311.pyc is not a file a practice archive holds" in rejected(tmp_path / "junk.tgz")
+    assert "grader/__pycache__/cli.cpython-311.pyc is not a file a practice archive holds" in rejected(
+        tmp_path / "junk.tgz"
+    )
 
 
 def test_rejects_corrupt_and_truncated_archives(archives, tmp_path):
@@ -344,7 +377,7 @@ def test_rejects_corrupt_and_truncated_archives(archives, tmp_path):
     rejected(tmp_path / "flipped.tgz")  # corrupt stream, or content that fails its sha256
     (tmp_path / "trunc.tgz").write_bytes(raw[: len(raw) // 2])
     assert "corrupt or truncated" in rejected(tmp_path / "trunc.tgz")
-    (tmp_path / "tail.tgz").write_bytes(raw[:-4])   # only the gzip length trailer is gone
+    (tmp_path / "tail.tgz").write_bytes(raw[:-4])  # only the gzip length trailer is gone
     assert "corrupt or truncated" in rejected(tmp_path / "tail.tgz")
     (tmp_path / "text.tgz").write_text("not an archive\n")
     assert "corrupt or truncated" in rejected(tmp_path / "text.tgz")
@@ -355,16 +388,19 @@ def test_rejects_corrupt_and_truncated_archives(archives, tmp_path):
 YAML = (lambda: info("pkg/problem.yaml"), b"id: x\n")
 
 
-@pytest.mark.parametrize("name, member, reason", [
-    ("absolute", lambda out: info(str(out / "evil.txt")), "absolute path"),
-    ("dotdot", lambda out: info("pkg/../../evil.txt"), "climbs out"),
-    ("symlink", lambda out: info("pkg/evil.txt", tarfile.SYMTYPE, str(out / "evil.txt")), "is a link"),
-    ("hardlink", lambda out: info("pkg/evil.txt", tarfile.LNKTYPE, "pkg/problem.yaml"), "is a link"),
-    ("device", lambda out: info("pkg/dev", tarfile.CHRTYPE), "is a device"),
-    ("fifo", lambda out: info("pkg/fifo", tarfile.FIFOTYPE), "is a fifo"),
-    ("second-top", lambda out: info("other/evil.txt"), "single top-level folder"),
-    ("backslash", lambda out: info("pkg/..\\..\\evil.txt"), "unsafe member name"),
-])
+@pytest.mark.parametrize(
+    "name, member, reason",
+    [
+        ("absolute", lambda out: info(str(out / "evil.txt")), "absolute path"),
+        ("dotdot", lambda out: info("pkg/../../evil.txt"), "climbs out"),
+        ("symlink", lambda out: info("pkg/evil.txt", tarfile.SYMTYPE, str(out / "evil.txt")), "is a link"),
+        ("hardlink", lambda out: info("pkg/evil.txt", tarfile.LNKTYPE, "pkg/problem.yaml"), "is a link"),
+        ("device", lambda out: info("pkg/dev", tarfile.CHRTYPE), "is a device"),
+        ("fifo", lambda out: info("pkg/fifo", tarfile.FIFOTYPE), "is a fifo"),
+        ("second-top", lambda out: info("other/evil.txt"), "single top-level folder"),
+        ("backslash", lambda out: info("pkg/..\\..\\evil.txt"), "unsafe member name"),
+    ],
+)
 def test_rejects_crafted_members_without_writing_outside(tmp_path, name, member, reason):
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -409,6 +445,7 @@ def test_gzip_bombs_are_stopped_early(tmp_path):
 
 # --- export-gradescope ----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def autograder_zip(frozen, tmp_path_factory) -> Path:
     return export_gradescope(open_bundle(frozen), tmp_path_factory.mktemp("gs") / "autograder.zip")
@@ -423,11 +460,17 @@ def test_gradescope_zip_is_reproducible_and_has_the_layout(frozen, autograder_zi
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     names = set(infos)
     spec = open_bundle(frozen).spec
-    for need in ("bundle/problem.yaml", "bundle/requirements.txt", "bundle/grader/cli/__init__.py",
-                 "bundle/reference/solution.py", "bundle/MANIFEST.json"):
+    for need in (
+        "bundle/problem.yaml",
+        "bundle/requirements.txt",
+        "bundle/grader/cli/__init__.py",
+        "bundle/reference/solution.py",
+        "bundle/MANIFEST.json",
+    ):
         assert need in names
-    assert {n.split("/")[2] for n in names if n.startswith("bundle/testcases/") and n.count("/") == 3} \
-        == {g.name for g in spec.groups}
+    assert {n.split("/")[2] for n in names if n.startswith("bundle/testcases/") and n.count("/") == 3} == {
+        g.name for g in spec.groups
+    }
     assert not [n for n in names if n.startswith(("bundle/tests/", "bundle/submissions/", "bundle/docs/"))]
     assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos.values())
 
@@ -443,8 +486,14 @@ def _autograder(zip_path: Path, root: Path) -> Path:
 
 def _run_autograder(root: Path, **env: str) -> dict:
     results = root / "results" / "results.json"
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], cwd=root, capture_output=True,
-                          text=True, timeout=900, env={**os.environ, "AUTOGRADER_ROOT": str(root), **env})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), **env},
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(results.read_text(encoding="utf-8"))
     assert gradescope_problems(doc) == []
@@ -462,12 +511,14 @@ def test_run_autograder_grades_like_gradescope(autograder_zip, frozen, tmp_path)
     doc = _run_autograder(root, **py)
     spec = open_bundle(frozen).spec
     assert doc["score"] == spec.max_score - spec.group("stability").points
-    groups_failed = [t["name"].split(":")[0] for t in doc["tests"] if t["status"] == "failed" and t["name"] != "diagnosis"]
+    groups_failed = [
+        t["name"].split(":")[0] for t in doc["tests"] if t["status"] == "failed" and t["name"] != "diagnosis"
+    ]
     assert groups_failed == ["stability"]
     (root / "submission" / "solution.py").unlink()
     doc = _run_autograder(root, **py)
     assert doc["score"] == 0 and "the upload is empty" in doc["output"] and "solution.py" in doc["output"]
-    (root / "submission" / "homework").mkdir()   # an upload with a folder in it
+    (root / "submission" / "homework").mkdir()  # an upload with a folder in it
     (root / "submission" / "homework" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
     assert _run_autograder(root, **py)["score"] == 100
 
@@ -479,8 +530,13 @@ def test_setup_sh_then_run_autograder(autograder_zip, tmp_path):
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed: setup.sh needs it")
     root = _autograder(autograder_zip, tmp_path / "ag")
-    proc = subprocess.run(["bash", str(root / "source" / "setup.sh")], capture_output=True, text=True,
-                          timeout=900, env={**os.environ, "AUTOGRADER_ROOT": str(root)})
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root)},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "setup.sh: numpy 2.4.6 PyYAML 6.0.3" in proc.stdout
     (root / "submission" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
@@ -492,6 +548,7 @@ def test_practice_archive_diagnoses_offline_as_the_judge_does(practice_dir, bund
     (stored mistake outputs, no reference/) as the judge bundle gives (live outputs)."""
     from grader.feedback.grade import grade
     from grader.judging.judge import GradeOptions
+
     offline = open_bundle(practice_dir)
     assert offline.flavour == "practice"
     options = GradeOptions(tests="practice")
@@ -506,7 +563,8 @@ def test_practice_archive_diagnoses_offline_as_the_judge_does(practice_dir, bund
             continue
         assert judge_d["groups"] == practice_d["groups"], path.stem
         fj, fp = judge_d["fingerprint"], practice_d["fingerprint"]
-        assert (fj["status"], [m["id"] for m in fj["mistakes"]]) == \
-               (fp["status"], [m["id"] for m in fp["mistakes"]]), path.stem
+        assert (fj["status"], [m["id"] for m in fj["mistakes"]]) == (fp["status"], [m["id"] for m in fp["mistakes"]]), (
+            path.stem
+        )
         if not path.stem.startswith("unknown_"):
             assert fp["status"] == "match" and fp["mistakes"][0]["id"] == path.stem, path.stem

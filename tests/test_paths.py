@@ -7,6 +7,7 @@ path cannot leave the submission folder, lexically or through a symlinked
 folder. The last tests swap a path between a file and a symlink while it is
 being read: what is read is always the honest file or a refusal, never the target.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,7 +57,7 @@ def upload(tmp_path) -> Path:
 def test_a_regular_file_is_read_with_and_without_within(upload):
     assert read_regular(upload / "solution.py", 100) == HONEST.encode()
     assert read_regular(upload / "solution.py", 100, within=upload) == HONEST.encode()
-    assert read_regular(upload / "solution.py", 3) == b"x ="      # bounded
+    assert read_regular(upload / "solution.py", 3) == b"x ="  # bounded
     (upload / "deep" / "er").mkdir(parents=True)
     (upload / "deep" / "er" / "s.py").write_text(HONEST)
     assert read_regular(upload / "deep" / "er" / "s.py", 100, within=upload) == HONEST.encode()
@@ -72,8 +73,14 @@ def test_relative_paths_are_relative_to_the_working_folder(upload, monkeypatch):
 @pytest.mark.parametrize("target", ["reference", "secret", "dangling", "self-loop"])
 def test_a_symlinked_file_is_refused_never_followed(upload, within, target):
     link = upload / "link.py"
-    link.symlink_to({"reference": REFERENCE, "secret": upload.parent / "shadow",
-                     "dangling": upload / "nowhere.py", "self-loop": link}[target])
+    link.symlink_to(
+        {
+            "reference": REFERENCE,
+            "secret": upload.parent / "shadow",
+            "dangling": upload / "nowhere.py",
+            "self-loop": link,
+        }[target]
+    )
     exc = refused(link, upload if within else None)
     assert exc.kind == LINK and "symbolic link" in exc.reason
     assert "not-for-students" not in exc.reason and str(REFERENCE) not in exc.reason
@@ -113,7 +120,7 @@ def test_an_absolute_path_outside_the_upload_is_refused(upload):
 
 def test_special_files_are_refused_by_their_type_without_blocking(upload):
     fifo = upload / "fifo.py"
-    os.mkfifo(fifo)   # without a writer, a plain open() would block forever
+    os.mkfifo(fifo)  # without a writer, a plain open() would block forever
     exc = refused(fifo, upload)
     assert exc.kind == SPECIAL and "FIFO" in exc.reason
     assert refused(fifo).kind == SPECIAL
@@ -131,7 +138,7 @@ def test_directories_and_missing_files(upload):
     assert refused(upload / "solution.ipynb", upload).kind == DIRECTORY
     assert refused(upload).kind == DIRECTORY
     assert refused(upload / "none.py", upload).kind == MISSING
-    assert refused(upload / "solution.py" / "x.py").kind == MISSING   # a file on the way
+    assert refused(upload / "solution.py" / "x.py").kind == MISSING  # a file on the way
     assert refused(upload / "no" / "x.py", upload).kind == MISSING
     assert refused(upload / "absent" / "x.py", upload / "absent").kind == MISSING
 
@@ -174,14 +181,16 @@ while True:
 """
 
 
-def _reads_while_swapping(upload: Path, victim: Path, read: Path, target: Path, kind: str,
-                          rounds: int = 3000) -> set[bytes]:
+def _reads_while_swapping(
+    upload: Path, victim: Path, read: Path, target: Path, kind: str, rounds: int = 3000
+) -> set[bytes]:
     """Every distinct content read from `read` while another process keeps swapping `victim`
     between the honest thing and a symlink to `target`."""
-    proc = subprocess.Popen([sys.executable, "-c", SWAPPER, str(victim), str(target), kind],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(victim), str(target), kind], stdout=subprocess.PIPE, text=True
+    )
     seen = set()
-    assert proc.stdout is not None   # stdout=PIPE
+    assert proc.stdout is not None  # stdout=PIPE
     try:
         assert proc.stdout.readline() == "ready\n"
         for _ in range(rounds):
@@ -206,12 +215,14 @@ def test_a_folder_swapped_for_a_symlink_during_reading_never_yields_the_target(u
     (upload.parent / "elsewhere" / "solution.py").write_text(SECRET)
     (upload / "src").mkdir()
     (upload / "src" / "solution.py").write_text(HONEST)
-    seen = _reads_while_swapping(upload, upload / "src", upload / "src" / "solution.py",
-                                 upload.parent / "elsewhere", "folder")
+    seen = _reads_while_swapping(
+        upload, upload / "src", upload / "src" / "solution.py", upload.parent / "elsewhere", "folder"
+    )
     assert seen <= {HONEST.encode()}
 
 
 # --- through read_submission and the CLI: exit 2 for the operator's path, CE inside an upload --------
+
 
 def test_read_submission_maps_refusals_to_exit_2_or_ce(upload):
     (upload / "link.py").symlink_to(REFERENCE)
@@ -219,7 +230,7 @@ def test_read_submission_maps_refusals_to_exit_2_or_ce(upload):
         read_submission(upload / "link.py", 65536)
     sub, check = read_submission(upload / "link.py", 65536, within=upload)
     assert sub is None and not check.ok and "symbolic link" in check.message
-    with pytest.raises(SubmissionUnreadable, match="no such file"):   # missing stays "cannot judge"
+    with pytest.raises(SubmissionUnreadable, match="no such file"):  # missing stays "cannot judge"
         read_submission(upload / "none.py", 65536, within=upload)
 
 
@@ -237,14 +248,14 @@ def test_cli_within_makes_a_symlink_a_compilation_error_and_never_shows_the_targ
     proc = run_cli("grade", str(upload / "solution.py"), "--within", str(upload), "--json", "-")
     assert proc.returncode == 1, proc.stderr
     import json
+
     doc = json.loads(proc.stdout)
     assert doc["verdict"] == "CE" and "symbolic link" in doc["compile"]["message"]
     assert "not-for-students" not in proc.stdout + proc.stderr
 
 
 def test_cli_within_refuses_a_path_that_climbs_out(upload):
-    proc = run_cli("grade", str(upload / ".." / "shadow"),
-                   "--within", str(upload), "--format", "exercism")
+    proc = run_cli("grade", str(upload / ".." / "shadow"), "--within", str(upload), "--format", "exercism")
     assert proc.returncode == 1, proc.stderr
     assert '"status": "error"' in proc.stdout and "climbs out" in proc.stdout
 

@@ -1,4 +1,5 @@
 """grader/problem/portable_array.py: fixed-order arrays, exact where it is claimed, closed to NumPy."""
+
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
@@ -15,8 +16,13 @@ RNG = np.random.default_rng(7)
 
 
 def _fraction_matmul(a: np.ndarray, b: np.ndarray) -> list[list[Fraction]]:
-    return [[sum((Fraction(a[i, k]) * Fraction(b[k, j]) for k in range(a.shape[1])), Fraction(0))
-             for j in range(b.shape[1])] for i in range(a.shape[0])]
+    return [
+        [
+            sum((Fraction(a[i, k]) * Fraction(b[k, j]) for k in range(a.shape[1])), Fraction(0))
+            for j in range(b.shape[1])
+        ]
+        for i in range(a.shape[0])
+    ]
 
 
 def test_double_double_matmul_is_the_exact_product_rounded_once():
@@ -28,11 +34,25 @@ def test_double_double_matmul_is_the_exact_product_rounded_once():
 
 
 def test_double_double_matmul_of_two_double_double_operands_and_batches():
-    third = DOUBLE_DOUBLE.asarray(np.ones((2, 3, 4))) / 3.0          # lo parts are not zero
+    third = DOUBLE_DOUBLE.asarray(np.ones((2, 3, 4))) / 3.0  # lo parts are not zero
     other = DOUBLE_DOUBLE.asarray(RNG.standard_normal((2, 4, 5))) / 7.0
     got = (third @ other).to_numpy()
-    exact = [[[sum((Fraction(1, 3) * (Fraction(float(other.hi[n, k, j])) + Fraction(float(other.lo[n, k, j])))
-                    for k in range(4)), Fraction(0)) for j in range(5)] for _ in range(3)] for n in range(2)]
+    exact = [
+        [
+            [
+                sum(
+                    (
+                        Fraction(1, 3) * (Fraction(float(other.hi[n, k, j])) + Fraction(float(other.lo[n, k, j])))
+                        for k in range(4)
+                    ),
+                    Fraction(0),
+                )
+                for j in range(5)
+            ]
+            for _ in range(3)
+        ]
+        for n in range(2)
+    ]
     assert got.tolist() == [[[float(v) for v in row] for row in mat] for mat in exact]
 
 
@@ -67,7 +87,7 @@ def test_mean_var_and_max():
     one = DOUBLE_DOUBLE.asarray(np.ones(3)) / 3.0
     bigger = one + DoubleDoubleArray(np.zeros(3), np.array([0.0, 1e-30, 0.0]))
     stacked = DOUBLE_DOUBLE.stack([one, bigger], axis=0)
-    assert stacked.max(axis=0).lo[1] > one.lo[1]          # the max looks at the low part on ties
+    assert stacked.max(axis=0).lo[1] > one.lo[1]  # the max looks at the low part on ties
 
 
 def test_maximum_stack_concatenate_indexing_and_powers():
@@ -75,12 +95,12 @@ def test_maximum_stack_concatenate_indexing_and_powers():
     a = xp.asarray(np.array([-1.0, 2.0, np.nan]))
     assert np.array_equal(xp.maximum(a, 0.0).to_numpy(), [0.0, 2.0, np.nan], equal_nan=True)
     t = DOUBLE_DOUBLE.asarray(np.arange(6.0).reshape(2, 3))
-    assert (t ** 3).to_numpy().tolist() == (np.arange(6.0) ** 3).reshape(2, 3).tolist()
+    assert (t**3).to_numpy().tolist() == (np.arange(6.0) ** 3).reshape(2, 3).tolist()
     assert DOUBLE_DOUBLE.concatenate([t, t], axis=-1).shape == (2, 6)
     assert t[..., np.array([2, 0])].to_numpy().tolist() == [[2.0, 0.0], [5.0, 3.0]]
     assert t.T.shape == (3, 2) and t.swapaxes(0, 1).shape == (3, 2) and t.reshape(3, 2).shape == (3, 2)
     with pytest.raises(TypeError):
-        t ** 0.5
+        t**0.5
 
 
 def test_transcendentals_are_rounded_from_double_double():
@@ -110,7 +130,7 @@ def test_numpy_cannot_leave_the_fixed_arithmetic_silently():
         a + rounded(np.float64).asarray(np.ones(2))
     with pytest.raises(TypeError):
         rounded(np.float32).asarray(np.ones(2)) * rounded(np.float64).asarray(np.ones(2))
-    assert isinstance(np.ones((2, 2)) @ a, DoubleDoubleArray)     # NumPy defers to our operators
+    assert isinstance(np.ones((2, 2)) @ a, DoubleDoubleArray)  # NumPy defers to our operators
     assert isinstance(np.ones(2) + rounded(np.float32).asarray(np.ones(2)), RoundedArray)
 
 

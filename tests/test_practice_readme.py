@@ -7,6 +7,7 @@ and run one by one with bash, exactly as written. Needs `python3` (3.11+) on
 PATH and a reachable package index (PyPI or a configured mirror) for the
 README's `pip install`.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from grader.maintain.pack import pack
 from grader.maintain.unpack import safe_unpack
 from grader.problem.bundle import open_bundle
 
-PATIENCE_S = 900      # pip may download NumPy; a bound against hanging, never a timing assertion
+PATIENCE_S = 900  # pip may download NumPy; a bound against hanging, never a timing assertion
 
 
 def quick_start(readme: str) -> list[str]:
@@ -34,17 +35,28 @@ def quick_start(readme: str) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "COLUMNS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "COLUMNS")
+    }
     # A venv's bin/ first on PATH would make "python3" that venv's: a fresh folder has none.
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if not (Path(p) / "activate").is_file())
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if not (Path(p) / "activate").is_file()
+    )
     return env
 
 
 def _run(line: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", line], cwd=cwd, env=_env(), capture_output=True, text=True,
-                          timeout=PATIENCE_S, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        ["bash", "-c", line],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_the_practice_readme_is_its_own(tmp_path):

@@ -5,6 +5,7 @@ learner offline gets the same group reading and fingerprints as the judge; it
 catches every catalogue mistake and float32 arithmetic; it earns no points and
 is never part of `--tests all` nor a replacement for the hidden set.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -63,7 +64,7 @@ def test_practice_is_never_part_of_all_and_never_scored(bundle):
 
 def _solution(path: Path):
     spec = importlib.util.spec_from_file_location(f"_practice_{path.stem}", path)
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.vit_encoder_block
@@ -74,8 +75,12 @@ def _fails_somewhere(fn, cases, spec) -> list[str]:
     for case in cases:
         with np.errstate(all="ignore"):
             got = fn(*case.args())
-        if (type(got) is not np.ndarray or got.dtype != np.float64 or got.shape != case.expected.shape
-                or not passes(got, case.expected, spec.comparison.rtol, spec.comparison.atol)):
+        if (
+            type(got) is not np.ndarray
+            or got.dtype != np.float64
+            or got.shape != case.expected.shape
+            or not passes(got, case.expected, spec.comparison.rtol, spec.comparison.atol)
+        ):
             failed.append(case.name)
     return failed
 
@@ -87,8 +92,7 @@ def test_every_catalogue_mistake_fails_a_practice_test(bundle, spec, practice):
         assert _fails_somewhere(lambda *a, v=v: variants.block(*a, v=v), only_practice, spec), mid
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "submissions" / "wrong_answer").glob("*.py")),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted((ROOT / "submissions" / "wrong_answer").glob("*.py")), ids=lambda p: p.stem)
 def test_every_wrong_submission_fails_a_practice_test(path, spec, practice):
     """The learner-style files too, float32_arithmetic.py included (it passes the samples)."""
     assert _fails_somewhere(_solution(path), [c for c in practice if c.practice], spec)

@@ -11,6 +11,7 @@ Every field is checked against PrairieLearn's published contract, cited by file:
   message, output; at most 1 MB) and apps/grader-host/src/index.ts (the job folder is bound at
   /grade, the container must exit 0, results.json over 1 MB fails the job).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,17 +34,49 @@ from same_data import assert_same_data
 from test_docker import docker, engine, image  # noqa: F401  (fixtures: a real engine, the product image)
 
 # infoQuestion.json, transcribed: the properties it defines (it allows no others).
-INFO_PROPERTIES = {"comment", "uuid", "type", "title", "topic", "tags", "clientFiles", "clientTemplates",
-                   "template", "gradingMethod", "singleVariant", "showCorrectAnswer", "partialCredit",
-                   "options", "externalGradingOptions", "dependencies", "workspaceOptions", "sharingSets",
-                   "sharePublicly", "shareSourcePublicly"}
+INFO_PROPERTIES = {
+    "comment",
+    "uuid",
+    "type",
+    "title",
+    "topic",
+    "tags",
+    "clientFiles",
+    "clientTemplates",
+    "template",
+    "gradingMethod",
+    "singleVariant",
+    "showCorrectAnswer",
+    "partialCredit",
+    "options",
+    "externalGradingOptions",
+    "dependencies",
+    "workspaceOptions",
+    "sharingSets",
+    "sharePublicly",
+    "shareSourcePublicly",
+}
 INFO_REQUIRED = {"uuid", "type", "title", "topic"}
-EGO_PROPERTIES = {"comment", "enabled", "image", "entrypoint", "serverFilesCourse", "timeout",
-                  "enableNetworking", "environment"}
+EGO_PROPERTIES = {
+    "comment",
+    "enabled",
+    "image",
+    "entrypoint",
+    "serverFilesCourse",
+    "timeout",
+    "enableNetworking",
+    "environment",
+}
 EGO_REQUIRED = {"image", "entrypoint"}
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-TEST_FIELDS: dict[str, type | tuple[type, ...]] = {"name": str, "description": str, "points": (int, float), "max_points": (int, float),
-               "message": str, "output": str}
+TEST_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "description": str,
+    "points": (int, float),
+    "max_points": (int, float),
+    "message": str,
+    "output": str,
+}
 
 
 def check_results(doc: dict) -> None:
@@ -66,6 +99,7 @@ def _report(bundle, path: Path, tests: str = "all"):
 
 
 # --- info.json and the question folder -------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def question(bundle, tmp_path_factory) -> Path:
@@ -94,17 +128,28 @@ def test_uuid_is_derived_from_bundle_id_and_version(spec):
 def test_jsonschema_accepts_info_json(question):
     """The same constraints, through jsonschema (a dev dependency), with the schema's draft-07."""
     jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (requirements-dev.txt) is not installed")
-    schema = {"type": "object", "additionalProperties": False, "required": sorted(INFO_REQUIRED),
-              "properties": {**{k: {} for k in INFO_PROPERTIES},
-                             "uuid": {"type": "string", "pattern": UUID.pattern},
-                             "type": {"enum": ["Calculation", "MultipleChoice", "Checkbox", "File",
-                                               "MultipleTrueFalse", "v3"]},
-                             "gradingMethod": {"enum": ["Internal", "External", "Manual"]},
-                             "externalGradingOptions": {
-                                 "type": "object", "additionalProperties": False, "required": sorted(EGO_REQUIRED),
-                                 "properties": {**{k: {} for k in EGO_PROPERTIES}, "image": {"type": "string"},
-                                                "timeout": {"type": "integer"},
-                                                "enableNetworking": {"type": "boolean"}}}}}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": sorted(INFO_REQUIRED),
+        "properties": {
+            **{k: {} for k in INFO_PROPERTIES},
+            "uuid": {"type": "string", "pattern": UUID.pattern},
+            "type": {"enum": ["Calculation", "MultipleChoice", "Checkbox", "File", "MultipleTrueFalse", "v3"]},
+            "gradingMethod": {"enum": ["Internal", "External", "Manual"]},
+            "externalGradingOptions": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": sorted(EGO_REQUIRED),
+                "properties": {
+                    **{k: {} for k in EGO_PROPERTIES},
+                    "image": {"type": "string"},
+                    "timeout": {"type": "integer"},
+                    "enableNetworking": {"type": "boolean"},
+                },
+            },
+        },
+    }
     jsonschema.Draft7Validator(schema).validate(json.loads((question / "info.json").read_text()))
 
 
@@ -112,7 +157,7 @@ def test_question_html_has_the_editor_the_results_and_the_statement(question, sp
     page = (question / "question.html").read_text()
     assert f'<pl-file-editor file-name="{spec.entry_file}"' in page and 'source-file-name="starter.py"' in page
     assert "<pl-external-grader-results>" in page and "<pl-submission-panel>" in page
-    assert "ViT Encoder Block" in page and "<module>" not in page       # statement text is escaped
+    assert "ViT Encoder Block" in page and "<module>" not in page  # statement text is escaped
     starter = (question / "starter.py").read_text()
     assert starter == platform_starter((bundle.root / "starter/solution.py").read_text(), pl.STARTER_CHECK)
     assert "Save & Grade" in starter and "vit-grader" not in starter and "python -m grader" not in starter
@@ -128,6 +173,7 @@ def test_cli_export_prairielearn(tmp_path):
 
 
 # --- results.json ----------------------------------------------------------------------
+
 
 def test_accepted_scores_one(bundle):
     doc = pl.prairielearn_results(_report(bundle, ROOT / "reference/solution.py"))
@@ -174,20 +220,27 @@ def _run_entry(tmp_path: Path, files: dict[str, str]) -> dict:
     for name, text in files.items():
         (student / name).write_text(text)
     entry = ROOT / "grader/platforms/programs/prairielearn_entry.py"
-    r = subprocess.run([sys.executable, str(entry)],
-                       env={**os.environ, "PL_GRADE_ROOT": str(tmp_path / "grade"), "PL_BUNDLE": str(ROOT)},
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, str(entry)],
+        env={**os.environ, "PL_GRADE_ROOT": str(tmp_path / "grade"), "PL_BUNDLE": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "grade/results/results.json").read_text())
     check_results(doc)
     return doc
 
 
-@pytest.mark.parametrize("files, says", [
-    ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, ["2 Python files or notebooks", "a.py, b.py", "solution.py"]),
-    ({"notes.txt": "hi\n"}, ["no solution.py", "notes.txt"]),
-    ({}, ["the upload is empty"]),
-])
+@pytest.mark.parametrize(
+    "files, says",
+    [
+        ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, ["2 Python files or notebooks", "a.py, b.py", "solution.py"]),
+        ({"notes.txt": "hi\n"}, ["no solution.py", "notes.txt"]),
+        ({}, ["the upload is empty"]),
+    ],
+)
 def test_entry_program_says_what_the_folder_holds_when_no_file_can_be_graded(tmp_path, files, says):
     doc = _run_entry(tmp_path, files)
     assert doc["gradable"] is False
@@ -201,20 +254,28 @@ def test_entry_program_grades_the_one_python_file_whatever_its_name(tmp_path):
 
 # --- the container, as PrairieLearn's grader host runs it ------------------------------
 
+
 @pytest.fixture(scope="module")
 def pl_image(image, question, tmp_path_factory) -> str:  # noqa: F811 - the image fixture, imported above
     """The grading image built from the exported image/Dockerfile on top of the product image."""
     tag = f"{image.rsplit(':', 1)[0]}-prairielearn:{image.rsplit(':', 1)[-1]}"
     ctx = tmp_path_factory.mktemp("plctx")
     shutil.copy(question / "image/Dockerfile", ctx / "Dockerfile")
-    r = subprocess.run(["docker", "build", "-q", "--build-arg", f"GRADER_IMAGE={image}", "-t", tag, str(ctx)],
-                       capture_output=True, text=True, timeout=600, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+    r = subprocess.run(
+        ["docker", "build", "-q", "--build-arg", f"GRADER_IMAGE={image}", "-t", tag, str(ctx)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "DOCKER_BUILDKIT": "0"},
+    )
     if r.returncode != 0:
         pytest.fail(f"building the PrairieLearn image failed: {r.stderr[-2000:]}")
     return tag
 
 
-def _grade_job(tmp_path: Path, pl_image: str, entrypoint: str, student: dict) -> tuple[subprocess.CompletedProcess, dict | None]:
+def _grade_job(
+    tmp_path: Path, pl_image: str, entrypoint: str, student: dict
+) -> tuple[subprocess.CompletedProcess, dict | None]:
     """One job, laid out and started like apps/grader-host/src/index.ts runJob: the job folder (0700,
     the host's user) bound read-write at /grade, networking off, the entry point from info.json."""
     job = tmp_path / "job"
@@ -225,8 +286,24 @@ def _grade_job(tmp_path: Path, pl_image: str, entrypoint: str, student: dict) ->
     for name, make in student.items():
         make(job / "student" / name)
     job.chmod(0o700)
-    r = docker("run", "--rm", "--network", "none", "--memory", "2g", "--pids-limit", "512",
-               "--ulimit", "core=0", "-v", f"{job}:/grade", "--entrypoint", entrypoint, pl_image, timeout=900)
+    r = docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--memory",
+        "2g",
+        "--pids-limit",
+        "512",
+        "--ulimit",
+        "core=0",
+        "-v",
+        f"{job}:/grade",
+        "--entrypoint",
+        entrypoint,
+        pl_image,
+        timeout=900,
+    )
     results = job / "results/results.json"
     return r, (json.loads(results.read_text()) if results.is_file() else None)
 
@@ -236,18 +313,21 @@ def _file(text: str):
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("name, student, gradable, full", [
-    ("accepted", {"solution.py": _file((ROOT / "reference/solution.py").read_text())}, True, True),
-    ("wrong", {"solution.py": _file((ROOT / "submissions/wrong_answer/post_norm.py").read_text())}, True, False),
-    ("unreadable", {"solution.py": lambda p: p.write_bytes(b"\xff\xfe not UTF-8 \x00")}, False, False),
-    ("symlink out", {"solution.py": lambda p: p.symlink_to("/etc/passwd")}, False, False),
-    ("a folder", {"solution.py": lambda p: p.mkdir()}, False, False),
-    ("nothing", {}, False, False),
-])
+@pytest.mark.parametrize(
+    "name, student, gradable, full",
+    [
+        ("accepted", {"solution.py": _file((ROOT / "reference/solution.py").read_text())}, True, True),
+        ("wrong", {"solution.py": _file((ROOT / "submissions/wrong_answer/post_norm.py").read_text())}, True, False),
+        ("unreadable", {"solution.py": lambda p: p.write_bytes(b"\xff\xfe not UTF-8 \x00")}, False, False),
+        ("symlink out", {"solution.py": lambda p: p.symlink_to("/etc/passwd")}, False, False),
+        ("a folder", {"solution.py": lambda p: p.mkdir()}, False, False),
+        ("nothing", {}, False, False),
+    ],
+)
 def test_container_with_prairielearn_mounts(tmp_path, pl_image, question, name, student, gradable, full):
     info = json.loads((question / "info.json").read_text())
     r, doc = _grade_job(tmp_path, pl_image, info["externalGradingOptions"]["entrypoint"], student)
-    assert r.returncode == 0, r.stderr[-2000:]          # the grader host reads results only after exit 0
+    assert r.returncode == 0, r.stderr[-2000:]  # the grader host reads results only after exit 0
     assert doc is not None, f"no /grade/results/results.json; stderr: {r.stderr[-2000:]}"
     check_results(doc)
     assert doc["gradable"] is gradable, doc["message"]

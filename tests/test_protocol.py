@@ -5,6 +5,7 @@ These tests feed the reader the exact bytes a worker (or an attacker) could
 write and check what it accepts, what it refuses, and that what it keeps in
 memory stays bounded whatever arrives.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,14 @@ def layers_frame() -> bytes:
 
 def result_frame(values: np.ndarray, **overrides) -> bytes:
     body = np.ascontiguousarray(values, dtype="<f8").tobytes()
-    header = {"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64",
-              "shape": list(values.shape), "nbytes": len(body)}
+    header = {
+        "kind": "result",
+        "status": "ok",
+        "type": "ndarray",
+        "dtype": "float64",
+        "shape": list(values.shape),
+        "nbytes": len(body),
+    }
     header.update(overrides)
     return encode_frame(header, body)
 
@@ -61,7 +68,7 @@ def test_byte_by_byte_feeding_gives_the_same_result():
     data = layers_frame() + result_frame(values)
     r = reader()
     for i in range(len(data)):
-        r.feed(data[i:i + 1])
+        r.feed(data[i : i + 1])
     r.finish()
     assert r.error is None
     np.testing.assert_array_equal(r.result_array(), values)
@@ -76,30 +83,47 @@ def test_special_values_survive_the_body():
     assert np.array_equal(got, values, equal_nan=True) and np.signbit(got.ravel()[3])
 
 
-@pytest.mark.parametrize("data, why", [
-    (b"XXXX" + b"\0" * 100, "does not start with a frame marker"),
-    (MAGIC + struct.pack("<I", HEADER_CAP + 1), "over the"),
-    (raw_frame(b"{not json"), "not valid JSON"),
-    (raw_frame(b"\xff\xfe"), "not valid JSON"),
-    (raw_frame(b"[" * 50000), "not valid JSON"),                 # nesting bomb: RecursionError
-    (raw_frame(b"[1, 2]"), "no valid 'kind'"),
-    (raw_frame(b'{"kind": "pickle"}'), "no valid 'kind'"),
-    (raw_frame(json.dumps({"kind": "layers", "nbytes": 8}).encode()), "not a float64 result"),
-    (raw_frame(json.dumps({"kind": "result", "dtype": "float32", "shape": [2], "nbytes": 8}).encode()),
-     "not a float64 result"),
-    (raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [-1, 3], "nbytes": 8}).encode()),
-     "non-negative integers"),
-    (raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [True, 3], "nbytes": 24}).encode()),
-     "non-negative integers"),
-    (raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [1] * 33, "nbytes": 8}).encode()),
-     "non-negative integers"),
-    (raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [2, 3, 4], "nbytes": 8}).encode()),
-     "does not match"),
-    (raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [2, 3, 4], "nbytes": 192.0}).encode()),
-     "does not match"),
-    (raw_frame(b'{"kind": "result", "dtype": "float64", "shape": [2, 3, 4], "nbytes": ' + b"9" * 5000 + b"}"),
-     "not valid JSON"),                                          # int digit limit: ValueError
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        (b"XXXX" + b"\0" * 100, "does not start with a frame marker"),
+        (MAGIC + struct.pack("<I", HEADER_CAP + 1), "over the"),
+        (raw_frame(b"{not json"), "not valid JSON"),
+        (raw_frame(b"\xff\xfe"), "not valid JSON"),
+        (raw_frame(b"[" * 50000), "not valid JSON"),  # nesting bomb: RecursionError
+        (raw_frame(b"[1, 2]"), "no valid 'kind'"),
+        (raw_frame(b'{"kind": "pickle"}'), "no valid 'kind'"),
+        (raw_frame(json.dumps({"kind": "layers", "nbytes": 8}).encode()), "not a float64 result"),
+        (
+            raw_frame(json.dumps({"kind": "result", "dtype": "float32", "shape": [2], "nbytes": 8}).encode()),
+            "not a float64 result",
+        ),
+        (
+            raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [-1, 3], "nbytes": 8}).encode()),
+            "non-negative integers",
+        ),
+        (
+            raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [True, 3], "nbytes": 24}).encode()),
+            "non-negative integers",
+        ),
+        (
+            raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [1] * 33, "nbytes": 8}).encode()),
+            "non-negative integers",
+        ),
+        (
+            raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [2, 3, 4], "nbytes": 8}).encode()),
+            "does not match",
+        ),
+        (
+            raw_frame(json.dumps({"kind": "result", "dtype": "float64", "shape": [2, 3, 4], "nbytes": 192.0}).encode()),
+            "does not match",
+        ),
+        (
+            raw_frame(b'{"kind": "result", "dtype": "float64", "shape": [2, 3, 4], "nbytes": ' + b"9" * 5000 + b"}"),
+            "not valid JSON",
+        ),  # int digit limit: ValueError
+    ],
+)
 def test_malformed_streams_are_protocol_errors(data, why):
     r = reader()
     r.feed(data)
@@ -112,20 +136,26 @@ def test_header_cap_refuses_before_buffering_the_header():
     r = reader()
     r.feed(MAGIC + struct.pack("<I", 1 << 31))
     assert r.error and "over the" in r.error
-    r.feed(b"x" * (4 << 20))                   # the rest is counted, not stored
+    r.feed(b"x" * (4 << 20))  # the rest is counted, not stored
     assert stored_bytes(r) == 0 and r.discarded >= 4 << 20
 
 
 def test_claimed_huge_array_is_stopped_without_reading_the_body():
     r = reader(cap=16 << 20)
-    header = {"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64",
-              "shape": [4, 256, 10 ** 7], "nbytes": 8 * 4 * 256 * 10 ** 7}
+    header = {
+        "kind": "result",
+        "status": "ok",
+        "type": "ndarray",
+        "dtype": "float64",
+        "shape": [4, 256, 10**7],
+        "nbytes": 8 * 4 * 256 * 10**7,
+    }
     r.feed(encode_frame(header))
     for _ in range(8):
         r.feed(b"\0" * (1 << 20))
     r.finish()
     assert r.stopped == "too_large" and r.error is None
-    assert r.result().header["shape"] == [4, 256, 10 ** 7]   # the header is kept for the verdict
+    assert r.result().header["shape"] == [4, 256, 10**7]  # the header is kept for the verdict
     assert r.result_array() is None and stored_bytes(r) == 0
 
 
@@ -166,8 +196,9 @@ def test_result_without_layers_is_accepted_but_reports_no_layers():
 
 def test_header_claiming_a_result_without_a_body_has_no_array():
     r = reader()
-    r.feed(encode_frame({"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64",
-                         "shape": list(SHAPE)}))
+    r.feed(
+        encode_frame({"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64", "shape": list(SHAPE)})
+    )
     r.finish()
     assert r.error is None and r.result() is not None and r.result_array() is None
 

@@ -5,6 +5,7 @@ default Variant (per-head einsum loop), a scalar per-token loop written here
 with the math module only, and PyTorch's nn.TransformerEncoderLayer when
 torch is importable (an optional dev dependency: pip install torch==2.13.0).
 """
+
 from __future__ import annotations
 
 import math
@@ -57,6 +58,7 @@ def test_independent_per_head_formulation_agrees(cases, reference, variants):
 
 # --- a scalar, per-token implementation written from the statement -----------------------------
 
+
 def _ln(token: list[float]) -> list[float]:
     mu = math.fsum(token) / len(token)
     var = math.fsum((t - mu) ** 2 for t in token) / len(token)
@@ -68,7 +70,7 @@ def _row_times(row: list[float], W: np.ndarray) -> list[float]:
 
 
 def _gelu(u: float) -> float:
-    return 0.5 * u * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (u + 0.044715 * u ** 3)))
+    return 0.5 * u * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (u + 0.044715 * u**3)))
 
 
 def per_token_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2) -> np.ndarray:
@@ -97,8 +99,18 @@ def per_token_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2) -> np.ndarray:
 
 def test_per_token_loop_agrees_on_every_small_case(cases, reference):
     small = [c for c in cases if c.expected.size * c.inputs["W1"].size <= 20_000]
-    assert {c.group for c in small} >= {"sample", "single_head", "multi_head", "single_token", "batch",
-                                        "mlp_width", "attention_only", "mlp_only", "layernorm_eps", "stability"}
+    assert {c.group for c in small} >= {
+        "sample",
+        "single_head",
+        "multi_head",
+        "single_token",
+        "batch",
+        "mlp_width",
+        "attention_only",
+        "mlp_only",
+        "layernorm_eps",
+        "stability",
+    }
     for case in small:
         scalar = per_token_block(*case.args())
         assert normalised_error(scalar, case.expected) < 1e-11, case.name
@@ -106,17 +118,20 @@ def test_per_token_loop_agrees_on_every_small_case(cases, reference):
 
 # --- properties any correct block has ----------------------------------------------------------
 
+
 def test_token_permutation_equivariance_and_batch_independence(cases, reference):
     case = next(c for c in cases if c.group == "batch")
     x, H, *weights = case.args()
     full = reference.vit_encoder_block(x, H, *weights)
     perm = np.random.default_rng(0).permutation(x.shape[1])
     # No positional information inside the block: permuting tokens permutes the output.
-    np.testing.assert_allclose(reference.vit_encoder_block(x[:, perm], H, *weights), full[:, perm],
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        reference.vit_encoder_block(x[:, perm], H, *weights), full[:, perm], rtol=1e-12, atol=1e-12
+    )
     for b in range(x.shape[0]):
-        np.testing.assert_allclose(reference.vit_encoder_block(x[b:b + 1], H, *weights), full[b:b + 1],
-                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            reference.vit_encoder_block(x[b : b + 1], H, *weights), full[b : b + 1], rtol=1e-12, atol=1e-12
+        )
 
 
 def test_zero_projections_leave_the_tokens_unchanged(cases, reference):
@@ -126,6 +141,7 @@ def test_zero_projections_leave_the_tokens_unchanged(cases, reference):
 
 
 # --- PyTorch ----------------------------------------------------------------------------------------
+
 
 def _torch():
     try:
@@ -138,11 +154,20 @@ def _torch():
 def torch_block(torch, x, num_heads, Wq, Wk, Wv, Wo, W1, W2) -> np.ndarray:
     """nn.TransformerEncoderLayer configured as statement.md says, weights transposed."""
     import torch.nn.functional as F
+
     D, M = W1.shape
     layer = torch.nn.TransformerEncoderLayer(
-        d_model=D, nhead=num_heads, dim_feedforward=M, dropout=0.0,
-        activation=lambda t: F.gelu(t, approximate="tanh"), layer_norm_eps=1e-6,
-        batch_first=True, norm_first=True, bias=False, dtype=torch.float64)
+        d_model=D,
+        nhead=num_heads,
+        dim_feedforward=M,
+        dropout=0.0,
+        activation=lambda t: F.gelu(t, approximate="tanh"),
+        layer_norm_eps=1e-6,
+        batch_first=True,
+        norm_first=True,
+        bias=False,
+        dtype=torch.float64,
+    )
     with torch.no_grad():
         layer.self_attn.in_proj_weight.copy_(torch.from_numpy(np.concatenate([Wq, Wk, Wv], axis=1).T.copy()))
         layer.self_attn.out_proj.weight.copy_(torch.from_numpy(Wo.T.copy()))

@@ -17,6 +17,7 @@ Regenerate after an intended change with:
     UPDATE_GOLDEN=1 python3 -m pytest tests/test_report_text.py
 and review the diff.
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,19 +44,33 @@ from grader.sandbox.records import Layer, SandboxInfo
 
 GOLDEN = ROOT / "tests" / "golden" / "report"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-SCREEN_LINES, SCREEN_WIDTH = 24, 80     # the common case fits an 80x24 terminal
+SCREEN_LINES, SCREEN_WIDTH = 24, 80  # the common case fits an 80x24 terminal
 WIDTHS = (80, 120)
 
 NOTEBOOK_RE = {
-    "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+    "metadata": {},
     "cells": [
         {"cell_type": "markdown", "metadata": {}, "source": ["# My encoder block\n"]},
-        {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
-         "source": ["%load_ext autoreload\n", "import numpy as np\n"]},
-        {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [],
-         "source": ["def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n",
-                    "    assert num_heads == 2, 'only two heads so far'\n",
-                    "    return x.copy()\n"]},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": 1,
+            "outputs": [],
+            "source": ["%load_ext autoreload\n", "import numpy as np\n"],
+        },
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": 2,
+            "outputs": [],
+            "source": [
+                "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n",
+                "    assert num_heads == 2, 'only two heads so far'\n",
+                "    return x.copy()\n",
+            ],
+        },
     ],
 }
 
@@ -68,15 +83,22 @@ SCENARIOS: dict[str, tuple[str | tuple[str, str | None], str]] = {
     "split_heads_sample": ("submissions/wrong_answer/split_heads_without_transpose.py", "sample"),
     "float32_sample": ("submissions/wrong_answer/float32_arithmetic.py", "sample"),
     "accepted_sample": ("submissions/accepted/vectorised_matmul.py", "sample"),
-    "syntax_error": (("solution.py", "import numpy as np\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, "
-                      "Wo, W1, W2):\n    return x +\n"), "sample"),
+    "syntax_error": (
+        (
+            "solution.py",
+            "import numpy as np\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x +\n",
+        ),
+        "sample",
+    ),
     "notebook_run_time_error": (("solution.ipynb", json.dumps(NOTEBOOK_RE, indent=1)), "sample"),
-    "shape_squeeze_all": (("squeezed.py", None), "all"),          # text: SQUEEZED below
+    "shape_squeeze_all": (("squeezed.py", None), "all"),  # text: SQUEEZED below
     "practice_erf_gelu": ("submissions/wrong_answer/erf_gelu.py", "practice"),
     # Combined and fitted diagnoses (feedback/combined.py), one per new kind.
-    **{f"{p.stem}_all": (f"submissions/wrong_answer/{p.name}", "all")
-       for p in sorted((ROOT / "submissions" / "wrong_answer").glob("*.py"))
-       if p.stem.startswith(("combined_", "fitted_"))},
+    **{
+        f"{p.stem}_all": (f"submissions/wrong_answer/{p.name}", "all")
+        for p in sorted((ROOT / "submissions" / "wrong_answer").glob("*.py"))
+        if p.stem.startswith(("combined_", "fitted_"))
+    },
 }
 
 
@@ -132,13 +154,27 @@ def _masked(obj, rounding: bool):
 
 def diagnosis_part(report, name: str = "") -> dict:
     d = report_dict(report)
-    return _masked({"verdict": d["verdict"], "diagnosis": d["diagnosis"],
-                    "tests": [{"name": t["name"], "verdict": t["verdict"], "check": t["check"],
-                               "pattern": (t["error"] or {}).get("pattern"), "diagnosis": t["diagnosis"]}
-                              for t in d["tests"]]}, name in ROUNDING_SCENARIOS)
+    return _masked(
+        {
+            "verdict": d["verdict"],
+            "diagnosis": d["diagnosis"],
+            "tests": [
+                {
+                    "name": t["name"],
+                    "verdict": t["verdict"],
+                    "check": t["check"],
+                    "pattern": (t["error"] or {}).get("pattern"),
+                    "diagnosis": t["diagnosis"],
+                }
+                for t in d["tests"]
+            ],
+        },
+        name in ROUNDING_SCENARIOS,
+    )
 
 
 # --- golden files ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -158,6 +194,7 @@ def test_diagnosis_json_matches_golden(name, tmp_root):
 
 
 # --- what every report promises ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_report_fits_one_screen_and_ends_with_the_next_step(name, tmp_root):
@@ -189,7 +226,7 @@ def test_known_mistake_is_named_with_part_and_statement_pointer(name, tmp_root):
 
 def test_group_rows_show_one_mark_per_test_and_what_failing_groups_exercise(tmp_root):
     report = graded("interleaved_heads_all", tmp_root)
-    rows = {ln.split()[0].rstrip("*"): ln for ln in render_text(report).splitlines()[3:3 + len(report.groups)]}
+    rows = {ln.split()[0].rstrip("*"): ln for ln in render_text(report).splitlines()[3 : 3 + len(report.groups)]}
     for g in report.groups:
         marks = "".join(MARKS[c.verdict] for c in report.tests if c.group == g.name)
         assert f" {marks} " in rows[g.name]
@@ -213,6 +250,7 @@ def test_sandbox_line_appears_when_a_layer_is_unavailable(tmp_root):
 
 # --- colour -------------------------------------------------------------------------------------------------
 
+
 def test_colour_only_adds_escape_codes(tmp_root):
     report = graded("erf_gelu_all", tmp_root)
     for verbose in (False, True):
@@ -221,14 +259,17 @@ def test_colour_only_adds_escape_codes(tmp_root):
         assert ANSI.sub("", coloured) == render_text(report, colour=False, verbose=verbose)
 
 
-@pytest.mark.parametrize("isatty, flag, env, expected", [
-    (True, False, {}, True),
-    (False, False, {}, False),
-    (True, True, {}, False),
-    (True, False, {"NO_COLOR": "1"}, False),
-    (True, False, {"NO_COLOR": ""}, True),        # no-color.org: set *and not empty*
-    (True, False, {"TERM": "dumb"}, False),
-])
+@pytest.mark.parametrize(
+    "isatty, flag, env, expected",
+    [
+        (True, False, {}, True),
+        (False, False, {}, False),
+        (True, True, {}, False),
+        (True, False, {"NO_COLOR": "1"}, False),
+        (True, False, {"NO_COLOR": ""}, True),  # no-color.org: set *and not empty*
+        (True, False, {"TERM": "dumb"}, False),
+    ],
+)
 def test_use_colour_rules(isatty, flag, env, expected):
     assert use_colour(isatty, flag, env) is expected
 
@@ -238,8 +279,9 @@ def _run_on_tty(args: list[str], env_extra: dict[str, str]) -> str:
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
     env.update({"TERM": "xterm"}, **env_extra)
-    proc = subprocess.Popen([sys.executable, "-m", "grader", *args], cwd=ROOT, stdout=slave,
-                            stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", *args], cwd=ROOT, stdout=slave, stderr=subprocess.DEVNULL, env=env
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -285,22 +327,25 @@ def test_json_is_never_coloured_even_on_a_terminal(ce_file):
 
 # --- the terminal's width, and the 80x24 bar --------------------------------------------------------------
 
-CATALOGUE_FILES = sorted(p for p in (ROOT / "submissions" / "wrong_answer").glob("*.py")
-                         if not p.stem.startswith(("unknown_", "combined_", "fitted_")))
+CATALOGUE_FILES = sorted(
+    p
+    for p in (ROOT / "submissions" / "wrong_answer").glob("*.py")
+    if not p.stem.startswith(("unknown_", "combined_", "fitted_"))
+)
 
 
 @pytest.mark.parametrize("path", CATALOGUE_FILES, ids=lambda p: p.stem)
 def test_each_catalogue_mistake_fits_80x24_by_default(path):
     report = grade(_bundle(), path, GradeOptions(tests="all"))
     lines = render_text(report, width=80).splitlines()
-    assert len(lines) < SCREEN_LINES, "\n".join(lines)      # the last row is the prompt's
+    assert len(lines) < SCREEN_LINES, "\n".join(lines)  # the last row is the prompt's
     assert max(map(len, lines)) <= 80
     text = "\n".join(lines)
     assert "Known mistake: " in text and lines[2].lstrip().startswith("group")
     assert any(ln.startswith("Next: ") for ln in lines)
 
 
-SQUEEZED = '''import numpy as np
+SQUEEZED = """import numpy as np
 
 def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
     def ln(t):
@@ -317,7 +362,7 @@ def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
     u = ln(y) @ W1
     z = y + 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3))) @ W2
     return z.squeeze()
-'''
+"""
 
 
 def test_next_step_follows_the_first_failing_check_before_any_group_reading(tmp_path):
@@ -335,9 +380,14 @@ def test_next_step_follows_the_first_failing_check_before_any_group_reading(tmp_
 
 @pytest.mark.parametrize("columns", ["80", "120"])
 def test_cli_wraps_to_columns(columns):
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", "submissions/wrong_answer/erf_gelu.py"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": columns})
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "submissions/wrong_answer/erf_gelu.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": columns},
+    )
     lines = proc.stdout.splitlines()
     assert proc.returncode == 1 and lines[0].startswith("WA")
     assert max(map(len, lines)) <= int(columns)
@@ -349,17 +399,22 @@ def test_cli_wraps_to_columns(columns):
 
 def test_terminal_width_reads_columns_then_the_terminal():
     from grader.report.text_report import terminal_width
+
     assert terminal_width({"COLUMNS": "120"}) == 120
-    assert terminal_width({"COLUMNS": "10"}) == 40       # clamped: narrower than 40 is unreadable anyway
+    assert terminal_width({"COLUMNS": "10"}) == 40  # clamped: narrower than 40 is unreadable anyway
     assert terminal_width({"COLUMNS": "9999"}) == 160
     assert 40 <= terminal_width({"COLUMNS": "x"}) <= 160
 
 
-@pytest.mark.parametrize("resid, shown", [
-    (4.65e-07, "under 0.001 of the tolerance (rounding)"),     # a fit to rounding: no CPU digits
-    (ROUNDING_RESIDUAL, "0.001 of the tolerance"),              # at the line: a real difference
-    (0.37, "0.37 of the tolerance"),
-])
+@pytest.mark.parametrize(
+    "resid, shown",
+    [
+        (4.65e-07, "under 0.001 of the tolerance (rounding)"),  # a fit to rounding: no CPU digits
+        (ROUNDING_RESIDUAL, "0.001 of the tolerance"),  # at the line: a real difference
+        (0.37, "0.37 of the tolerance"),
+    ],
+)
 def test_a_fit_prints_its_residual_unless_it_is_rounding(resid, shown):
     from grader.report.text_report import _residual_text
+
     assert _residual_text(resid) == shown

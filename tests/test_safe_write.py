@@ -5,6 +5,7 @@ force, a link never written through (nor replaced), a folder or FIFO never
 opened, nothing created where the folder is missing, nothing written into the
 bundle. The commands' own attack tests are tests/test_output_attacks.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -133,15 +134,20 @@ def test_nothing_is_written_into_a_protected_part_even_through_a_linked_folder(t
         with pytest.raises(WriteRefused, match=r"is part of the bundle \(reference\)"):
             write_file(target, "pwned", force=True, protected=(part,))
     assert _only(part) == ["solution.py"] and (part / "solution.py").read_text() == "reference"
-    write_file(tmp_path / "beside.json", "fine", protected=(part,))     # beside a part is not in it
+    write_file(tmp_path / "beside.json", "fine", protected=(part,))  # beside a part is not in it
 
 
 def test_the_bundle_protects_its_own_parts_and_the_graders_source(bundle):
     parts = bundle.own_parts()
     import grader.cli
-    for target in (bundle.root / "reference" / "solution.py", bundle.root / "problem.yaml",
-                   bundle.root / "testcases" / "sample" / "new.json", bundle.calibration_file,
-                   Path(grader.cli.__file__)):
+
+    for target in (
+        bundle.root / "reference" / "solution.py",
+        bundle.root / "problem.yaml",
+        bundle.root / "testcases" / "sample" / "new.json",
+        bundle.calibration_file,
+        Path(grader.cli.__file__),
+    ):
         assert bundle_part(target, parts) is not None, target
         assert "part of the bundle" in target_problem(target, force=True, protected=parts)
     assert bundle_part(bundle.root / "out.json", parts) is None
@@ -151,20 +157,28 @@ def test_the_bundle_protects_its_own_parts_and_the_graders_source(bundle):
 def test_own_parts_cover_every_top_level_part_the_judge_archive_holds(bundle):
     """What `pack` archives is the bundle: each of its top-level names is one of OWN_PARTS."""
     import fnmatch
+
     tops = {e.pattern.split("/")[0] for e in flavour_entries(bundle.spec, "judge")}
-    uncovered = {t for t in tops if not any(t == p or fnmatch.fnmatch(t, p) for p in OWN_PARTS)
-                 and t != bundle.spec.time_calibration.file}
+    uncovered = {
+        t
+        for t in tops
+        if not any(t == p or fnmatch.fnmatch(t, p) for p in OWN_PARTS) and t != bundle.spec.time_calibration.file
+    }
     assert not uncovered, f"top-level parts of the bundle that outputs could overwrite: {sorted(uncovered)}"
 
 
 def test_output_folders_follow_the_same_rules(tmp_path, outside):
     made = make_output_folder(tmp_path / "new")
-    assert made.is_dir() and make_output_folder(made) == made      # an existing folder is fine
+    assert made.is_dir() and make_output_folder(made) == made  # an existing folder is fine
     (tmp_path / "link").symlink_to(made)
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
-    cases = {tmp_path / "link": "is a symbolic link", tmp_path / "dangling": "is a symbolic link",
-             outside: "exists and is not a folder", outside / "sub": "is not a folder",
-             tmp_path / "a" / "b": "does not exist"}
+    cases = {
+        tmp_path / "link": "is a symbolic link",
+        tmp_path / "dangling": "is a symbolic link",
+        outside: "exists and is not a folder",
+        outside / "sub": "is not a folder",
+        tmp_path / "a" / "b": "does not exist",
+    }
     for path, why in cases.items():
         assert why in folder_problem(path), path
         with pytest.raises(WriteRefused, match=why):

@@ -1,4 +1,5 @@
 """tests/same_data.py: large data compared by digest, a difference reported in a few lines, never diffed."""
+
 from __future__ import annotations
 
 import difflib
@@ -7,13 +8,13 @@ import pytest
 
 from same_data import LINE_CHARS, assert_same_data
 
-ROW = "0.12345678901234567," * 8 + "\n"          # 161 bytes: a line of a stored output file
+ROW = "0.12345678901234567," * 8 + "\n"  # 161 bytes: a line of a stored output file
 
 
 def _planted(lines: int, at: int, new: str) -> tuple[str, str]:
     """`lines` equal rows, and the same with row `at` (1-based) replaced by `new`."""
     rows = [ROW] * lines
-    changed = rows[:at - 1] + [new + "\n"] + rows[at:]
+    changed = rows[: at - 1] + [new + "\n"] + rows[at:]
     return "".join(rows), "".join(changed)
 
 
@@ -35,14 +36,18 @@ def test_a_planted_difference_names_the_file_the_line_and_both_versions():
 
 
 def test_missing_lines_are_a_difference_too():
-    with pytest.raises(AssertionError, match=r"1 of 3 lines differ; first, line 3, byte 1 of it: "
-                                             r"got <no such line: the data ends here>, expected 'c'"):
+    with pytest.raises(
+        AssertionError,
+        match=r"1 of 3 lines differ; first, line 3, byte 1 of it: "
+        r"got <no such line: the data ends here>, expected 'c'",
+    ):
         assert_same_data("a\nb\n", "a\nb\nc\n", "short")
 
 
 def test_a_multi_megabyte_difference_is_reported_short_and_without_difflib(monkeypatch):
     def no_diff(*_, **__):
         raise AssertionError("difflib used")
+
     for name in ("SequenceMatcher", "ndiff", "unified_diff", "Differ"):
         monkeypatch.setattr(difflib, name, no_diff)
     # 9.7 MB whose line 45,001 is 40,001 bytes long and differs in its middle byte only

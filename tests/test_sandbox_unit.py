@@ -3,6 +3,7 @@ interpreter), the syscall tables, layer reporting, output sanitising, the
 checker's JE rule, the static checks added against sandbox-level attacks, and a
 few direct Sandbox runs that pin down the worker's order of operations.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,23 +35,25 @@ AUDIT = child.AUDIT_ARCH
 
 # --- a classic-BPF interpreter for the instructions the filter uses -------------------
 
+
 def run_bpf(program: bytes, nr: int, args=(0, 0, 0, 0, 0, 0), arch: str = "x86_64", audit: int | None = None) -> int:
     """Evaluate the seccomp program on one system call; the returned action."""
     args = tuple(args) + (0,) * (6 - len(args))
-    data = struct.pack("<iIQ6Q", nr, AUDIT[arch] if audit is None else audit, 0,
-                       *[a & 0xFFFFFFFFFFFFFFFF for a in args])
+    data = struct.pack(
+        "<iIQ6Q", nr, AUDIT[arch] if audit is None else audit, 0, *[a & 0xFFFFFFFFFFFFFFFF for a in args]
+    )
     insns = [struct.unpack_from("<HBBI", program, i) for i in range(0, len(program), 8)]
     pc, acc = 0, 0
     for _ in range(len(insns) + 1):
         code, jt, jf, k = insns[pc]
-        if code == 0x20:                       # BPF_LD | BPF_W | BPF_ABS
+        if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
             acc = struct.unpack_from("<I", data, k)[0]
             pc += 1
-        elif code == 0x15:                     # BPF_JMP | BPF_JEQ | BPF_K
+        elif code == 0x15:  # BPF_JMP | BPF_JEQ | BPF_K
             pc += 1 + (jt if acc == k else jf)
-        elif code == 0x35:                     # BPF_JMP | BPF_JGE | BPF_K
+        elif code == 0x35:  # BPF_JMP | BPF_JGE | BPF_K
             pc += 1 + (jt if acc >= k else jf)
-        elif code == 0x06:                     # BPF_RET | BPF_K
+        elif code == 0x06:  # BPF_RET | BPF_K
             return k
         else:
             raise AssertionError(f"instruction {code:#x} not understood by this interpreter")
@@ -91,7 +94,7 @@ def test_syscall_tables_have_no_duplicate_numbers(arch):
 
 def test_other_syscalls_are_allowed(program, arch):
     allowed = {"x86_64": (0, 1, 9, 60, 231, 13, 14), "aarch64": (63, 64, 222, 93, 94, 134, 135)}[arch]
-    for number in allowed:          # read, write, mmap, exit, exit_group, rt_sigaction, rt_sigprocmask
+    for number in allowed:  # read, write, mmap, exit, exit_group, rt_sigaction, rt_sigprocmask
         assert run_bpf(program, number, arch=arch) == ALLOW
 
 
@@ -105,25 +108,39 @@ def test_every_listed_syscall_is_refused_with_plain_arguments(program, arch):
         assert action == ERRNO | want, f"{arch} {name}: {action:#x}"
 
 
-@pytest.mark.parametrize("target, allowed", [(OWN, True), (OWN + 1, False), (0, False), (1, False),
-                                             (-1, False), (-OWN, False), (OWN | (1 << 32), False)])
+@pytest.mark.parametrize(
+    "target, allowed",
+    [(OWN, True), (OWN + 1, False), (0, False), (1, False), (-1, False), (-OWN, False), (OWN | (1 << 32), False)],
+)
 def test_signals_only_to_itself(program, arch, target, allowed):
     for name in ("kill", "tkill", "tgkill"):
         action = run_bpf(program, nr(arch, name), args=(target, OWN, 9), arch=arch)
         assert action == (ALLOW if allowed else ERRNO | EPERM), (name, target)
 
 
-@pytest.mark.parametrize("target, allowed", [(0, True), (OWN, True), (1, False), (OWN + 1, False),
-                                             (-1, False), (1 << 32, False)])
+@pytest.mark.parametrize(
+    "target, allowed", [(0, True), (OWN, True), (1, False), (OWN + 1, False), (-1, False), (1 << 32, False)]
+)
 def test_pid_setters_only_on_itself(program, arch, target, allowed):
     for name in sorted(seccomp._SELF_OR_ZERO):
         action = run_bpf(program, nr(arch, name), args=(target, 7, 0, 0), arch=arch)
         assert action == (ALLOW if allowed else ERRNO | EPERM), (name, target)
 
 
-@pytest.mark.parametrize("cmd, allowed", [(1, True), (2, True), (3, True), (4, True), (0, True), (1030, True),
-                                          (seccomp.F_SETOWN, False), (seccomp.F_SETSIG, False),
-                                          (seccomp.F_SETOWN_EX, False)])
+@pytest.mark.parametrize(
+    "cmd, allowed",
+    [
+        (1, True),
+        (2, True),
+        (3, True),
+        (4, True),
+        (0, True),
+        (1030, True),
+        (seccomp.F_SETOWN, False),
+        (seccomp.F_SETSIG, False),
+        (seccomp.F_SETOWN_EX, False),
+    ],
+)
 def test_fcntl_cannot_redirect_sigio(program, arch, cmd, allowed):
     assert run_bpf(program, nr(arch, "fcntl"), args=(1, cmd, 0), arch=arch) == (ALLOW if allowed else ERRNO | EPERM)
 
@@ -131,11 +148,11 @@ def test_fcntl_cannot_redirect_sigio(program, arch, cmd, allowed):
 @pytest.mark.parametrize("flags", [0x11, 0x00010000 | 0x00000800 | 0x00000100, 0x10000000 | 0x11, 0x00004000])
 def test_no_process_and_no_thread_creation(program, arch, flags):
     assert run_bpf(program, nr(arch, "clone"), args=(flags,), arch=arch) == ERRNO | EPERM
-    assert run_bpf(program, nr(arch, "clone3"), arch=arch) == ERRNO | ENOSYS   # glibc falls back to clone
+    assert run_bpf(program, nr(arch, "clone3"), arch=arch) == ERRNO | ENOSYS  # glibc falls back to clone
 
 
 def test_foreign_abis_are_killed_or_refused(program, arch):
-    assert run_bpf(program, 5, arch=arch, audit=0x40000003) == KILL_PROCESS     # i386 via int 0x80
+    assert run_bpf(program, 5, arch=arch, audit=0x40000003) == KILL_PROCESS  # i386 via int 0x80
     if arch == "x86_64":
         assert run_bpf(program, 0x40000000 + 257, arch=arch) == ERRNO | ENOSYS  # x32 openat
         assert run_bpf(program, 0x40000000 + 0, arch=arch) == ERRNO | ENOSYS
@@ -143,13 +160,14 @@ def test_foreign_abis_are_killed_or_refused(program, arch):
 
 # --- layer reporting ------------------------------------------------------------------
 
+
 def test_merge_layers_reports_the_weakest_run():
     first = {"landlock": ["active", "ABI 7"], "seccomp": ["active", "343 instructions"]}
     second = {"landlock": ["unavailable", "ruleset refused"], "seccomp": ["active", "343 instructions"]}
     merged = merge_layers(merge_layers(None, first), second)
     assert merged["landlock"] == ["unavailable", "ruleset refused"]
     assert merged["seccomp"][0] == "active"
-    assert merge_layers(merged, first)["landlock"][0] == "unavailable"   # never upgraded again
+    assert merge_layers(merged, first)["landlock"][0] == "unavailable"  # never upgraded again
 
 
 @pytest.mark.parametrize("bad", [{"seccomp": "active"}, {"seccomp": ["active"]}, {"seccomp": [1, 2]}])
@@ -183,6 +201,7 @@ def test_clean_environment_has_nothing_of_the_grader(monkeypatch):
 
 # --- output and error text from the worker ------------------------------------------------
 
+
 def test_decode_text_defuses_control_characters():
     raw = "ok\tline\n\x1b[2K\rAC  Accepted\x07\x7f\x9b".encode()
     text = _decode_text(raw, len(raw))
@@ -210,6 +229,7 @@ def test_error_info_is_bounded():
 
 def test_child_error_info_uses_its_own_source_not_linecache():
     import linecache
+
     source = "def f():\n    raise ValueError('boom')\n"
     code = compile(source, "sub.py", "exec")
     ns = {}
@@ -241,20 +261,41 @@ def test_child_exception_frame_survives_a_hostile_exception():
 
     frame = frames._exception_frame(Evil(), "sub.py", [], child.STATUS_CALL_EXCEPTION)
     assert frame.startswith(child.MAGIC)
-    header = frame[len(child.MAGIC) + 4:].decode()
+    header = frame[len(child.MAGIC) + 4 :].decode()
     assert '"status":"call_exception"' in header
 
 
 # --- the checker: what decides JE ---------------------------------------------------------
 
-CTX = RunContext(function="vit_encoder_block", parameters=("x",), cpu_limit_s=1.0, wall_limit_s=3.0,
-                 flood_bytes=1 << 25, result_bytes=1 << 24, allowed_hint="")
+CTX = RunContext(
+    function="vit_encoder_block",
+    parameters=("x",),
+    cpu_limit_s=1.0,
+    wall_limit_s=3.0,
+    flood_bytes=1 << 25,
+    result_bytes=1 << 24,
+    allowed_hint="",
+)
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(status="no_result", exit_code=0, signal=None, cpu_s=0.01, wall_s=0.02, maxrss_kib=1000,
-                killed_by=None, value=None, error=None, detail="", stdout="", stderr="", output_bytes=0,
-                result_too_large=False, worker_layers={"seccomp": ["active", ""]})
+    base: dict[str, Any] = dict(
+        status="no_result",
+        exit_code=0,
+        signal=None,
+        cpu_s=0.01,
+        wall_s=0.02,
+        maxrss_kib=1000,
+        killed_by=None,
+        value=None,
+        error=None,
+        detail="",
+        stdout="",
+        stderr="",
+        output_bytes=0,
+        result_too_large=False,
+        worker_layers={"seccomp": ["active", ""]},
+    )
     base.update(kw)
     return RunOutcome(**base)
 
@@ -278,17 +319,20 @@ def test_sigxcpu_message_never_shows_less_than_the_limit():
     assert d.verdict == "TLE" and "0.97" not in d.message and "1.00 s" in d.message
 
 
-@pytest.mark.parametrize("etype, shown", [("ValueError", True), ("MemoryError", True), ("Leak_123456", False),
-                                          ("print", False), ("object", False)])
+@pytest.mark.parametrize(
+    "etype, shown",
+    [("ValueError", True), ("MemoryError", True), ("Leak_123456", False), ("print", False), ("object", False)],
+)
 def test_hidden_cases_show_only_builtin_exception_names(etype, shown):
     err = ErrorInfo(type=etype, message="x[0]=0.123", traceback=("line 3, in f: leak = 0.123",), line=3)
     text = describe_exception(err, show_message=False)
-    assert (etype in text) == shown and "0.123" not in text and "line 3" not in text   # no line: the submission picks it
+    assert (etype in text) == shown and "0.123" not in text and "line 3" not in text  # no line: the submission picks it
     full = describe_exception(err, show_message=True)
     assert etype in full and "x[0]=0.123" in full and "line 3, in f" in full
 
 
 # --- static checks added against sandbox-level attacks -------------------------------------
+
 
 def check(spec, source: str):
     return static_check(Submission(Path("solution.py"), "solution.py", source.encode(), source, "python"), spec)
@@ -297,19 +341,30 @@ def check(spec, source: str):
 SIG = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x\n"
 
 
-@pytest.mark.parametrize("source, line, fragment", [
-    (SIG + "return 1\n", 3, "'return' outside function"),
-    (SIG + "nonlocal q\n", 3, "nonlocal"),
-    ("from __future__ import braces\n" + SIG, 1, "not a chance"),
-    (SIG + "def g():\n    yield 1\n    return 2\nawait g()\n", 6, "outside"),
-])
+@pytest.mark.parametrize(
+    "source, line, fragment",
+    [
+        (SIG + "return 1\n", 3, "'return' outside function"),
+        (SIG + "nonlocal q\n", 3, "nonlocal"),
+        ("from __future__ import braces\n" + SIG, 1, "not a chance"),
+        (SIG + "def g():\n    yield 1\n    return 2\nawait g()\n", 6, "outside"),
+    ],
+)
 def test_compiler_only_errors_are_ce_with_the_line(spec, source, line, fragment):
     c = check(spec, source)
     assert not c.ok and c.line == line and fragment in c.message, c.message
 
 
-@pytest.mark.parametrize("module", ["numpy._core", "numpy.random._examples.cffi.extending", "numpy.conftest",
-                                    "numpy.tests.test_public_api", "numpy.linalg._umath_linalg"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "numpy._core",
+        "numpy.random._examples.cffi.extending",
+        "numpy.conftest",
+        "numpy.tests.test_public_api",
+        "numpy.linalg._umath_linalg",
+    ],
+)
 def test_private_and_test_modules_are_ce(spec, module):
     c = check(spec, f"import {module}\n" + SIG)
     assert not c.ok and "private or test module" in c.message and c.line == 1
@@ -322,14 +377,22 @@ def test_public_modules_stay_allowed(spec, module):
 
 # --- the worker's order of operations, seen from the parent ----------------------------------
 
+
 @pytest.fixture(scope="module")
 def limits(spec):
     return replace(sandbox_limits(spec), cpu_s=1.0, wall_s=3.0)
 
 
 def sandbox(spec, limits, source: str, **kw) -> Sandbox:
-    return Sandbox(source, function=spec.function, n_args=len(spec.parameters), limits=limits,
-                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]}, preload=["math"], **kw)
+    return Sandbox(
+        source,
+        function=spec.function,
+        n_args=len(spec.parameters),
+        limits=limits,
+        allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["math"]},
+        preload=["math"],
+        **kw,
+    )
 
 
 def test_layers_frame_precedes_submission_code(spec, limits):
@@ -357,13 +420,15 @@ def test_info_before_any_run_claims_nothing_for_worker_layers(spec, limits):
 
 
 def test_worker_inherits_only_fds_0_to_3(spec, limits):
-    source = ("import numpy as np\nos = np._core._methods.os\n"
-              "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
-              "    fds = []\n"
-              "    for fd in range(1024):\n"
-              "        try:\n            os.fstat(fd)\n            fds.append(fd)\n"
-              "        except OSError:\n            pass\n"
-              "    print(fds)\n    return x\n")
+    source = (
+        "import numpy as np\nos = np._core._methods.os\n"
+        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+        "    fds = []\n"
+        "    for fd in range(1024):\n"
+        "        try:\n            os.fstat(fd)\n            fds.append(fd)\n"
+        "        except OSError:\n            pass\n"
+        "    print(fds)\n    return x\n"
+    )
     x = np.zeros((1, 2, 2))
     args = [x, 1] + [np.eye(2)] * 6
     with sandbox(spec, limits, source) as sb:
@@ -373,13 +438,15 @@ def test_worker_inherits_only_fds_0_to_3(spec, limits):
 
 def test_zygote_survives_a_worker_that_never_returns_into_it(spec, limits):
     """A worker whose os._exit was monkeypatched away must not run the zygote's loop."""
-    source = ("import numpy as np\nos = np._core._methods.os\n"
-              "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
-              "    os._exit = lambda code: None\n    return x\n")
+    source = (
+        "import numpy as np\nos = np._core._methods.os\n"
+        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+        "    os._exit = lambda code: None\n    return x\n"
+    )
     x = np.zeros((1, 2, 2))
     args = [x, 1] + [np.eye(2)] * 6
     with sandbox(spec, limits, source) as sb:
         first = sb.run(args, x.shape)
-        second = sb.run(args, x.shape)          # the same zygote still answers
+        second = sb.run(args, x.shape)  # the same zygote still answers
     assert first.status == second.status == "ok"
     assert first.exit_code not in (0, None) or first.signal is not None

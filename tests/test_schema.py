@@ -11,6 +11,7 @@ scripts/problem_schema.py): the checked-in file must be exactly what it
 generates, and the two must agree on further valid and broken documents,
 except for the few rules JSON Schema cannot say (LOADER_ONLY).
 """
+
 from __future__ import annotations
 
 import copy
@@ -58,9 +59,9 @@ def _up_to_last_key(path: tuple) -> tuple:
 class Mutation:
     id: str
     apply: Callable[[dict], None]
-    where: tuple              # the mapping or leaf the loader must name
-    must_mention: str         # a word the message must contain (the key at fault)
-    path: tuple = ()          # exactly what was changed (default: `where`)
+    where: tuple  # the mapping or leaf the loader must name
+    must_mention: str  # a word the message must contain (the key at fault)
+    path: tuple = ()  # exactly what was changed (default: `where`)
 
     @property
     def changed(self) -> tuple:
@@ -97,22 +98,29 @@ def _wrong_type(value: Any) -> Any:
 
 def _key_mutations(path: tuple, node: dict) -> list[Mutation]:
     """An unknown key in the mapping at `path`, and each of its required keys missing."""
+
     def add_unknown(d, path=path):
         _get(d, path)["zz_unknown_key"] = 1
+
     out = [Mutation(f"unknown key in {_render(path)}", add_unknown, path, "zz_unknown_key")]
     for key in node:
         if key in OPTIONAL_KEYS:
             continue
+
         def drop(d, path=path, key=key):
             del _get(d, path)[key]
+
         out.append(Mutation(f"missing {_render(path + (key,))}", drop, path, str(key)))
     return out
 
 
 def _retyped(path: tuple, node: object) -> bool:
     """Wrong types everywhere, but in a list of scalars only at its first element."""
-    return bool(path) and not isinstance(node, dict) and not (isinstance(path[-1], int) and path[-1] > 0
-                                                              and not isinstance(node, list))
+    return (
+        bool(path)
+        and not isinstance(node, dict)
+        and not (isinstance(path[-1], int) and path[-1] > 0 and not isinstance(node, list))
+    )
 
 
 def mutations() -> list[Mutation]:
@@ -124,32 +132,53 @@ def mutations() -> list[Mutation]:
         if isinstance(node, dict):
             out += _key_mutations(path, node)
         if _retyped(path, node):
+
             def retype(d, path=path):
                 _get(d, path[:-1])[path[-1]] = _wrong_type(_get(d, path))
+
             leaf = _up_to_last_key(path)
             out.append(Mutation(f"wrong type at {_render(path)}", retype, leaf, str(leaf[-1]), path))
+
     # Value rules that are not about keys or types.
     def set_at(path, value):
         def apply(d):
             _get(d, path[:-1])[path[-1]] = value
+
         return apply
+
     out += [
         Mutation("negative rtol", set_at(("comparison", "rtol"), -1e-8), ("comparison", "rtol"), "rtol"),
         Mutation("zero memory limit", set_at(("limits", "memory_mib"), 0), ("limits", "memory_mib"), "memory_mib"),
         Mutation("B range starting at 0", set_at(("constraints", "B"), [0, 4]), ("constraints", "B"), "B"),
         Mutation("schema_version 2", set_at(("schema_version",), 2), ("schema_version",), "schema_version"),
-        Mutation("feedback level not in the enum", set_at(("feedback", "hidden"), "everything"),
-                 ("feedback", "hidden"), "hidden"),
-        Mutation("group name with capitals", set_at(("tests", "groups", 1, "name"), "Single Head"),
-                 ("tests", "groups", 1, "name"), "name"),
-        Mutation("negative points", set_at(("tests", "groups", 1, "points"), -8),
-                 ("tests", "groups", 1, "points"), "points"),
-        Mutation("float32 array parameter", set_at(("entry_point", "parameters", 0, "dtype"), "float32"),
-                 ("entry_point", "parameters", 0, "dtype"), "dtype"),
-        Mutation("first group hidden", set_at(("tests", "groups", 0, "visible"), False),
-                 ("tests", "groups"), "sample"),
-        Mutation("boolean where a number belongs", set_at(("limits", "time_per_test_s"), True),
-                 ("limits", "time_per_test_s"), "time_per_test_s"),
+        Mutation(
+            "feedback level not in the enum",
+            set_at(("feedback", "hidden"), "everything"),
+            ("feedback", "hidden"),
+            "hidden",
+        ),
+        Mutation(
+            "group name with capitals",
+            set_at(("tests", "groups", 1, "name"), "Single Head"),
+            ("tests", "groups", 1, "name"),
+            "name",
+        ),
+        Mutation(
+            "negative points", set_at(("tests", "groups", 1, "points"), -8), ("tests", "groups", 1, "points"), "points"
+        ),
+        Mutation(
+            "float32 array parameter",
+            set_at(("entry_point", "parameters", 0, "dtype"), "float32"),
+            ("entry_point", "parameters", 0, "dtype"),
+            "dtype",
+        ),
+        Mutation("first group hidden", set_at(("tests", "groups", 0, "visible"), False), ("tests", "groups"), "sample"),
+        Mutation(
+            "boolean where a number belongs",
+            set_at(("limits", "time_per_test_s"), True),
+            ("limits", "time_per_test_s"),
+            "time_per_test_s",
+        ),
     ]
     return out
 
@@ -180,11 +209,14 @@ def test_spec_rejects_mutation_naming_the_path(mutation):
 
 # --- the published schema (needs jsonschema, a dev dependency) --------------------------------
 
+
 @pytest.fixture(scope="module")
 def validator():
     jsonschema = pytest.importorskip(
-        "jsonschema", reason="jsonschema is not installed (dev dependency: pip install -r requirements-dev.txt); "
-                             "cannot check problem.yaml against schemas/problem.schema.json")
+        "jsonschema",
+        reason="jsonschema is not installed (dev dependency: pip install -r requirements-dev.txt); "
+        "cannot check problem.yaml against schemas/problem.schema.json",
+    )
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
@@ -197,9 +229,11 @@ def test_schema_declares_draft_2020_12():
 
 def test_every_object_in_the_schema_is_closed():
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    open_objects = [p for p, node in _walk(schema)
-                    if isinstance(node, dict) and node.get("type") == "object"
-                    and node.get("additionalProperties") is not False]
+    open_objects = [
+        p
+        for p, node in _walk(schema)
+        if isinstance(node, dict) and node.get("type") == "object" and node.get("additionalProperties") is not False
+    ]
     assert open_objects == []
 
 
@@ -217,26 +251,31 @@ def test_schema_rejects_mutation(validator, mutation):
     # At least one error points at the mutated place, one of its parents or one of its children.
     changed = mutation.changed
     paths = [tuple(e.absolute_path) for e in errors]
-    assert any(changed[:len(p)] == p or p[:len(changed)] == changed for p in paths), paths
+    assert any(changed[: len(p)] == p or p[: len(changed)] == changed for p in paths), paths
 
 
 # --- one definition: the schema is generated from the loader's own (grader/problem/spec.py) ------
 
+
 def test_the_checked_in_schema_is_the_generated_one():
     from grader.problem.spec import problem_schema_text
-    assert SCHEMA_PATH.read_text(encoding="utf-8") == problem_schema_text(), \
+
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == problem_schema_text(), (
         "schemas/problem.schema.json is out of date: run python3 scripts/problem_schema.py"
+    )
 
 
 def _set(path: tuple, value: Any) -> Callable[[dict], None]:
     def apply(d: dict) -> None:
         _get(d, path[:-1])[path[-1]] = value
+
     return apply
 
 
 def _append_group(name: str, **changes: Any) -> Callable[[dict], None]:
     def apply(d: dict) -> None:
         d["tests"]["groups"].append({**copy.deepcopy(d["tests"]["groups"][1]), "name": name, **changes})
+
     return apply
 
 
@@ -253,8 +292,9 @@ VALID_VARIANTS: dict[str, Callable[[dict], None]] = {
     "an integer tolerance": _set(("comparison", "rtol"), 1),
     "schema_version written 1.0": _set(("schema_version",), 1.0),
     "empty lists of strings": _set(("allowed_imports", "stdlib"), []),
-    "the sample group only": _set(("tests", "groups"), [{"name": "sample", "visible": True, "points": 1,
-                                                        "description": "", "exercises": []}]),
+    "the sample group only": _set(
+        ("tests", "groups"), [{"name": "sample", "visible": True, "points": 1, "description": "", "exercises": []}]
+    ),
 }
 # Documents both must refuse (besides MUTATIONS).
 INVALID_VARIANTS: dict[str, Callable[[dict], None]] = {
@@ -287,7 +327,8 @@ LOADER_ONLY: dict[str, Callable[[dict], None]] = {
     "min above max": _set(("constraints", "N"), [5, 2]),
     "two groups of one name": lambda d: d["tests"]["groups"].append(copy.deepcopy(d["tests"]["groups"][1])),
     "two parameters of one name": lambda d: d["entry_point"]["parameters"].append(
-        copy.deepcopy(d["entry_point"]["parameters"][0])),
+        copy.deepcopy(d["entry_point"]["parameters"][0])
+    ),
 }
 
 

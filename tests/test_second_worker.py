@@ -6,6 +6,7 @@ output and kills never mix; the zygote runs two only as PID 1 of its own
 namespace; and a grading gives the same verdict on every test with one worker
 or two.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # --- which runs count ----------------------------------------------------------------------
 
+
 def test_a_run_alone_always_counts_a_shared_one_only_within_the_least_limits(spec):
     least = least_limits(spec)
     assert case_runs.counts(outcome(alone=True, cpu_s=0.9, signal=signal.SIGXCPU), least)
@@ -47,6 +49,7 @@ def test_a_run_alone_always_counts_a_shared_one_only_within_the_least_limits(spe
 
 
 # --- the gate --------------------------------------------------------------------------------
+
 
 def test_cgroup_room_v2_and_v1(tmp_path):
     fs = tmp_path / "fs"
@@ -64,7 +67,7 @@ def test_cgroup_room_v2_and_v1(tmp_path):
     (v1 / "memory.limit_in_bytes").write_text(str(1 << 30))
     (v1 / "memory.usage_in_bytes").write_text(str(1 << 28))
     assert case_runs._cgroup_room(proc, fs) == (1 << 30) - (1 << 28)
-    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712")   # v1's "no limit"
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712")  # v1's "no limit"
     assert case_runs._cgroup_room(proc, fs) is None
     assert case_runs._cgroup_room(tmp_path / "missing", fs) is None
 
@@ -86,7 +89,7 @@ def test_cgroup_room_sees_a_limit_above_its_own_group_and_at_the_mount_root(tmp_
     (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(100 << 20))
     proc.write_text("4:memory:/docker/0123abcd\n")
     assert case_runs._cgroup_room(proc, fs1) == (1 << 30) - (100 << 20)
-    (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(2 << 30))   # over: no room, not negative
+    (fs1 / "memory" / "memory.usage_in_bytes").write_text(str(2 << 30))  # over: no room, not negative
     assert case_runs._cgroup_room(proc, fs1) == 0
 
 
@@ -122,10 +125,12 @@ class FakeInfo:
 
     def info(self):
         from grader.sandbox.records import Layer, SandboxInfo
+
         return SandboxInfo("namespaces", tuple(Layer(k, v, "") for k, v in self.layers.items()))
 
 
 # --- which tests may run beside each other ---------------------------------------------------
+
 
 class FakeSandbox:
     """submit/collect/cancel/in_flight with outcomes that always count."""
@@ -156,7 +161,7 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
     """Two workers can signal each other through the CPU time they take from each other: a
     visible test beside a hidden one could print the hidden inputs."""
     cases = cases_step(bundle, GradeOptions(tests="sample"))
-    cases = (cases * 2)[:len(shown)]
+    cases = (cases * 2)[: len(shown)]
     sb, queued, pairs = FakeSandbox(), {}, []
     for index in range(len(shown)):
         case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown)
@@ -173,6 +178,7 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
     from grader.judging import case_steps
     from grader.judging.case_steps import is_visible
     from grader.problem.spec import Feedback
+
     if feedback is not None:
         bundle = replace(bundle, spec=replace(bundle.spec, feedback=Feedback(*feedback)))
     real, mixed, shared = case_steps.shared_run_step, [], []
@@ -190,12 +196,15 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
     assert report.verdict == "AC" and not mixed
     visible = [t for t in report.tests if t.visible]
     if not shared:
-        pytest.skip(f"this machine gives one worker only: {case_runs.cores()} cores, "
-                    f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available")
-    assert 0 < len(visible) < len(report.tests)   # the reference's grading has both kinds
+        pytest.skip(
+            f"this machine gives one worker only: {case_runs.cores()} cores, "
+            f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available"
+        )
+    assert 0 < len(visible) < len(report.tests)  # the reference's grading has both kinds
 
 
 # --- the seccomp program built once in the zygote ------------------------------------------------
+
 
 @pytest.mark.parametrize("arch", sorted(child.SYSCALLS))
 @pytest.mark.parametrize("pid", [1, 2, 4242, 65535, 4194303])
@@ -212,11 +221,14 @@ def test_the_pid_placeholder_marks_only_pid_slots():
 
 # --- the zygote with two workers at once -----------------------------------------------------
 
+
 def namespaces_or_skip(sb: Sandbox) -> None:
     if not sb.ready.get("pid_namespace"):
         mode = sb.strategy.mode if sb.strategy is not None else None
-        pytest.skip(f"two workers at once need a PID namespace; this machine gave {mode!r} "
-                    f"({'; '.join(sb.attempts) or 'no namespace'})")
+        pytest.skip(
+            f"two workers at once need a PID namespace; this machine gave {mode!r} "
+            f"({'; '.join(sb.attempts) or 'no namespace'})"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +257,15 @@ SOURCE = textwrap.dedent("""\
 
 
 def two_sandbox(limits, **kw) -> Sandbox:
-    return Sandbox(SOURCE, function="f", n_args=2, limits=limits,
-                   allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["time"]}, preload=["time"], **kw)
+    return Sandbox(
+        SOURCE,
+        function="f",
+        n_args=2,
+        limits=limits,
+        allowed={"packages": ["numpy"], "exclude": [], "stdlib": ["time"]},
+        preload=["time"],
+        **kw,
+    )
 
 
 X = np.arange(6.0).reshape(1, 2, 3)
@@ -257,7 +276,7 @@ def test_two_runs_at_once_keep_their_results_and_output_apart(limits):
         namespaces_or_skip(sb)
         slow = sb.submit([X, 1], X.shape)
         quick = sb.submit([X, 5], X.shape)
-        first = sb.collect(quick)          # collected out of order: the slow one is read meanwhile
+        first = sb.collect(quick)  # collected out of order: the slow one is read meanwhile
         second = sb.collect(slow)
         assert sb.in_flight() == 0
     assert first.stdout == "run 5\n" and np.array_equal(first.value.array, X * 5)
@@ -279,7 +298,7 @@ def test_one_workers_kill_leaves_the_other_alone(limits, mode, killed_by):
         bad = sb.submit([X, mode], X.shape)
         good = sb.submit([X, 1], X.shape)
         out_good, out_bad = sb.collect(good), sb.collect(bad)
-        after = sb.run([X, 5], X.shape)   # and the zygote keeps working
+        after = sb.run([X, 5], X.shape)  # and the zygote keeps working
     assert out_bad.killed_by == killed_by
     assert out_good.status == child.STATUS_OK and out_good.killed_by is None and out_good.stdout == "run 1\n"
     assert after.status == child.STATUS_OK and after.stdout == "run 5\n"
@@ -312,12 +331,12 @@ def test_plain_mode_zygote_runs_one_worker_at_a_time(limits):
         assert sb.collect(runs[0]).status == child.STATUS_OK
         with pytest.raises(SandboxError, match="busy"):
             sb.collect(runs[1])
-        assert sb.run([X, 5], X.shape).status == child.STATUS_OK   # the zygote itself is fine
+        assert sb.run([X, 5], X.shape).status == child.STATUS_OK  # the zygote itself is fine
 
 
 def zygote_pid(sb: Sandbox) -> int:
     """The zygote's pid on this side of its namespace: `unshare --fork`'s only child."""
-    assert sb.proc is not None   # a started sandbox
+    assert sb.proc is not None  # a started sandbox
     with open(f"/proc/{sb.proc.pid}/task/{sb.proc.pid}/children") as f:
         kids = f.read().split()
     return int(kids[0]) if kids else sb.proc.pid
@@ -334,9 +353,9 @@ def test_a_zygote_gone_with_requests_unread_is_a_sandbox_error(limits):
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(SandboxError):
             sb.collect(runs[0])
-        sb.cancel(runs[1])                     # quietly: its outcome is dropped anyway
+        sb.cancel(runs[1])  # quietly: its outcome is dropped anyway
         assert sb.in_flight() == 0
-        again = sb.run([X, 5], X.shape)        # a new zygote, as after any failure
+        again = sb.run([X, 5], X.shape)  # a new zygote, as after any failure
     assert again.status == child.STATUS_OK
 
 
@@ -367,9 +386,17 @@ def test_a_sweep_while_another_worker_runs_spares_it():
 
 # --- the same verdicts with one worker or two ---------------------------------------------------
 
-SUBMISSIONS = ["compile_error/forbidden_import.py", "accepted/vectorised_matmul.py", "accepted/slow_loops.py", "time_limit_exceeded/element_loops.py",
-               "time_limit_exceeded/infinite_loop.py", "run_time_error/segfault.py", "run_time_error/recursion.py",
-               "wrong_answer/erf_gelu.py", "wrong_answer/naive_softmax.py"]
+SUBMISSIONS = [
+    "compile_error/forbidden_import.py",
+    "accepted/vectorised_matmul.py",
+    "accepted/slow_loops.py",
+    "time_limit_exceeded/element_loops.py",
+    "time_limit_exceeded/infinite_loop.py",
+    "run_time_error/segfault.py",
+    "run_time_error/recursion.py",
+    "wrong_answer/erf_gelu.py",
+    "wrong_answer/naive_softmax.py",
+]
 
 
 def per_test(report) -> list[tuple[str, str]]:
@@ -382,7 +409,7 @@ def test_one_worker_or_two_give_the_same_verdict_on_every_test(bundle, name):
     one = grade(bundle, path, GradeOptions(diagnose=False, second_worker=False))
     two = grade(bundle, path, GradeOptions(diagnose=False, second_worker=True))
     assert (two.verdict, two.score) == (one.verdict, one.score)
-    if name != "run_time_error/recursion.py":   # its realistic/01 races MLE against TLE (docs/time-limits.md)
+    if name != "run_time_error/recursion.py":  # its realistic/01 races MLE against TLE (docs/time-limits.md)
         assert per_test(two) == per_test(one)
 
 
@@ -403,8 +430,10 @@ def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
     report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False, second_worker=True))
     assert report.verdict == "AC"
     if not calls[0]:
-        pytest.skip(f"this machine gives one worker only: {case_runs.cores()} cores, "
-                    f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available")
+        pytest.skip(
+            f"this machine gives one worker only: {case_runs.cores()} cores, "
+            f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available"
+        )
     assert max(seen) == 2 and seen.count(2) >= len(report.tests) - 2
 
 

@@ -4,6 +4,7 @@ The schema-level mutations (unknown/missing keys, wrong types) are in
 test_schema.py; this file covers the typed view the grader uses and the
 rules that only the loader can check.
 """
+
 from __future__ import annotations
 
 import copy
@@ -50,12 +51,25 @@ def test_tolerance_is_positive_and_symmetric(spec):
     assert (ROOT / spec.comparison.evidence).is_file()
 
 
-@pytest.mark.parametrize("module, allowed", [
-    ("numpy", True), ("numpy.linalg", True), ("math", True), ("itertools", True),
-    ("numpy.ctypeslib", False), ("numpy.f2py.crackfortran", False), ("numpy.distutils", False),
-    ("os", False), ("sys", False), ("ctypes", False), ("importlib", False), ("scipy", False),
-    ("numpyx", False), ("mathx", False),
-])
+@pytest.mark.parametrize(
+    "module, allowed",
+    [
+        ("numpy", True),
+        ("numpy.linalg", True),
+        ("math", True),
+        ("itertools", True),
+        ("numpy.ctypeslib", False),
+        ("numpy.f2py.crackfortran", False),
+        ("numpy.distutils", False),
+        ("os", False),
+        ("sys", False),
+        ("ctypes", False),
+        ("importlib", False),
+        ("scipy", False),
+        ("numpyx", False),
+        ("mathx", False),
+    ],
+)
 def test_allowed_imports(spec, module, allowed):
     assert spec.allowed_imports.allows(module) is allowed
 
@@ -66,20 +80,27 @@ def test_constraints_are_typed(spec):
     assert isinstance(c["max_abs_input"], float)
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["constraints"].update(N=[5, 2]), "constraints.N: need 1 <= min <= max"),
-    (lambda d: d["constraints"].update(D=[1, 2, 3]), "constraints.D: expected [min, max] integers"),
-    (lambda d: d["constraints"].update(M=[1, True]), "constraints.M: expected [min, max] integers"),
-    (lambda d: d["tests"]["groups"].append(copy.deepcopy(d["tests"]["groups"][1])), "duplicate group names"),
-    (lambda d: d["entry_point"]["parameters"].append(copy.deepcopy(d["entry_point"]["parameters"][0])),
-     "duplicate parameter names"),
-    (lambda d: d["tests"]["groups"].reverse(), "the first group must be the visible 'sample' group"),
-    (lambda d: d["tests"].update(groups=[]), "the first group must be the visible 'sample' group"),
-    (lambda d: d["comparison"].update(atol=float("nan")), "comparison.atol: must be a positive finite number"),
-    (lambda d: d["limits"].update(total_time_s=float("inf")), "limits.total_time_s: must be a positive finite"),
-    (lambda d: d["entry_point"]["parameters"][1].update(type="float"),
-     "entry_point.parameters[1].type: must be 'ndarray' or 'int'"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["constraints"].update(N=[5, 2]), "constraints.N: need 1 <= min <= max"),
+        (lambda d: d["constraints"].update(D=[1, 2, 3]), "constraints.D: expected [min, max] integers"),
+        (lambda d: d["constraints"].update(M=[1, True]), "constraints.M: expected [min, max] integers"),
+        (lambda d: d["tests"]["groups"].append(copy.deepcopy(d["tests"]["groups"][1])), "duplicate group names"),
+        (
+            lambda d: d["entry_point"]["parameters"].append(copy.deepcopy(d["entry_point"]["parameters"][0])),
+            "duplicate parameter names",
+        ),
+        (lambda d: d["tests"]["groups"].reverse(), "the first group must be the visible 'sample' group"),
+        (lambda d: d["tests"].update(groups=[]), "the first group must be the visible 'sample' group"),
+        (lambda d: d["comparison"].update(atol=float("nan")), "comparison.atol: must be a positive finite number"),
+        (lambda d: d["limits"].update(total_time_s=float("inf")), "limits.total_time_s: must be a positive finite"),
+        (
+            lambda d: d["entry_point"]["parameters"][1].update(type="float"),
+            "entry_point.parameters[1].type: must be 'ndarray' or 'int'",
+        ),
+    ],
+)
 def test_rules_beyond_the_schema(mutate, message):
     doc = raw()
     mutate(doc)

@@ -4,6 +4,7 @@ problem.yaml stays the source of truth: every test here changes, damages or
 forges an entry, or feeds a file the cache must not keep, and checks that the
 spec read is exactly what the YAML says.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,16 +43,17 @@ def test_a_cached_load_is_the_spec_the_yaml_gives(cache, tmp_path):
     path = spec_file(tmp_path)
     first = load_spec(path)
     assert len(entries(cache)) == 1
-    assert load_spec(path) == first                       # from the entry
+    assert load_spec(path) == first  # from the entry
     os.environ[case_cache.ENV] = "off"
-    assert load_spec(path) == first                       # parsed, no cache
+    assert load_spec(path) == first  # parsed, no cache
 
 
 def test_a_cached_load_does_not_import_pyyaml(cache, tmp_path):
     path = spec_file(tmp_path)
     load_spec(path)
-    code = ("import sys; from grader.problem.spec import load_spec; "
-            f"load_spec({str(path)!r}); print('yaml' in sys.modules)")
+    code = (
+        f"import sys; from grader.problem.spec import load_spec; load_spec({str(path)!r}); print('yaml' in sys.modules)"
+    )
     env = {**os.environ, case_cache.ENV: str(cache)}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
@@ -75,7 +77,8 @@ def test_a_damaged_entry_is_a_miss_and_is_rewritten(cache, tmp_path, damage):
     entry.write_bytes(damage)
     assert load_spec(path) == want
     import yaml
-    assert json.loads(entry.read_text()) == yaml.safe_load(YAML)     # rewritten whole
+
+    assert json.loads(entry.read_text()) == yaml.safe_load(YAML)  # rewritten whole
 
 
 def test_a_forged_entry_is_still_validated(cache, tmp_path):
@@ -124,9 +127,9 @@ def test_a_spec_entry_another_user_could_have_written_is_never_read(cache, tmp_p
     want = load_spec(path)
     (entry,) = entries(cache)
     doc = json.loads(entry.read_text())
-    doc["allowed_imports"]["stdlib"].append("os")            # a forger's wish: let `import os` pass
+    doc["allowed_imports"]["stdlib"].append("os")  # a forger's wish: let `import os` pass
     entry.write_text(json.dumps(doc))
-    assert "os" in load_spec(path).allowed_imports.stdlib    # read while it looks like our own
+    assert "os" in load_spec(path).allowed_imports.stdlib  # read while it looks like our own
     if how == "world-writable entry":
         entry.chmod(0o666)
     else:
@@ -140,8 +143,11 @@ def test_an_invalid_document_is_never_cached_and_never_serialised(cache, tmp_pat
     # A YAML alias bomb is a few hundred bytes that json.dumps would expand a billion times over:
     # the document is validated (and refused: an unknown key) before anything serialises it.
     laughs = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9))
-    path = spec_file(tmp_path, YAML + b"\nbomb:\n" + "".join("  " + line + "\n" for line in laughs.splitlines()).encode())
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
+    )
+    path = spec_file(
+        tmp_path, YAML + b"\nbomb:\n" + "".join("  " + line + "\n" for line in laughs.splitlines()).encode()
+    )
     stored = []
     monkeypatch.setattr(spec_cache, "_store", lambda *a: stored.append(a))
     with pytest.raises(SpecError, match="bomb"):
@@ -152,9 +158,10 @@ def test_an_invalid_document_is_never_cached_and_never_serialised(cache, tmp_pat
 def test_a_warm_load_keeps_the_documents_order(cache, tmp_path):
     # Errors are reported in the document's order: the first one must not depend on the cache.
     import yaml
+
     doc = yaml.safe_load(YAML)
     doc["license"] = {"statement": 5, "code": 6}
-    path = spec_file(tmp_path, json.dumps(doc).encode())    # JSON is YAML
+    path = spec_file(tmp_path, json.dumps(doc).encode())  # JSON is YAML
     messages = []
     for _ in range(2):
         with pytest.raises(SpecError) as exc:

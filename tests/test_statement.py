@@ -5,6 +5,7 @@ The golden strings below are copied from the exercise page the learners see
 hints, requirements and constraints). They are copied, not read, so that the
 test suite does not depend on a file outside the bundle.
 """
+
 from __future__ import annotations
 
 import ast
@@ -74,6 +75,7 @@ def samples(bundle):
 
 # --- examples ------------------------------------------------------------------------------
 
+
 def test_generated_outputs_equal_the_exercise_page_exactly(samples):
     assert tuple(example_output(c) for c in samples) == SEED_OUTPUTS
 
@@ -97,10 +99,21 @@ def test_erf_gelu_would_print_a_different_example_1(bundle, samples):
     assert format_output_number(samples[0].expected[0, 0, 0]) == "2.729574"
 
 
-@pytest.mark.parametrize("value, printed", [
-    (1.0, "1"), (-0.0, "0"), (-4e-7, "0"), (2.7295744, "2.729574"), (0.5, "0.5"), (1.0000004, "1"),
-    (-1.0471906, "-1.047191"), (123.4567896, "123.45679"), (1e-6, "0.000001"), (6e-7, "0.000001"),
-])
+@pytest.mark.parametrize(
+    "value, printed",
+    [
+        (1.0, "1"),
+        (-0.0, "0"),
+        (-4e-7, "0"),
+        (2.7295744, "2.729574"),
+        (0.5, "0.5"),
+        (1.0000004, "1"),
+        (-1.0471906, "-1.047191"),
+        (123.4567896, "123.45679"),
+        (1e-6, "0.000001"),
+        (6e-7, "0.000001"),
+    ],
+)
 def test_output_numbers_are_rounded_to_6_decimals_without_trailing_zeros(value, printed):
     assert format_output_number(value) == printed
 
@@ -112,6 +125,7 @@ def test_inputs_are_printed_exactly():
 
 
 # --- consistency with problem.yaml and the cases -----------------------------------------------
+
 
 def test_statement_agrees_with_cases_and_problem_yaml(bundle):
     assert statement_diffs(bundle) == []
@@ -134,10 +148,13 @@ def bundle_copy(tmp_path, bundle):
 
 def test_check_finds_an_edited_example_and_a_changed_tolerance(bundle_copy, cli):
     statement = bundle_copy.statement
-    statement.write_text(statement.read_text(encoding="utf-8").replace("Output: [[[2.729574", "Output: [[[2.729575", 1), encoding="utf-8")
+    statement.write_text(
+        statement.read_text(encoding="utf-8").replace("Output: [[[2.729574", "Output: [[[2.729575", 1), encoding="utf-8"
+    )
     problem = bundle_copy.root / "problem.yaml"
-    problem.write_text(re.sub(r"rtol: \S+", "rtol: 1.0e-3", problem.read_text(encoding="utf-8"), count=1),
-                       encoding="utf-8")
+    problem.write_text(
+        re.sub(r"rtol: \S+", "rtol: 1.0e-3", problem.read_text(encoding="utf-8"), count=1), encoding="utf-8"
+    )
     result = cli("--bundle", str(bundle_copy.root), "statement", "--check")
     assert result.returncode == 1
     assert "block 'examples' disagrees with testcases/sample/*.json" in result.stdout
@@ -158,8 +175,9 @@ def test_check_finds_a_changed_sample_case(bundle_copy):
 
 def test_missing_markers_are_a_clear_error(bundle_copy, cli):
     statement = bundle_copy.statement
-    statement.write_text(statement.read_text(encoding="utf-8").replace("<!-- END GENERATED limits -->", ""),
-                         encoding="utf-8")
+    statement.write_text(
+        statement.read_text(encoding="utf-8").replace("<!-- END GENERATED limits -->", ""), encoding="utf-8"
+    )
     with pytest.raises(StatementError, match="exactly one pair of markers for block 'limits'"):
         statement_diffs(bundle_copy)
     result = cli("--bundle", str(bundle_copy.root), "statement", "--check")
@@ -172,6 +190,7 @@ def test_rendering_is_idempotent(text, spec, samples):
 
 # --- content ------------------------------------------------------------------------------------
 
+
 def test_seed_text_is_kept(text):
     flat = " ".join(text.split())
     for sentence in SEED_SENTENCES:
@@ -183,30 +202,33 @@ def test_signature_matches_problem_yaml(text, spec):
     assert "positional arguments in exactly this order" in text
 
 
-@pytest.mark.parametrize("convention", [
-    r"\tanh\left(\sqrt{2/\pi}\,\left(u + 0.044715\,u^3\right)\right)",   # the tanh GELU
-    "0.7978845608028654",                                                # sqrt(2/pi) in full
-    r"\sqrt{\sigma^2 + \varepsilon}",                                    # eps inside the root
-    "**population** variance",
-    "no learned scale",
-    "over its $D$ channels (the last axis)",
-    "(row-vector convention)",
-    "`t @ W`",
-    "$1/\\sqrt{d_h}$ with the **head** width",
-    "**contiguous column blocks**",
-    "columns $i\\,d_h$ to $(i+1)\\,d_h - 1$",
-    "The softmax runs over the **keys**",
-    "subtract each row's maximum",
-    "There is no mask",
-    "no biases",
-    "no dropout",
-    "this is a **pre-norm** block",
-    "dtype exactly `float64`",
-    "Shape exactly $(B, N, D)$",
-    "Nothing is broadcast",
-    "Every value finite",
-    "python -m grader grade path/to/solution.py --tests sample",
-])
+@pytest.mark.parametrize(
+    "convention",
+    [
+        r"\tanh\left(\sqrt{2/\pi}\,\left(u + 0.044715\,u^3\right)\right)",  # the tanh GELU
+        "0.7978845608028654",  # sqrt(2/pi) in full
+        r"\sqrt{\sigma^2 + \varepsilon}",  # eps inside the root
+        "**population** variance",
+        "no learned scale",
+        "over its $D$ channels (the last axis)",
+        "(row-vector convention)",
+        "`t @ W`",
+        "$1/\\sqrt{d_h}$ with the **head** width",
+        "**contiguous column blocks**",
+        "columns $i\\,d_h$ to $(i+1)\\,d_h - 1$",
+        "The softmax runs over the **keys**",
+        "subtract each row's maximum",
+        "There is no mask",
+        "no biases",
+        "no dropout",
+        "this is a **pre-norm** block",
+        "dtype exactly `float64`",
+        "Shape exactly $(B, N, D)$",
+        "Nothing is broadcast",
+        "Every value finite",
+        "python -m grader grade path/to/solution.py --tests sample",
+    ],
+)
 def test_every_convention_is_stated(text, convention):
     assert convention in text
 
@@ -229,6 +251,7 @@ def test_math_renders_on_github(text):
 
 # --- the starter ------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def starter_source(bundle) -> str:
     return (bundle.root / "starter" / "solution.py").read_text(encoding="utf-8")
@@ -239,8 +262,15 @@ def test_starter_has_the_signature_docstring_and_stub(starter_source, spec):
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == spec.function)
     assert tuple(a.arg for a in fn.args.args) == spec.parameter_names
     doc = ast.get_docstring(fn)
-    for phrase in ("(B, N, D)", "Attention sub-block", "First residual", "MLP sub-block and second residual",
-                   "eps = 1e-6", "(D, M)", "(M, D)"):
+    for phrase in (
+        "(B, N, D)",
+        "Attention sub-block",
+        "First residual",
+        "MLP sub-block and second residual",
+        "eps = 1e-6",
+        "(D, M)",
+        "(M, D)",
+    ):
         assert phrase in doc, phrase
     raises = [n for n in ast.walk(fn) if isinstance(n, ast.Raise)]
     assert len(raises) == 1 and "NotImplementedError" in ast.unparse(raises[0])

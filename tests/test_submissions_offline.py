@@ -7,6 +7,7 @@ reference/variants.MISTAKES configuration), every wrong one fails a hidden
 case, and every file would get past the grader's static checks (otherwise it
 would be judged CE instead of its folder's verdict).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -33,7 +34,7 @@ MAX_CELLS_FOR_VARIANT_CHECK = 200_000  # skip the ViT-Tiny case when comparing w
 
 def _function(path: Path):
     spec = importlib.util.spec_from_file_location(f"_offline_{path.parent.name}_{path.stem}", path)
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.vit_encoder_block
@@ -59,8 +60,9 @@ def variants(bundle):
 
 def test_the_folders_are_populated(variants):
     assert len(ACCEPTED) >= 5
-    assert sorted(p.stem for p in CATALOGUE_FILES) == sorted(variants.MISTAKES), \
+    assert sorted(p.stem for p in CATALOGUE_FILES) == sorted(variants.MISTAKES), (
         "submissions/wrong_answer/ needs exactly one <id>.py per reference/variants.MISTAKES id"
+    )
     assert len(UNKNOWN) >= 3
 
 
@@ -87,8 +89,11 @@ def test_has_an_explaining_header(path, bundle):
         assert "not in the mistake catalogue" in head
     # The header names the statement section whose sentence the file violates.
     sections = re.findall(r'statement\.md,\s+"([^"]+)"', " ".join(head.replace("#", " ").split()))
-    headings = {line.lstrip("#").strip() for line in bundle.statement.read_text(encoding="utf-8").splitlines()
-                if line.startswith("#")}
+    headings = {
+        line.lstrip("#").strip()
+        for line in bundle.statement.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    }
     assert sections and all(s in headings for s in sections), (sections, sorted(headings))
 
 
@@ -145,6 +150,7 @@ def test_unknown_mistakes_are_not_in_the_catalogue(path, cases, variants):
         for case, got in outputs:
             want = variants.block(*case.args(), v=config)
             same_nan = np.array_equal(np.isfinite(got), np.isfinite(want))
-            distances.append(math.inf if not same_nan else normalised_error(got[np.isfinite(want)],
-                                                                             want[np.isfinite(want)]))
+            distances.append(
+                math.inf if not same_nan else normalised_error(got[np.isfinite(want)], want[np.isfinite(want)])
+            )
         assert max(distances) > 1e-6, f"{path.stem} behaves like catalogue mistake {mistake_id}"

@@ -5,6 +5,7 @@ No timing assertion depends on how fast this machine is right now: the pure
 functions get exact inputs, and the record is checked for consistency, not
 re-measured (`python -m grader calibrate` does that, and prints its spread).
 """
+
 from __future__ import annotations
 
 import math
@@ -44,11 +45,15 @@ from grader.problem.spec import load_spec
 
 
 def with_limits(spec, time_per_test_s=1.0, probe_time_s=0.04, wall_factor=2.0):
-    return replace(spec, limits=replace(spec.limits, time_per_test_s=time_per_test_s, wall_factor=wall_factor),
-                   time_calibration=replace(spec.time_calibration, probe_time_s=probe_time_s))
+    return replace(
+        spec,
+        limits=replace(spec.limits, time_per_test_s=time_per_test_s, wall_factor=wall_factor),
+        time_calibration=replace(spec.time_calibration, probe_time_s=probe_time_s),
+    )
 
 
 # --- probe scaling -----------------------------------------------------------------------------
+
 
 def test_same_speed_means_the_published_limit(spec):
     s = with_limits(spec)
@@ -104,20 +109,34 @@ def test_beyond_the_band_the_limit_follows_the_probe(spec):
 
 # --- the derivation -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, resolution, expected", [
-    (0.01, 1.0, 1.0), (0.5168, 1.0, 1.0), (1.0, 1.0, 1.0), (1.0000000001, 1.0, 1.0), (1.01, 1.0, 2.0),
-    (2.3, 1.0, 3.0), (0.2, 0.5, 0.5), (0.6, 0.5, 1.0), (0.75, 0.25, 0.75)])
+
+@pytest.mark.parametrize(
+    "value, resolution, expected",
+    [
+        (0.01, 1.0, 1.0),
+        (0.5168, 1.0, 1.0),
+        (1.0, 1.0, 1.0),
+        (1.0000000001, 1.0, 1.0),
+        (1.01, 1.0, 2.0),
+        (2.3, 1.0, 3.0),
+        (0.2, 0.5, 0.5),
+        (0.6, 0.5, 1.0),
+        (0.75, 0.25, 0.75),
+    ],
+)
 def test_round_up_follows_kattis(value, resolution, expected):
     assert round_up(value, resolution) == expected
 
 
-def timing(folder: str, name: str, seconds: list[float] | None, cap: float = 10.0,
-           verdicts: tuple[str, ...] = ("AC",)) -> Timing:
+def timing(
+    folder: str, name: str, seconds: list[float] | None, cap: float = 10.0, verdicts: tuple[str, ...] = ("AC",)
+) -> Timing:
     sub = ExpectedSubmission(Path(f"/x/submissions/{folder}/{name}"), folder, "AC")
-    if seconds is None:      # hit the cap
+    if seconds is None:  # hit the cap
         return Timing(sub, ("TLE",), {"realistic/01": (cap,)}, True, cap, "cpu")
-    return Timing(sub, verdicts * len(seconds), {"sample/01": (0.01,) * len(seconds),
-                                                  "realistic/01": tuple(seconds)}, False, cap)
+    return Timing(
+        sub, verdicts * len(seconds), {"sample/01": (0.01,) * len(seconds), "realistic/01": tuple(seconds)}, False, cap
+    )
 
 
 def test_derive_uses_the_median_of_the_slowest_case_of_the_slowest_accepted():
@@ -131,7 +150,7 @@ def test_derive_uses_the_median_of_the_slowest_case_of_the_slowest_accepted():
 
 
 def test_derive_fails_when_no_limit_separates_accepted_from_too_slow():
-    acc = [timing("accepted", "slow.py", [0.7, 0.7, 0.7])]          # -> limit 2 s, bound 3 s
+    acc = [timing("accepted", "slow.py", [0.7, 0.7, 0.7])]  # -> limit 2 s, bound 3 s
     tle = [timing("time_limit_exceeded", "loops.py", [2.5, 2.5, 2.5])]
     d = derive(acc, tle, 2.0, 1.5)
     assert d.time_limit == 2.0 and not d.ok
@@ -145,7 +164,7 @@ def test_derive_flags_an_accepted_submission_that_does_not_pass():
 
 
 def test_derive_flags_a_cap_below_the_tle_bound():
-    acc = [timing("accepted", "slow.py", [0.9])]                    # -> limit 2 s, bound 3 s
+    acc = [timing("accepted", "slow.py", [0.9])]  # -> limit 2 s, bound 3 s
     d = derive(acc, [timing("time_limit_exceeded", "inf.py", None, cap=2.5)], 2.0, 1.5)
     assert not d.ok and any("raise --tle-cap" in p for p in d.problems)
 
@@ -174,10 +193,11 @@ def test_spread_and_probe_readings_are_minima():
 
 def test_probe_time_is_the_median_of_every_reading():
     idle, loaded = ProbeStats(((4.0, 5.0), (6.0,), (5.5, 7.0))), ProbeStats(((9.0, 16.0),))
-    assert probe_center([idle, loaded]) == pytest.approx(5.75)   # readings 4, 6, 5.5, 9
+    assert probe_center([idle, loaded]) == pytest.approx(5.75)  # readings 4, 6, 5.5, 9
 
 
 # --- writing problem.yaml --------------------------------------------------------------------------
+
 
 def test_set_problem_yaml_limits_changes_exactly_two_values(tmp_path):
     p = tmp_path / "problem.yaml"
@@ -191,7 +211,7 @@ def test_set_problem_yaml_limits_changes_exactly_two_values(tmp_path):
     assert changed[1][1].strip().startswith("probe_time_s: 0.0421") and "#" in changed[1][1]
     spec = load_spec(p)
     assert spec.limits.time_per_test_s == 3.0 and spec.time_calibration.probe_time_s == 0.0421
-    assert not set_problem_yaml_limits(p, 3.0, 0.0421)       # idempotent
+    assert not set_problem_yaml_limits(p, 3.0, 0.0421)  # idempotent
 
 
 def test_set_problem_yaml_limits_refuses_a_file_without_the_keys(tmp_path):
@@ -202,6 +222,7 @@ def test_set_problem_yaml_limits_refuses_a_file_without_the_keys(tmp_path):
 
 
 # --- the checked-in record ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def record():
@@ -216,8 +237,7 @@ def test_calibration_record_meets_the_kattis_rules(record, spec):
     d, m = record["derived"], record["method"]
     assert d["time_per_test_s"] == spec.limits.time_per_test_s
     assert d["time_per_test_s"] >= spec.time_calibration.safety_factor * d["t_ac_s"]
-    assert d["time_per_test_s"] == round_up(spec.time_calibration.safety_factor * d["t_ac_s"],
-                                            m["time_resolution_s"])
+    assert d["time_per_test_s"] == round_up(spec.time_calibration.safety_factor * d["t_ac_s"], m["time_resolution_s"])
     assert d["fastest_tle_s"] is None or d["time_per_test_s"] * spec.time_calibration.tle_margin <= d["fastest_tle_s"]
     assert all(record["checks"].values()) and record["problems"] == []
     # T_ac really is the slowest accepted median, and every accepted one passed every run.
@@ -243,8 +263,11 @@ def test_calibration_record_is_made_of_medians_with_their_spread(record, bundle)
     for key in ("python", "numpy", "cpu", "cores", "sandbox"):
         assert record["machine"][key]
     # Every submission of the two folders that matter is in the record.
-    on_disk = {f"{p.parent.name}/{p.name}" for folder in ("accepted", "time_limit_exceeded")
-               for p in (bundle.submissions / folder).glob("*.py")}
+    on_disk = {
+        f"{p.parent.name}/{p.name}"
+        for folder in ("accepted", "time_limit_exceeded")
+        for p in (bundle.submissions / folder).glob("*.py")
+    }
     recorded = {t["submission"] for t in record["accepted"] + record["time_limit_exceeded"]}
     assert on_disk == recorded, "submissions changed since calibration: run `python -m grader calibrate --write`"
 
@@ -256,8 +279,9 @@ def test_calibration_record_renders_back_identically(record):
 
 def test_calibration_mismatch_is_detected(tmp_path, bundle):
     shutil.copy(ROOT / "calibration.yaml", tmp_path / "calibration.yaml")
-    shifted = replace(bundle.spec, limits=replace(bundle.spec.limits,
-                                                  time_per_test_s=bundle.spec.limits.time_per_test_s + 1))
+    shifted = replace(
+        bundle.spec, limits=replace(bundle.spec.limits, time_per_test_s=bundle.spec.limits.time_per_test_s + 1)
+    )
     problems = calibration_problems(Bundle(tmp_path, shifted))
     assert len(problems) == 1 and "time_per_test_s" in problems[0]
     (tmp_path / "calibration.yaml").unlink()
@@ -265,6 +289,7 @@ def test_calibration_mismatch_is_detected(tmp_path, bundle):
 
 
 # --- the probe, really run -----------------------------------------------------------------------------
+
 
 def test_probe_runs_in_the_sandbox_and_reports_cpu_time(bundle):
     stats = measure_probe(bundle, readings=2, repeats=3)
@@ -277,8 +302,11 @@ def test_probe_runs_in_the_sandbox_and_reports_cpu_time(bundle):
 
 # --- judging near the limit, bounding the worst case (pure functions) ------------------------------------
 
-@pytest.mark.parametrize("cpu, wall, expected", [(1.0, False, True), (1.25, False, True), (1.26, False, False),
-                                                 (0.2, True, False), (3.0, False, False)])
+
+@pytest.mark.parametrize(
+    "cpu, wall, expected",
+    [(1.0, False, True), (1.25, False, True), (1.26, False, False), (0.2, True, False), (3.0, False, False)],
+)
 def test_only_a_cpu_time_out_close_to_the_limit_is_judged_twice(cpu, wall, expected):
     assert near_the_limit(cpu, wall, 1.0) is expected
     assert RERUN_BAND == 1.25
@@ -291,7 +319,7 @@ def test_case_work_counts_the_blocks_multiply_adds():
 def test_a_test_at_least_as_large_as_a_timed_out_one_is_covered():
     timed_out = [("sample/02", 108)]
     assert covered_by_timeout(108, timed_out) == "sample/02"
-    assert covered_by_timeout(10 ** 6, timed_out) == "sample/02"
+    assert covered_by_timeout(10**6, timed_out) == "sample/02"
     assert covered_by_timeout(107, timed_out) is None
     assert covered_by_timeout(5, []) is None
 
@@ -302,6 +330,7 @@ def test_every_wall_clock_limit_follows_the_one_rule(spec):
     from grader.judging.sandbox_terms import sandbox_limits
     from grader.judging.timing import least_limits, wall_limit
     from grader.maintain.calibration_record import _timing_dict
+
     assert wall_limit(3.0, 1.0) == 4.0 and wall_limit(2.0, 0.25) == 1.5
     factor = spec.limits.wall_factor
     assert sandbox_limits(spec).wall_s == wall_limit(factor, spec.limits.time_per_test_s)
@@ -315,6 +344,7 @@ def test_every_wall_clock_limit_follows_the_one_rule(spec):
 def test_probe_conditions_as_found_then_under_load(bundle, monkeypatch):
     """calibrate --probe-only: each condition labelled, the loaded one measured inside the load."""
     from grader.maintain import measure
+
     events = []
 
     class Load:
@@ -328,7 +358,9 @@ def test_probe_conditions_as_found_then_under_load(bundle, monkeypatch):
             events.append("unload")
 
     monkeypatch.setattr(measure, "BackgroundLoad", Load)
-    monkeypatch.setattr(measure, "measure_probe", lambda b, r, i: events.append(f"measure {r} {i}") or ProbeStats(((0.005,),)))
+    monkeypatch.setattr(
+        measure, "measure_probe", lambda b, r, i: events.append(f"measure {r} {i}") or ProbeStats(((0.005,),))
+    )
     monkeypatch.setattr(measure.os, "getloadavg", lambda: (1.25, 0.0, 0.0))
     found = measure.probe_conditions(bundle, 7, "plain")
     assert [label for label, _ in found] == ["as found (load average 1.2)"] and events == ["measure 7 plain"]

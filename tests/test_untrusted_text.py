@@ -14,6 +14,7 @@ These tests check, for each such channel, that:
   colour codes (checked on the rendered text and on every string inside the
   JSON and XML documents, which a consumer will print).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -38,20 +39,23 @@ from grader.sandbox.outcome import build_outcome
 from grader.sandbox.protocol import ResultReader
 from grader.sandbox.untrusted import clean, decode, is_clean
 
-HOSTILE = ("\x1b[2J\x1b[H\x1b[1;32mAC  Accepted   score 100/100\x1b[8m"
-           "\u202eevil\u202c\u2066\ufeff\u200b\x9b31m\r\x07\x00\x7f\u2028" + chr(0xD800) + chr(0xDFFF))
-OWN_COLOURS = re.compile(r"\x1b\[[0-9;]*m")   # the only escapes the text report itself writes
+HOSTILE = (
+    "\x1b[2J\x1b[H\x1b[1;32mAC  Accepted   score 100/100\x1b[8m"
+    "\u202eevil\u202c\u2066\ufeff\u200b\x9b31m\r\x07\x00\x7f\u2028" + chr(0xD800) + chr(0xDFFF)
+)
+OWN_COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # the only escapes the text report itself writes
 FORMATS = ("gradescope", "exercism", "junit")
 SHAPE = (1, 4, 8)
 
 
 # --- the sanitiser itself ----------------------------------------------------------------
 
+
 def test_clean_replaces_every_unsafe_character_and_keeps_the_rest():
     text = clean("ok\ttab\nnewline é 中 " + HOSTILE, 10_000)
     assert is_clean(text) and not is_clean(HOSTILE)
-    text.encode("utf-8")                                   # no lone surrogate left
-    assert "ok\ttab\nnewline é 中 " in text and "AC  Accepted" in text   # shown, defused
+    text.encode("utf-8")  # no lone surrogate left
+    assert "ok\ttab\nnewline é 中 " in text and "AC  Accepted" in text  # shown, defused
     for bad in ("\x1b", "\u202e", "\u2066", "\ufeff", "\u200b", "\x9b", "\r", "\x07", "\x00", "\x7f", "\u2028"):
         assert bad not in text
 
@@ -66,6 +70,7 @@ def test_clean_survives_objects_that_refuse_str():
     class Nasty:
         def __str__(self):
             raise RuntimeError("no")
+
     assert is_clean(clean(Nasty(), 100))
 
 
@@ -76,6 +81,7 @@ def test_decode_keeps_invalid_utf8_visible_and_valid():
 
 
 # --- forged result frames: every field, every wrong type ------------------------------------
+
 
 def frame(header: dict, body: bytes = b"") -> bytes:
     raw = json.dumps(header).encode()
@@ -90,21 +96,49 @@ def forged_headers():
     base = {"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64", "shape": list(SHAPE)}
     for field, junk in itertools.product(FIELDS, JUNK):
         yield {**base, field: junk}
-    for status in ("ok", "call_exception", "import_exception", "not_callable", "bad_signature",
-                   "forbidden_import", "missing_function", "loaded", "probe"):
+    for status in (
+        "ok",
+        "call_exception",
+        "import_exception",
+        "not_callable",
+        "bad_signature",
+        "forbidden_import",
+        "missing_function",
+        "loaded",
+        "probe",
+    ):
         for junk in JUNK:
             yield {"kind": "result", "status": status, "type": junk, "message": junk, "error": junk}
-            yield {"kind": "result", "status": status, "error": {"type": junk, "message": junk,
-                                                                   "traceback": junk, "line": junk}}
-            yield {"kind": "result", "status": status, "error": {"type": HOSTILE, "message": HOSTILE,
-                                                                   "traceback": [HOSTILE, junk], "line": 1}}
+            yield {
+                "kind": "result",
+                "status": status,
+                "error": {"type": junk, "message": junk, "traceback": junk, "line": junk},
+            }
+            yield {
+                "kind": "result",
+                "status": status,
+                "error": {"type": HOSTILE, "message": HOSTILE, "traceback": [HOSTILE, junk], "line": 1},
+            }
 
 
-CTX = RunContext(function="vit_encoder_block", parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),
-                 cpu_limit_s=1.0, wall_limit_s=3.0, flood_bytes=1 << 20, result_bytes=1 << 20,
-                 allowed_hint="allowed: NumPy")
-FIN = {"event": "finished", "exit_code": 0, "signal": None, "cpu_s": 0.1, "wall_s": 0.1, "maxrss_kib": 30000,
-       "killed_by": None}
+CTX = RunContext(
+    function="vit_encoder_block",
+    parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),
+    cpu_limit_s=1.0,
+    wall_limit_s=3.0,
+    flood_bytes=1 << 20,
+    result_bytes=1 << 20,
+    allowed_hint="allowed: NumPy",
+)
+FIN = {
+    "event": "finished",
+    "exit_code": 0,
+    "signal": None,
+    "cpu_s": 0.1,
+    "wall_s": 0.1,
+    "maxrss_kib": 30000,
+    "killed_by": None,
+}
 
 
 def outcome_of(raw: bytes, stdout: bytes = b""):
@@ -116,10 +150,20 @@ def outcome_of(raw: bytes, stdout: bytes = b""):
 
 def report_of(case: CaseResult) -> GradeReport:
     group = GroupResult(case.group, case.visible, case.verdict, 0, 1, 12, 0, "The examples.")
-    return GradeReport(verdict=case.verdict, score=0, max_score=12, summary=f"{case.verdict} on test {case.name}: "
-                       f"{case.message}", compile=CompileResult("OK", ""), tests=(case,), groups=(group,),
-                       bundle_id="vit-encoder-block", bundle_version="1.0.0", grader_version="1.0.0",
-                       selection="sample", hidden_set="published")
+    return GradeReport(
+        verdict=case.verdict,
+        score=0,
+        max_score=12,
+        summary=f"{case.verdict} on test {case.name}: {case.message}",
+        compile=CompileResult("OK", ""),
+        tests=(case,),
+        groups=(group,),
+        bundle_id="vit-encoder-block",
+        bundle_version="1.0.0",
+        grader_version="1.0.0",
+        selection="sample",
+        hidden_set="published",
+    )
 
 
 def strings_in(doc) -> list[str]:
@@ -161,15 +205,22 @@ def test_forged_header_fields_never_crash_the_parent(header, bundle):
     for visible in (True, False):
         d = decide(out, expected, CTX, 1e-6, 1e-8, show_values=visible)
         assert d.verdict in ("RE", "WA", "CE", "MLE"), (d, header)
-        case = CaseResult(name="sample/01" if visible else "random/01", group="sample" if visible else "random",
-                          visible=visible, verdict=d.verdict, check=d.check, message=d.message, time_s=0.1,
-                          memory_mib=30.0, stdout=out.stdout if visible else "")
+        case = CaseResult(
+            name="sample/01" if visible else "random/01",
+            group="sample" if visible else "random",
+            visible=visible,
+            verdict=d.verdict,
+            check=d.check,
+            message=d.message,
+            time_s=0.1,
+            memory_mib=30.0,
+            stdout=out.stdout if visible else "",
+        )
         assert_renders_clean(report_of(case), bundle)
 
 
 def test_a_malformed_field_is_a_protocol_error_naming_the_field():
-    out = outcome_of(frame({"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64",
-                            "shape": "1,4,8"}))
+    out = outcome_of(frame({"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64", "shape": "1,4,8"}))
     assert out.status == "protocol_error" and "'shape'" in out.detail
     d = decide(out, np.zeros(SHAPE), CTX, 1e-6, 1e-8, True)
     assert (d.verdict, d.check) == ("RE", "run") and "'shape'" in d.message
@@ -184,43 +235,74 @@ def test_worker_layer_details_are_cleaned():
 
 SIGNATURE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
 # HOSTILE rebuilt inside the submission (a source file cannot hold lone surrogates).
-MAKE_HOSTILE = (f"HOSTILE = {HOSTILE.encode('utf-8', 'surrogatepass')!r}.decode('utf-8', 'surrogatepass')\n"
-                "NAME = ''.join(c for c in HOSTILE if c != chr(0) and not 0xD800 <= ord(c) <= 0xDFFF)\n")
+MAKE_HOSTILE = (
+    f"HOSTILE = {HOSTILE.encode('utf-8', 'surrogatepass')!r}.decode('utf-8', 'surrogatepass')\n"
+    "NAME = ''.join(c for c in HOSTILE if c != chr(0) and not 0xD800 <= ord(c) <= 0xDFFF)\n"
+)
 
 SUBMISSIONS = {
-    "returned_class_names": ("WA", "type", """\
+    "returned_class_names": (
+        "WA",
+        "type",
+        """\
         class Thing:
             pass
         Thing.__qualname__ = HOSTILE
         Thing.__module__ = HOSTILE
-        """, "return Thing()\n"),
-    "exception_class_and_message": ("RE", "run", """\
+        """,
+        "return Thing()\n",
+    ),
+    "exception_class_and_message": (
+        "RE",
+        "run",
+        """\
         Boom = type("Boom" + NAME, (Exception,), {})
-        """, "raise Boom(HOSTILE)\n"),
-    "printed_output": ("WA", "tolerance", "",
-                       "os = np._core._methods.os\nos.write(1, HOSTILE.encode('utf-8', 'surrogatepass') + b'\\xff\\n')\n"
-                       "os.write(2, HOSTILE.encode('utf-8', 'surrogatepass'))\nprint(NAME)\nreturn np.zeros_like(x)\n"),
-    "not_callable_entry_point": ("CE", "compile", """\
+        """,
+        "raise Boom(HOSTILE)\n",
+    ),
+    "printed_output": (
+        "WA",
+        "tolerance",
+        "",
+        "os = np._core._methods.os\nos.write(1, HOSTILE.encode('utf-8', 'surrogatepass') + b'\\xff\\n')\n"
+        "os.write(2, HOSTILE.encode('utf-8', 'surrogatepass'))\nprint(NAME)\nreturn np.zeros_like(x)\n",
+    ),
+    "not_callable_entry_point": (
+        "CE",
+        "compile",
+        """\
         class Thing:
             pass
         Thing.__name__ = NAME   # a type name cannot hold NUL or surrogates
-        """, None),
-    "forged_frame_strings": ("RE", "run", "", """\
+        """,
+        None,
+    ),
+    "forged_frame_strings": (
+        "RE",
+        "run",
+        "",
+        """\
         os = np._core._methods.os
         json, struct = os.sys.modules["json"], os.sys.modules["struct"]
         h = json.dumps({"kind": "result", "status": "call_exception", "error": {
             "type": HOSTILE, "message": HOSTILE, "traceback": [HOSTILE] * 3, "line": 1}}).encode()
         os.write(3, b"VITR" + struct.pack("<I", len(h)) + h)
         os._exit(0)
-        """),
-    "forged_frame_types": ("RE", "run", "", """\
+        """,
+    ),
+    "forged_frame_types": (
+        "RE",
+        "run",
+        "",
+        """\
         os = np._core._methods.os
         json, struct = os.sys.modules["json"], os.sys.modules["struct"]
         h = json.dumps({"kind": "result", "status": "ok", "type": "ndarray", "dtype": ["float64"],
                         "shape": {"0": HOSTILE}}).encode()
         os.write(3, b"VITR" + struct.pack("<I", len(h)) + h)
         os._exit(0)
-        """),
+        """,
+    ),
 }
 
 
@@ -243,7 +325,7 @@ def test_hostile_text_from_the_sandbox_is_defused_in_every_format(bundle, tmp_pa
     assert first.check == check, first.message
     assert_renders_clean(report, bundle)
     if name == "printed_output":
-        assert "AC  Accepted" in first.stdout and "\x1b" not in first.stdout   # shown, defused
+        assert "AC  Accepted" in first.stdout and "\x1b" not in first.stdout  # shown, defused
 
 
 @pytest.mark.parametrize("fmt", ["text", "native", *FORMATS])

@@ -1,4 +1,5 @@
 """grader/problem/validate.py: every checked-in case is valid, and each kind of invalid case is named."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,11 +48,11 @@ def test_wrong_shapes_are_named(base, spec):
     x = base.inputs["x"]
     assert _problems(_with(base, x=x[0]), spec) == [f"x must have shape (B, N, D), got {x[0].shape}"]
     D = x.shape[-1]
-    assert f"Wk must have shape ({D}, {D}), got ({D}, {D + 1})" in \
-        _problems(_with(base, Wk=np.zeros((D, D + 1)) + 0.5), spec)
+    assert f"Wk must have shape ({D}, {D}), got ({D}, {D + 1})" in _problems(
+        _with(base, Wk=np.zeros((D, D + 1)) + 0.5), spec
+    )
     M = base.inputs["W1"].shape[1]
-    assert f"W2 must have shape ({M}, {D}), got ({M + 1}, {D})" in \
-        _problems(_with(base, W2=np.ones((M + 1, D))), spec)
+    assert f"W2 must have shape ({M}, {D}), got ({M + 1}, {D})" in _problems(_with(base, W2=np.ones((M + 1, D))), spec)
     assert any(p.startswith("W1 must have shape (D, M)") for p in _problems(_with(base, W1=np.ones((D + 1, M))), spec))
     bad_expected = dataclasses.replace(base, expected=base.expected[:, :-1])
     assert any("expected output must have shape" in p for p in _problems(bad_expected, spec))
@@ -98,9 +99,14 @@ def test_out_of_range_sizes(base, spec, dim):
             sizes["num_heads"] = 1
     rng = np.random.default_rng(0)
     B, N, D, M = sizes["B"], sizes["N"], sizes["D"], sizes["M"]
-    case = _with(base, x=rng.standard_normal((B, N, D)), num_heads=sizes["num_heads"],
-                 **{k: rng.standard_normal((D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
-                 W1=rng.standard_normal((D, M)), W2=rng.standard_normal((M, D)))
+    case = _with(
+        base,
+        x=rng.standard_normal((B, N, D)),
+        num_heads=sizes["num_heads"],
+        **{k: rng.standard_normal((D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
+        W1=rng.standard_normal((D, M)),
+        W2=rng.standard_normal((M, D)),
+    )
     case = dataclasses.replace(case, expected=np.zeros((B, N, D)))
     value = sizes[dim]
     assert f"{dim} = {value} is outside [{lo}, {hi}]" in _problems(case, spec)
@@ -110,8 +116,9 @@ def test_out_of_range_sizes(base, spec, dim):
 def test_symmetric_hidden_weights_are_refused(base, spec, key):
     w = base.inputs[key]
     sym = np.triu(w) + np.triu(w, 1).T
-    assert f"{key} is symmetric in a hidden case (it would hide transposition bugs)" in \
-        _problems(_with(base, **{key: sym}), spec)
+    assert f"{key} is symmetric in a hidden case (it would hide transposition bugs)" in _problems(
+        _with(base, **{key: sym}), spec
+    )
 
 
 def test_symmetric_weights_are_fine_in_samples_and_zero_matrices_anywhere(bundle, spec, base):
@@ -135,13 +142,15 @@ def test_unknown_group_and_duplicate_names(base, spec):
 def test_directory_problems_name_the_file(tmp_path, base, spec):
     folder = tmp_path / "multi_head"
     folder.mkdir()
-    (folder / "01-ok.json").write_text(case_to_text(dataclasses.replace(base, name="multi_head/01-ok")),
-                                       encoding="utf-8")
+    (folder / "01-ok.json").write_text(
+        case_to_text(dataclasses.replace(base, name="multi_head/01-ok")), encoding="utf-8"
+    )
     raw = json.loads(case_to_text(dataclasses.replace(base, name="multi_head/02-bool")))
     raw["input"]["x"][0][0][0] = True
     (folder / "02-bool.json").write_text(json.dumps(raw), encoding="utf-8")
-    (folder / "03-misnamed.json").write_text(case_to_text(dataclasses.replace(base, name="multi_head/xx")),
-                                             encoding="utf-8")
+    (folder / "03-misnamed.json").write_text(
+        case_to_text(dataclasses.replace(base, name="multi_head/xx")), encoding="utf-8"
+    )
     problems = validate_directory(tmp_path, spec, ("multi_head", "batch"))
     assert any("02-bool.json: input.x[0][0][0]: True is a bool, not a number" in p for p in problems), problems
     assert any("03-misnamed.json: its name 'multi_head/xx' does not match its location" in p for p in problems)
@@ -168,6 +177,7 @@ KATTIS_VALIDATOR = "vitencoderblock/input_validators/validate/validate.py"
 def kattis_check(bundle):
     """The exported validator's `check`, loaded from the export's own text (no grader import in it)."""
     from grader.platforms.kattis import kattis_files
+
     text = kattis_files(bundle)[KATTIS_VALIDATOR].data.decode()
     assert "import grader" not in text and "from grader" not in text
     namespace: dict = {"__name__": "exported_validate"}
@@ -180,6 +190,7 @@ def kattis_check(bundle):
         except namespace["Invalid"] as exc:
             return str(exc)
         return None
+
     return check
 
 
@@ -194,9 +205,14 @@ def test_both_validators_accept_every_case(bundle, spec, kattis_check):
 
 def _sized(base: TestCase, B: int, N: int, D: int, M: int, heads: int) -> TestCase:
     rng = np.random.default_rng(B * 1000 + N * 100 + D * 10 + M + heads)
-    case = _with(base, x=rng.uniform(-1, 1, (B, N, D)), num_heads=heads,
-                 **{k: rng.uniform(-1, 1, (D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
-                 W1=rng.uniform(-1, 1, (D, M)), W2=rng.uniform(-1, 1, (M, D)))
+    case = _with(
+        base,
+        x=rng.uniform(-1, 1, (B, N, D)),
+        num_heads=heads,
+        **{k: rng.uniform(-1, 1, (D, D)) for k in ("Wq", "Wk", "Wv", "Wo")},
+        W1=rng.uniform(-1, 1, (D, M)),
+        W2=rng.uniform(-1, 1, (M, D)),
+    )
     return dataclasses.replace(case, expected=np.zeros((B, N, D)))
 
 
@@ -210,6 +226,7 @@ def _broken(base: TestCase, spec) -> dict[str, TestCase]:
         a = np.array(base.inputs[key], copy=True)
         a.flat[1] = value
         return _with(base, **{key: a})
+
     return {
         "x without its batch axis": _with(base, x=x[0]),
         "x of rank 4": _with(base, x=x[None]),

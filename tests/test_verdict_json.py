@@ -12,6 +12,7 @@ exactly. After an intended change, regenerate and review the diff:
 Every raw output (before normalising) is also validated against
 schemas/verdict.schema.json, and the schema's enums are checked against the code.
 """
+
 from __future__ import annotations
 
 import copy
@@ -72,7 +73,7 @@ def normalise(doc: dict) -> dict:
     if d["limits"] is not None:
         for key in ("cpu_s_per_test", "wall_s_per_test", "machine_scale", "probe_s"):
             d["limits"][key] = VARIES
-    if d["sandbox"] is not None:    # depends on root/non-root, kernel features, Docker
+    if d["sandbox"] is not None:  # depends on root/non-root, kernel features, Docker
         d["sandbox"] = {"mode": VARIES, "layers": VARIES, "unavailable": VARIES}
     for t in d["tests"]:
         _normalise_test(t)
@@ -91,8 +92,7 @@ def _normalise_test(t: dict) -> None:
         # An accepted answer's error is rounding noise: its size and place vary.
         for key in ("max_abs_error", "max_abs_at", "max_rel_error", "max_rel_at", "received_at_worst"):
             e[key] = VARIES
-        t["message"] = re.sub(r"largest absolute error [^)]*\)", "largest absolute error <rounding>)",
-                              t["message"])
+        t["message"] = re.sub(r"largest absolute error [^)]*\)", "largest absolute error <rounding>)", t["message"])
     elif e is not None:
         for key in ("max_abs_error", "max_rel_error", "expected_at_worst", "received_at_worst"):
             e[key] = _round(e[key])
@@ -101,10 +101,12 @@ def _normalise_test(t: dict) -> None:
 
 # --- running the scenarios -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def outputs():
     """Raw verdict JSON per scenario, produced once per test session."""
     from conftest import run_cli
+
     out = {}
     for name, (sub, args, status) in SCENARIOS.items():
         proc = run_cli("grade", str(SUBMISSIONS / sub), "--json", "-", *args)
@@ -129,6 +131,7 @@ def test_every_golden_file_has_a_scenario():
 
 
 # --- what the scenarios show (facts the goldens must keep) -------------------------------------------------
+
 
 def test_scenario_facts(outputs):
     ac = outputs["ac_all_tests"]
@@ -184,10 +187,13 @@ def test_overall_verdict_is_the_first_failing_test(outputs):
 
 # --- the schema -------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def validator():
-    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (a dev dependency, requirements-dev.txt) is "
-                                                          "not installed: the schema checks cannot run")
+    jsonschema = pytest.importorskip(
+        "jsonschema",
+        reason="jsonschema (a dev dependency, requirements-dev.txt) is not installed: the schema checks cannot run",
+    )
     schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
@@ -211,16 +217,19 @@ def test_schema_enums_match_the_code():
     assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
     from grader.feedback.diagnose import AXES
     from grader.feedback.mistakes import PARTS
+
     assert defs["part"]["enum"] == list(PARTS)
     assert defs["pattern"]["properties"]["confined_to"]["items"]["enum"] == list(AXES)
 
 
 def _mutations(doc: dict):
     """(description, mutated copy) pairs that the schema must reject."""
+
     def m(fn):
         d = copy.deepcopy(doc)
         fn(d)
         return d
+
     yield "unknown top-level key", m(lambda d: d.update(extra=1))
     yield "missing top-level key", m(lambda d: d.pop("summary"))
     yield "unknown verdict", m(lambda d: d.update(verdict="PE"))
@@ -248,10 +257,10 @@ def test_schema_rejects_a_malformed_diagnosis(validator, outputs):
     bad["diagnosis"]["fingerprint"]["status"] = "probably"
     assert _errors(validator, bad)
     bad = copy.deepcopy(doc)
-    bad["diagnosis"]["fingerprint"]["mistakes"] = []          # a match names exactly one mistake
+    bad["diagnosis"]["fingerprint"]["mistakes"] = []  # a match names exactly one mistake
     assert _errors(validator, bad)
     bad = copy.deepcopy(doc)
-    bad["verdict"], bad["verdict_name"] = "AC", "Accepted"     # an AC is never diagnosed
+    bad["verdict"], bad["verdict_name"] = "AC", "Accepted"  # an AC is never diagnosed
     assert _errors(validator, bad)
 
 

@@ -5,6 +5,7 @@ The quick tests judge one submission per verdict folder and a few crafted
 ones; the whole verify (about two minutes of CPU on two cores) runs in CI and
 when VIT_FULL_VERIFY=1 is set.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,9 @@ SUBS = ROOT / "submissions"
 
 
 def judgement(verdict: str, factor: float = 1.0, slowest: float | None = 0.1) -> Judgement:
-    return Judgement(verdict, factor, 1.0 * factor, slowest, "realistic/01-vit-tiny" if slowest else None,
-                     f"{verdict} summary")
+    return Judgement(
+        verdict, factor, 1.0 * factor, slowest, "realistic/01-vit-tiny" if slowest else None, f"{verdict} summary"
+    )
 
 
 def expected(folder: str, name: str = "x.py") -> ExpectedSubmission:
@@ -41,6 +43,7 @@ def expected(folder: str, name: str = "x.py") -> ExpectedSubmission:
 
 
 # --- the folders --------------------------------------------------------------------------------------
+
 
 def test_every_kattis_folder_is_populated(bundle):
     subs, problems = find_submissions(bundle)
@@ -66,10 +69,11 @@ def test_unknown_folder_and_missing_accepted_are_problems(tmp_path, bundle):
     assert subs == []
     assert any("probably_ok" in p and "not a known verdict folder" in p for p in problems)
     assert any("no accepted submission" in p for p in problems)
-    assert len(problems) == 2           # caches and editor folders are not reported
+    assert len(problems) == 2  # caches and editor folders are not reported
 
 
 # --- deciding OK / FAIL ------------------------------------------------------------------------------
+
 
 def test_matching_verdicts_are_ok():
     c = SubmissionCheck(expected("time_limit_exceeded"), judgement("TLE"), judgement("TLE", 1.5))
@@ -96,21 +100,29 @@ def test_wrong_verdict_is_reported_with_the_summary():
 
 def test_rendered_table_has_one_row_per_submission():
     from grader.maintain.verify import BundleCheck, VerifyReport
+
     report = VerifyReport(
         bundle_checks=(BundleCheck("validator", True, "fine"),),
-        submissions=(SubmissionCheck(expected("accepted", "a.py"), judgement("AC", slowest=0.25),
-                                     judgement("AC", 1.5)),
-                     SubmissionCheck(expected("wrong_answer", "w.py"), judgement("AC"), judgement("AC", 1.5))),
-        problems=(), time_limit_s=1.0, margin_factor=1.5)
+        submissions=(
+            SubmissionCheck(expected("accepted", "a.py"), judgement("AC", slowest=0.25), judgement("AC", 1.5)),
+            SubmissionCheck(expected("wrong_answer", "w.py"), judgement("AC"), judgement("AC", 1.5)),
+        ),
+        problems=(),
+        time_limit_s=1.0,
+        margin_factor=1.5,
+    )
     text = render_report(report, ROOT)
     rows = [ln.split() for ln in text.splitlines() if ln.strip().startswith(("accepted/", "wrong_answer/"))]
-    assert rows == [["accepted/a.py", "AC", "AC", "AC", "0.25s", "OK"], ["wrong_answer/w.py", "WA", "AC", "AC",
-                                                                          "0.10s", "FAIL"]]
+    assert rows == [
+        ["accepted/a.py", "AC", "AC", "AC", "0.25s", "OK"],
+        ["wrong_answer/w.py", "WA", "AC", "AC", "0.10s", "FAIL"],
+    ]
     assert "verify: FAILED (1 of 2 submissions failed)" in text
     assert "4.0x headroom" in text
 
 
 # --- bundle checks -------------------------------------------------------------------------------
+
 
 def test_the_bundle_passes_its_checks(bundle):
     checks = check_bundle(bundle)
@@ -151,10 +163,17 @@ def test_practice_archive_cannot_be_verified(bundle_copy):
 
 # --- real judging, one per folder ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("folder, name", [
-    ("accepted", "vectorised_matmul.py"), ("wrong_answer", "erf_gelu.py"),
-    ("time_limit_exceeded", "infinite_loop.py"), ("run_time_error", "segfault.py"),
-    ("compile_error", "syntax_error.py")])
+
+@pytest.mark.parametrize(
+    "folder, name",
+    [
+        ("accepted", "vectorised_matmul.py"),
+        ("wrong_answer", "erf_gelu.py"),
+        ("time_limit_exceeded", "infinite_loop.py"),
+        ("run_time_error", "segfault.py"),
+        ("compile_error", "syntax_error.py"),
+    ],
+)
 def test_one_submission_per_folder_gets_its_verdict_at_both_limits(bundle, folder, name):
     check = judge_submission(bundle, expected(folder, name))
     assert check.ok, check.problems
@@ -168,7 +187,7 @@ def test_one_submission_per_folder_gets_its_verdict_at_both_limits(bundle, folde
         assert check.at_limit.cpu_limit_s is None and check.at_limit.slowest_s is None
 
 
-BORDERLINE = '''
+BORDERLINE = """
 import time
 import numpy as np
 
@@ -191,7 +210,7 @@ def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):
     y = x + (a @ v).transpose(0, 2, 1, 3).reshape(B, N, D) @ Wo
     u = ln(y) @ W1
     return y + 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3))) @ W2
-'''
+"""
 
 
 def test_a_submission_between_the_limit_and_the_margin_is_flagged_time_sensitive(bundle, tmp_path, monkeypatch):
@@ -202,10 +221,14 @@ def test_a_submission_between_the_limit_and_the_margin_is_flagged_time_sensitive
     # stability is scripts/stability.py's to show.) The submission needs 0.5 s: TLE at the
     # limit, AC at 1.5x (0.6 s).
     from grader.maintain import verify
+
     probe = verify.probe_step(bundle, GradeOptions())
     monkeypatch.setattr(verify, "probe_step", lambda *args, **kwargs: probe)
-    spec = replace(bundle.spec, limits=replace(bundle.spec.limits, time_per_test_s=0.4),
-                   time_calibration=replace(bundle.spec.time_calibration, probe_time_s=probe))
+    spec = replace(
+        bundle.spec,
+        limits=replace(bundle.spec.limits, time_per_test_s=0.4),
+        time_calibration=replace(bundle.spec.time_calibration, probe_time_s=probe),
+    )
     sub = tmp_path / "accepted" / "borderline.py"
     sub.parent.mkdir()
     sub.write_text(BORDERLINE.format(spin=0.5))
@@ -216,14 +239,16 @@ def test_a_submission_between_the_limit_and_the_margin_is_flagged_time_sensitive
 
 # --- through the CLI ----------------------------------------------------------------------------------
 
+
 def test_cli_verify_only_one_submission(cli):
     proc = cli("verify", "--only", "run_time_error/recursion")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "OK   regeneration" in proc.stdout
     row = next(ln.split() for ln in proc.stdout.splitlines() if "run_time_error/recursion.py" in ln)
     assert row[1:4] == ["RE", "RE", "RE"] and row[-1] == "OK"
-    assert proc.stdout.rstrip().endswith("verify: OK (1 submissions got their folder's verdict at 1x and "
-                                         "1.5x the time limit)")
+    assert proc.stdout.rstrip().endswith(
+        "verify: OK (1 submissions got their folder's verdict at 1x and 1.5x the time limit)"
+    )
 
 
 def test_cli_verify_fails_for_a_misfiled_submission(cli, bundle_copy):
@@ -237,8 +262,10 @@ def test_cli_verify_fails_for_a_misfiled_submission(cli, bundle_copy):
 @pytest.mark.slow
 def test_full_verify(bundle):
     if not (os.environ.get("CI") or os.environ.get("VIT_FULL_VERIFY")):
-        pytest.skip("the full verify judges every submission twice (about 2 minutes of CPU on 2 cores); "
-                    "it runs in CI or with VIT_FULL_VERIFY=1 (`python -m grader verify` runs it by hand)")
+        pytest.skip(
+            "the full verify judges every submission twice (about 2 minutes of CPU on 2 cores); "
+            "it runs in CI or with VIT_FULL_VERIFY=1 (`python -m grader verify` runs it by hand)"
+        )
     report = verify(bundle, jobs=2)
     assert report.ok, render_report(report, bundle.root)
     subs, _ = find_submissions(bundle)
@@ -253,6 +280,7 @@ def test_a_probe_that_cannot_be_read_is_a_judging_error_not_a_pass(bundle, monke
 
     def broken(*_a, **_k):
         raise SandboxError("the speed probe failed (status no_result, exit None)")
+
     monkeypatch.setattr(V, "probe_step", broken)
     check = V.judge_submission(bundle, ExpectedSubmission(ROOT / "reference" / "solution.py", "accepted", "AC"))
     assert (check.at_limit.verdict, check.at_margin.verdict) == ("JE", "JE")

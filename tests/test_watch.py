@@ -3,6 +3,7 @@
 The end-to-end tests run the real CLI in a subprocess, edit the watched file
 like an editor would and send a real SIGINT.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,16 +42,22 @@ def started(tmp_path):
     def start(path: Path, *extra: str) -> subprocess.Popen:
         left = tmp_path / f"left-{len(procs)}.json"
         command = [sys.executable, "-m", "grader", "watch", str(path), "--interval", "0.1", *extra]
-        proc = subprocess.Popen(reaped(left, command, grace_s=5), cwd=ROOT, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "80"},
-                                preexec_fn=_default_sigint)
+        proc = subprocess.Popen(
+            reaped(left, command, grace_s=5),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "COLUMNS": "80"},
+            preexec_fn=_default_sigint,
+        )
         proc.left = left  # type: ignore[attr-defined]  # where this process's reaper writes what it left
         procs.append(proc)
         return proc
+
     yield start
     for proc in procs:
         if proc.poll() is None:
-            for pid in descendants(proc.pid):          # the wrapper's tree first: killed, it orphans them
+            for pid in descendants(proc.pid):  # the wrapper's tree first: killed, it orphans them
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
             proc.kill()
@@ -72,7 +79,7 @@ def test_watch_regrades_on_save_and_ctrl_c_ends_it_cleanly(tmp_path, started):
     assert zygotes_below(proc.pid), "no sandbox started ahead for the next save"
     assert "RE  Run-Time Error" in first and "practice tests" in first
     _save(path, ACCEPTED.read_text(encoding="utf-8"))
-    second = _read_until(proc, "Ctrl-C to stop", seen)[len(first):]
+    second = _read_until(proc, "Ctrl-C to stop", seen)[len(first) :]
     assert "AC  Accepted" in second and "practice tests" in second
     assert "=" * 40 in second, "not a terminal: runs are separated by a rule, never cleared"
     code, out, err = _stop(proc)
@@ -94,8 +101,13 @@ def test_watch_waits_for_a_missing_file_then_grades_it(tmp_path, started):
 
 
 def test_watch_refuses_a_directory(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "grader", "watch", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=PATIENCE_S)
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "watch", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE_S,
+    )
     assert proc.returncode == 2 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -111,10 +123,11 @@ def test_watch_loop_clears_between_runs_on_a_terminal_and_only_runs_on_change(tm
 
     def sleep(s: float) -> None:
         sleeps.append(s)
-        if len(sleeps) == 4:          # after the first run and two idle polls: a save
+        if len(sleeps) == 4:  # after the first run and two idle polls: a save
             path.write_text("bb", encoding="utf-8")
         if len(sleeps) > 12:
             raise KeyboardInterrupt
+
     out = io.StringIO()
     assert watch(path, run, out, clear=True, poll_s=0.01, sleep=sleep) == 0
     text = out.getvalue()

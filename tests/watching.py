@@ -1,4 +1,5 @@
 """Driving a running `watch` from a test: read its output up to a marker, save a file as an editor does."""
+
 from __future__ import annotations
 
 import os
@@ -7,12 +8,12 @@ import subprocess
 import time
 from pathlib import Path
 
-PATIENCE_S = 120          # generous: a busy machine grades slowly; never a timing assertion
+PATIENCE_S = 120  # generous: a busy machine grades slowly; never a timing assertion
 
 
 def read_until(proc: subprocess.Popen, marker: str, seen: list[str], patience_s: float = PATIENCE_S) -> str:
     """Read stdout until `marker` has appeared once more than it had in `seen`."""
-    assert proc.stdout is not None and proc.stderr is not None   # started with both as pipes
+    assert proc.stdout is not None and proc.stderr is not None  # started with both as pipes
     want = "".join(seen).count(marker) + 1
     deadline = time.monotonic() + patience_s
     while "".join(seen).count(marker) < want:

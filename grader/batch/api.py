@@ -9,6 +9,7 @@ container each; write the gradebook and the summary. Ctrl-C or SIGTERM ends
 every grading process and sandbox, keeps what is done, and writes the outputs
 for it.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,28 +51,30 @@ class BatchError(Exception):
 @dataclass(frozen=True)
 class BatchOptions:
     """What to grade, where to, and how: `batch`'s command line (command.py), or a library caller's."""
+
     inputs: tuple[Path, ...]
     out: Path
-    jobs: int = 0                         # 0: the number of cores
+    jobs: int = 0  # 0: the number of cores
     tests: str = "all"
     secret_seed: int | None = None
-    random_seed: bool = False             # --secret-seed random: reuse DIR's seed when resuming
+    random_seed: bool = False  # --secret-seed random: reuse DIR's seed when resuming
     docker: bool = False
     image: str = docker_mode.DEFAULT_IMAGE
     shard: tuple[int, int] | None = None
     isolation: str = "auto"
-    file: str | None = None               # --file: a glob naming the file to grade among a student's several
+    file: str | None = None  # --file: a glob naming the file to grade among a student's several
     progress: Callable[[Progress], None] | None = None
 
 
 @dataclass(frozen=True)
 class BatchResult:
     """What a run did: its outputs, how many students it graded or kept, and why it stopped early."""
+
     out: Path
     outputs: Outputs
-    graded: int                # graded by this run
-    reused: int                # kept from an earlier run (resume)
-    interrupted: str | None    # the signal's name when stopped early
+    graded: int  # graded by this run
+    reused: int  # kept from an earlier run (resume)
+    interrupted: str | None  # the signal's name when stopped early
     input_problems: tuple[str, ...]
 
     @property
@@ -115,8 +118,9 @@ def _check_paths(opts: BatchOptions) -> None:
         raise BatchError(f"--file {opts.file!r}: give a file name or a glob pattern such as solution.py or *.ipynb")
 
 
-def find_entries(inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
-                 ) -> tuple[list[Entry], list[str], list[str], list[str]]:
+def find_entries(
+    inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
+) -> tuple[list[Entry], list[str], list[str], list[str]]:
     """(entries, refused entry lines, ignored files, refused inputs) of all inputs, the zips
     unpacked into `work`/<n> (n: the input's place, from 1); ids made unique across inputs."""
     entries: list[Entry] = []
@@ -148,14 +152,13 @@ def find_entries(inputs: tuple[Path, ...], work: Path, choice: Choice = Choice()
 def _emptied(dest: Path, archive: str) -> Path:
     """`dest`, made an empty folder to unpack `archive` into (an earlier run's copy removed);
     IntakeError when it cannot be."""
-    if dest.is_symlink():      # planted in a DIR someone else prepared: never unpack through it
+    if dest.is_symlink():  # planted in a DIR someone else prepared: never unpack through it
         dest.unlink()
     shutil.rmtree(dest, ignore_errors=True)
     try:
         dest.mkdir(parents=True)
     except OSError as exc:
-        raise IntakeError(f"{dest}: cannot be made empty to unpack {archive} into "
-                          f"({exc.strerror or exc})") from None
+        raise IntakeError(f"{dest}: cannot be made empty to unpack {archive} into ({exc.strerror or exc})") from None
     return dest
 
 
@@ -176,11 +179,12 @@ def run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None = None)
 @dataclass(frozen=True)
 class Students:
     """Who a run grades, and what finding them in the inputs said."""
-    entries: list[Entry]       # this shard's students (every student without --shard)
-    all_ids: list[str]         # every student of the inputs, in all shards
-    refused: list[str]         # entries of the inputs that were not let through
-    ignored: list[str]         # files that are nobody's submission
-    problems: list[str]        # inputs refused as a whole
+
+    entries: list[Entry]  # this shard's students (every student without --shard)
+    all_ids: list[str]  # every student of the inputs, in all shards
+    refused: list[str]  # entries of the inputs that were not let through
+    ignored: list[str]  # files that are nobody's submission
+    problems: list[str]  # inputs refused as a whole
 
 
 def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> BatchResult:
@@ -191,8 +195,14 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
         _check_docker(opts.image)
     students = _find_students(opts, unpacked)
     judging = _prepare_judging(bundle, opts, seed, zygote)
-    key = RunKey(bundle.spec.id, bundle.spec.version, __version__, opts.tests, seed,
-                 f"docker:{opts.image}" if opts.docker else "local")
+    key = RunKey(
+        bundle.spec.id,
+        bundle.spec.version,
+        __version__,
+        opts.tests,
+        seed,
+        f"docker:{opts.image}" if opts.docker else "local",
+    )
     run = _run_record(bundle, opts, key, students)
     try:
         save_run(opts.out, run)
@@ -259,7 +269,7 @@ def _prepare_judging(bundle: Bundle, opts: BatchOptions, seed: int | None, zygot
         if not opts.docker:
             options = replace(options, probe_s=probe_step(bundle, options, zygote))
         if zygote is not None:
-            zygote.close()   # unused (Docker) or the probe's, ended: no task inherits its socket
+            zygote.close()  # unused (Docker) or the probe's, ended: no task inherits its socket
     except BundleError as exc:
         raise BatchError(str(exc)) from None
     except SandboxError as exc:
@@ -269,8 +279,14 @@ def _prepare_judging(bundle: Bundle, opts: BatchOptions, seed: int | None, zygot
 
 def _run_record(bundle: Bundle, opts: BatchOptions, key: RunKey, students: Students) -> dict[str, Any]:
     """DIR/.batch/_run.json: how the run was made and whom it found (state.py reads it back)."""
-    return {**asdict(key),
-            "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
-            "students": sorted(students.all_ids), "shard_students": sorted(e.student for e in students.entries),
-            "students_in_shard": len(students.entries), "groups": bundle.group_names(opts.tests),
-            "refused": students.refused, "ignored": students.ignored, "input_problems": students.problems}
+    return {
+        **asdict(key),
+        "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
+        "students": sorted(students.all_ids),
+        "shard_students": sorted(e.student for e in students.entries),
+        "students_in_shard": len(students.entries),
+        "groups": bundle.group_names(opts.tests),
+        "refused": students.refused,
+        "ignored": students.ignored,
+        "input_problems": students.problems,
+    }

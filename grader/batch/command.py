@@ -6,6 +6,7 @@ output, the progress line on standard error) is decided here. The heavy
 modules are imported only when a command runs, so that `python -m grader
 grade` does not pay for them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,22 +29,41 @@ class BatchError(Exception):
 
 def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any], merge: Callable[..., Any]) -> None:
     """The `batch` and `batch-merge` subcommands, calling `batch` and `merge`."""
-    bt = sub.add_parser("batch", help="grade a whole class: folders, zips (Moodle, Canvas, Gradescope, GitHub "
-                                      "Classroom) or files, into DIR/<id>.json, grades.csv and summary.md")
+    bt = sub.add_parser(
+        "batch",
+        help="grade a whole class: folders, zips (Moodle, Canvas, Gradescope, GitHub "
+        "Classroom) or files, into DIR/<id>.json, grades.csv and summary.md",
+    )
     bt.add_argument("inputs", nargs="+", metavar="INPUT", help="a folder of submissions, a zip file, or a file")
     bt.add_argument("--out", required=True, metavar="DIR", help="output folder (re-running with it resumes)")
-    bt.add_argument("--jobs", type=int, default=None, metavar="N",
-                    help="submissions graded at once (default: the number of cores)")
-    bt.add_argument("--tests", choices=("sample", "all"), default=None,
-                    help="which tests to run (default: all; sample in the practice archive)")
-    bt.add_argument("--secret-seed", metavar="SEED", help="judge everyone on one fresh hidden set from SEED "
-                    "(an integer, or 'random': drawn once, and reused when resuming)")
+    bt.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="submissions graded at once (default: the number of cores)"
+    )
+    bt.add_argument(
+        "--tests",
+        choices=("sample", "all"),
+        default=None,
+        help="which tests to run (default: all; sample in the practice archive)",
+    )
+    bt.add_argument(
+        "--secret-seed",
+        metavar="SEED",
+        help="judge everyone on one fresh hidden set from SEED "
+        "(an integer, or 'random': drawn once, and reused when resuming)",
+    )
     bt.add_argument("--docker", action="store_true", help="grade each submission in its own container")
-    bt.add_argument("--image", default=os.environ.get("VIT_GRADER_IMAGE", DEFAULT_IMAGE),
-                    help=f"the grading image for --docker (default: $VIT_GRADER_IMAGE or {DEFAULT_IMAGE})")
-    bt.add_argument("--file", metavar="PATTERN", help="the file to grade when a student handed in several: a "
-                    "name or glob (solution.py, *.ipynb; with a '/', the path in the student's folder), matched "
-                    "against the student's own name for it (default: solution.py or solution.ipynb)")
+    bt.add_argument(
+        "--image",
+        default=os.environ.get("VIT_GRADER_IMAGE", DEFAULT_IMAGE),
+        help=f"the grading image for --docker (default: $VIT_GRADER_IMAGE or {DEFAULT_IMAGE})",
+    )
+    bt.add_argument(
+        "--file",
+        metavar="PATTERN",
+        help="the file to grade when a student handed in several: a "
+        "name or glob (solution.py, *.ipynb; with a '/', the path in the student's folder), matched "
+        "against the student's own name for it (default: solution.py or solution.ipynb)",
+    )
     bt.add_argument("--shard", metavar="K/N", help="grade only shard K of N (merge with batch-merge)")
     bt.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     bt.set_defaults(func=batch)
@@ -53,10 +73,12 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
     bm.set_defaults(func=merge)
 
 
-def _seed_and_shard(args: argparse.Namespace, parse_seed: Callable[[str], int]
-                    ) -> tuple[int | None, bool, tuple[int, int] | None]:
+def _seed_and_shard(
+    args: argparse.Namespace, parse_seed: Callable[[str], int]
+) -> tuple[int | None, bool, tuple[int, int] | None]:
     """--secret-seed and --shard read and checked: (the seed, whether it is random, the shard)."""
     from .shards import ShardError, parse_shard
+
     try:
         shard = parse_shard(args.shard) if args.shard is not None else None
     except ShardError as exc:
@@ -65,8 +87,10 @@ def _seed_and_shard(args: argparse.Namespace, parse_seed: Callable[[str], int]
         raise BatchError(f"--jobs must be 1 or more, got {args.jobs}")
     random_seed = args.secret_seed == "random"
     if random_seed and shard:
-        raise BatchError("--secret-seed random with --shard: every shard must judge the same hidden set; "
-                         "pass the same integer seed to every shard")
+        raise BatchError(
+            "--secret-seed random with --shard: every shard must judge the same hidden set; "
+            "pass the same integer seed to every shard"
+        )
     try:
         seed = None if random_seed or args.secret_seed is None else parse_seed(args.secret_seed)
     except (argparse.ArgumentTypeError, ValueError) as exc:
@@ -81,13 +105,24 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
     from . import api
     from .progress import ProgressLine
     from .runner import Interrupted
+
     seed, random_seed, shard = _seed_and_shard(args, parse_seed)
     line = ProgressLine(sys.stderr)
     tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
-    opts = api.BatchOptions(inputs=tuple(Path(p) for p in args.inputs), out=Path(args.out), jobs=args.jobs or 0,
-                            tests=tests, secret_seed=seed, random_seed=random_seed, docker=args.docker,
-                            image=args.image, shard=shard, isolation=args.isolation, file=args.file,
-                            progress=line)
+    opts = api.BatchOptions(
+        inputs=tuple(Path(p) for p in args.inputs),
+        out=Path(args.out),
+        jobs=args.jobs or 0,
+        tests=tests,
+        secret_seed=seed,
+        random_seed=random_seed,
+        docker=args.docker,
+        image=args.image,
+        shard=shard,
+        isolation=args.isolation,
+        file=args.file,
+        progress=line,
+    )
     try:
         result = api.run_batch(bundle, opts, zygote=getattr(args, "early_zygote", None))
     except api.BatchError as exc:
@@ -98,19 +133,25 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
     finally:
         line.close()
     sys.stdout.write(result.outputs.summary)
-    print(f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv and summary.md to {result.out} "
-          f"({result.graded} graded now, {result.reused} kept from an earlier run)")
+    print(
+        f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv and summary.md to {result.out} "
+        f"({result.graded} graded now, {result.reused} kept from an earlier run)"
+    )
     for problem in result.outputs.problems:
         print(f"grader: batch: not written: {problem}", file=sys.stderr)
     if result.interrupted:
-        print(f"grader: batch: interrupted ({result.interrupted}); every sandbox was stopped; "
-              "run the same command again to resume", file=sys.stderr)
+        print(
+            f"grader: batch: interrupted ({result.interrupted}); every sandbox was stopped; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
     return result.exit_status
 
 
 def merge_command(args: argparse.Namespace, bundle: Bundle) -> int:
     """Run `batch-merge`; raises BatchError for exit status 2."""
     from .shards import ShardError, merge_dirs
+
     dirs = [Path(d) for d in args.dirs]
     for d in dirs:
         if not d.is_dir():

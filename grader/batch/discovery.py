@@ -13,6 +13,7 @@ from their own names (`bob.py` twice in a zip, `bob.py` and `bob.ipynb`,
 `bob.py` and `bob/`) are refused together, as that student's CE, rather than
 one of them chosen; students of different inputs are told apart by `-2`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -27,7 +28,7 @@ from .intake import Intake, Refusal, oversized_reason, skipped_dir
 from .layout_detectors import SUFFIXES, Claim, TopFolder, claim_file, claim_folder, gradescope_folders
 from .layouts import Choice, Entry, Found, choose, wrapper_prefix
 
-NAMED_BY_ID = frozenset({"file", "folder", "github-classroom"})   # layouts whose id is a file's or folder's own name
+NAMED_BY_ID = frozenset({"file", "folder", "github-classroom"})  # layouts whose id is a file's or folder's own name
 
 
 def _below(paths: Iterable[PurePosixPath], prefix: PurePosixPath) -> list[PurePosixPath]:
@@ -56,9 +57,19 @@ def _one_each(entries: list[Entry], label: str) -> list[Entry]:
             continue
         listed = ", ".join(sorted({e.source for e in group})[:4])
         problem = next((e.problem for e in group if e.problem.startswith("the zip holds")), "")
-        out.append(Entry(student, group[0].source, None, group[0].layout, problem=problem or (
-            f"{len(group)} submissions in {clean_text(label, 80)} give the student id {student!r} ({listed}): "
-            "refused rather than choosing one; hand in one file or one folder")))
+        out.append(
+            Entry(
+                student,
+                group[0].source,
+                None,
+                group[0].layout,
+                problem=problem
+                or (
+                    f"{len(group)} submissions in {clean_text(label, 80)} give the student id {student!r} ({listed}): "
+                    "refused rather than choosing one; hand in one file or one folder"
+                ),
+            )
+        )
     return out
 
 
@@ -72,12 +83,13 @@ class _Discovery:
         self.refused = list(intake.refused)
         self.entries: list[Entry] = []
         self.ignored: list[str] = []
-        self.by_top: dict[str, list[PurePosixPath]] = {}     # top-level folder -> the files in it
-        self.loose: list[PurePosixPath] = []                 # the files at the top
-        self.skipped: dict[str, list[str]] = {}              # top-level folder -> its skipped folders (.git)
+        self.by_top: dict[str, list[PurePosixPath]] = {}  # top-level folder -> the files in it
+        self.loose: list[PurePosixPath] = []  # the files at the top
+        self.skipped: dict[str, list[str]] = {}  # top-level folder -> its skipped folders (.git)
         self.unreadable = {d.parts[0] for d in _below(intake.unreadable_dirs, prefix)}
-        self.oversized = {d.parts[0]: why for d, why in zip(_below(intake.oversized, prefix),
-                                                            intake.oversized.values())}
+        self.oversized = {
+            d.parts[0]: why for d, why in zip(_below(intake.oversized, prefix), intake.oversized.values())
+        }
         self.duplicates = set(_below(intake.duplicates, prefix))
         self._sort_files()
         self._add_folders()
@@ -85,7 +97,7 @@ class _Discovery:
     def _sort_files(self) -> None:
         """Each file below the prefix: loose at the top, or in its top-level folder."""
         for f in _below(self.intake.files, self.prefix):
-            if skipped_dir(f.parts[0]):   # .git, .vscode, __pycache__ at the top (a hidden file too): nobody's
+            if skipped_dir(f.parts[0]):  # .git, .vscode, __pycache__ at the top (a hidden file too): nobody's
                 continue
             if len(f.parts) == 1:
                 self.loose.append(f)
@@ -113,8 +125,14 @@ class _Discovery:
     def duplicated(self, paths: list[PurePosixPath]) -> str:
         """The CE message when the zip held one of these paths more than once, else ""."""
         twice = sorted(p for p in paths if p in self.duplicates)
-        return (f"the zip holds {clean_text(twice[0].as_posix(), 80)!r} more than once: refused rather than "
-                "choosing one (unzip would keep the last); hand in one") if twice else ""
+        return (
+            (
+                f"the zip holds {clean_text(twice[0].as_posix(), 80)!r} more than once: refused rather than "
+                "choosing one (unzip would keep the last); hand in one"
+            )
+            if twice
+            else ""
+        )
 
     def refused_under(self, top: str) -> list[Refusal]:
         """What the intake refused inside the top-level folder `top`."""
@@ -133,13 +151,18 @@ class _Discovery:
             problem = self.duplicated([top / f for f in self.by_top.get(top, [])])
         if problem:
             return Entry(student, self.src(top), None, layout, name, problem=problem)
-        chosen, why = choose(self.by_top.get(top, []), self.refused_under(top), f"the folder {shown!r}",
-                             self.choice)
+        chosen, why = choose(self.by_top.get(top, []), self.refused_under(top), f"the folder {shown!r}", self.choice)
         skipped = sorted(self.skipped.get(top, []))
         if not self.by_top.get(top) and skipped:
             why = why.replace(" (it is empty)", f" (it holds only what is skipped: {', '.join(skipped[:4])})")
-        return Entry(student, self.src(PurePosixPath(top) / chosen) if chosen else self.src(top),
-                     self.base / top / chosen if chosen else None, layout, name, problem=why)
+        return Entry(
+            student,
+            self.src(PurePosixPath(top) / chosen) if chosen else self.src(top),
+            self.base / top / chosen if chosen else None,
+            layout,
+            name,
+            problem=why,
+        )
 
     def refused_students(self) -> None:
         """A refused top-level entry that would have been a student's (a symlinked alice.py or alice/)
@@ -150,10 +173,21 @@ class _Discovery:
                 rel = rel.relative_to(self.prefix)
             except ValueError:
                 continue
-            if len(rel.parts) == 1 and rel.name not in self.by_top and rel not in self.duplicates \
-                    and (rel.suffix in SUFFIXES or not rel.suffix):
-                self.entries.append(Entry(slug(rel.stem), self.src(rel), None, "file" if rel.suffix else "folder",
-                                          problem=f"refused: {r.line()}"))
+            if (
+                len(rel.parts) == 1
+                and rel.name not in self.by_top
+                and rel not in self.duplicates
+                and (rel.suffix in SUFFIXES or not rel.suffix)
+            ):
+                self.entries.append(
+                    Entry(
+                        slug(rel.stem),
+                        self.src(rel),
+                        None,
+                        "file" if rel.suffix else "folder",
+                        problem=f"refused: {r.line()}",
+                    )
+                )
 
     def gradescope(self) -> set[str] | None:
         """Gradescope's export, when submission_metadata.yml is at the top: an entry for each folder
@@ -172,9 +206,17 @@ class _Discovery:
             if folder in self.by_top:
                 self.entries.append(self.folder_entry(folder, claim.student, claim.layout, claim.name))
             else:
-                self.entries.append(Entry(claim.student, self.src(folder), None, claim.layout, claim.name,
-                                          problem=f"{GRADESCOPE_METADATA} lists {clean_text(folder, 80)!r}, "
-                                                  "but the export has no such folder"))
+                self.entries.append(
+                    Entry(
+                        claim.student,
+                        self.src(folder),
+                        None,
+                        claim.layout,
+                        claim.name,
+                        problem=f"{GRADESCOPE_METADATA} lists {clean_text(folder, 80)!r}, "
+                        "but the export has no such folder",
+                    )
+                )
         return set(meta)
 
     def folder(self, top: str) -> None:
@@ -196,12 +238,13 @@ class _Discovery:
                 self.ignored.append(self.src(f))
             elif claim.layout == "file":
                 twice = self.duplicated([f])
-                self.entries.append(Entry(claim.student, self.src(f), None if twice else self.base / f, "file",
-                                          problem=twice))
+                self.entries.append(
+                    Entry(claim.student, self.src(f), None if twice else self.base / f, "file", problem=twice)
+                )
             else:
                 key = (claim.layout, claim.student)
                 groups.setdefault(key, []).append(f)
-                late = claim.late or (key in claims and claims[key].late)   # any of the files late
+                late = claim.late or (key in claims and claims[key].late)  # any of the files late
                 claims[key] = replace(claim, late=late)
         for key, group in sorted(groups.items()):
             self.entries.append(self.lms_files_entry(claims[key], group))
@@ -209,12 +252,25 @@ class _Discovery:
     def lms_files_entry(self, claim: Claim, group: list[PurePosixPath]) -> Entry:
         """One student of loose LMS-named files: the file to grade among them, or the CE."""
         limits = self.intake.limits
-        why = self.duplicated(group) or (f"{len(group)} files: {oversized_reason(limits)}"
-                                         if len(group) > limits.max_student_entries else "")
-        chosen, why = (None, why) if why else \
-            choose(group, [], f"the {claim.layout.capitalize()} files of {claim.student}", self.choice, claim.layout)
-        return Entry(claim.student, self.src(chosen) if chosen else self.src(group[0]),
-                     self.base / chosen if chosen else None, claim.layout, claim.name, claim.late, why)
+        why = self.duplicated(group) or (
+            f"{len(group)} files: {oversized_reason(limits)}" if len(group) > limits.max_student_entries else ""
+        )
+        chosen, why = (
+            (None, why)
+            if why
+            else choose(
+                group, [], f"the {claim.layout.capitalize()} files of {claim.student}", self.choice, claim.layout
+            )
+        )
+        return Entry(
+            claim.student,
+            self.src(chosen) if chosen else self.src(group[0]),
+            self.base / chosen if chosen else None,
+            claim.layout,
+            claim.name,
+            claim.late,
+            why,
+        )
 
 
 def discover(label: str, intake: Intake, unwrap: bool = False, choice: Choice = Choice()) -> Found:
@@ -233,5 +289,3 @@ def discover(label: str, intake: Intake, unwrap: bool = False, choice: Choice = 
     discovery.loose_files()
     entries = _one_each(discovery.entries, label)
     return Found([replace(e, within=intake.root) for e in entries], discovery.refused, discovery.ignored)
-
-

@@ -9,6 +9,7 @@ status 2 (it could not judge) becomes a not-judged CE with the container's
 reason. The container is removed however the grading ends (`docker rm -f` in
 a finally: a SIGTERM from the batch unwinds through it).
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,24 @@ from .local import Task, unjudged_report
 from .writes import atomic_write
 
 DEFAULT_IMAGE = "vit-encoder-block-grader:local"
-RUN_FLAGS = ("--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp:rw,noexec,nosuid,size=64m",
-             "--memory", "1g", "--memory-swap", "1g", "--pids-limit", "128",
-             "--cap-drop", "ALL", "--security-opt", "no-new-privileges")
+RUN_FLAGS = (
+    "--rm",
+    "--network",
+    "none",
+    "--read-only",
+    "--tmpfs",
+    "/tmp:rw,noexec,nosuid,size=64m",
+    "--memory",
+    "1g",
+    "--memory-swap",
+    "1g",
+    "--pids-limit",
+    "128",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+)
 MAX_OUTPUT = 64 << 20
 # A file name the container can be given as it is (so its verdict JSON names the same file
 # as `grade`'s): printable, no '/', not too long. Commas and quotes are quoted for --mount.
@@ -48,7 +64,7 @@ class DockerUnavailable(Exception):
 @dataclass(frozen=True)
 class DockerConfig:
     image: str
-    timeout_s: float = 420.0     # the grader's 300 s budget plus start-up and the probe on a busy machine
+    timeout_s: float = 420.0  # the grader's 300 s budget plus start-up and the probe on a busy machine
 
 
 def check_engine(image: str) -> None:
@@ -56,15 +72,17 @@ def check_engine(image: str) -> None:
     if shutil.which("docker") is None:
         raise DockerUnavailable("--docker: the docker command is not installed")
     try:
-        proc = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", image],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["docker", "image", "inspect", "--format", "{{.Id}}", image], capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DockerUnavailable(f"--docker: `docker image inspect` failed: {exc}") from None
     if proc.returncode != 0:
         err = clean_text(proc.stderr or proc.stdout, 200)
         if "No such image" in err or "no such image" in err.lower():
-            raise DockerUnavailable(f"--docker: no image {image}: build it with scripts/grade-in-docker.sh --build "
-                                    "(or pass --image)")
+            raise DockerUnavailable(
+                f"--docker: no image {image}: build it with scripts/grade-in-docker.sh --build (or pass --image)"
+            )
         raise DockerUnavailable(f"--docker: no Docker engine ({err or 'no answer'})")
 
 
@@ -73,16 +91,25 @@ def container_command(image: str, name: str, copy: Path, dest: str, options: Gra
     args = ["--tests", options.tests]
     if options.secret_seed is not None:
         args += ["--secret-seed", str(options.secret_seed)]
-    return ["docker", "run", "--name", name, "--sig-proxy=false", *RUN_FLAGS,
-            "-e", f"SUBMISSION=/submission/{dest}",
-            "--mount", ",".join(("type=bind", _mount_field(f"src={copy}"), _mount_field(f"dst=/submission/{dest}"),
-                                 "readonly")), image, *args]
+    return [
+        "docker",
+        "run",
+        "--name",
+        name,
+        "--sig-proxy=false",
+        *RUN_FLAGS,
+        "-e",
+        f"SUBMISSION=/submission/{dest}",
+        "--mount",
+        ",".join(("type=bind", _mount_field(f"src={copy}"), _mount_field(f"dst=/submission/{dest}"), "readonly")),
+        image,
+        *args,
+    ]
 
 
 def _mount_field(field: str) -> str:
     """One field of --mount, which docker reads as CSV: quoted when it holds a comma or quote."""
-    return '"' + field.replace('"', '""') + '"' if any(c in field for c in ',"') or field != field.strip() \
-        else field
+    return '"' + field.replace('"', '""') + '"' if any(c in field for c in ',"') or field != field.strip() else field
 
 
 def remove_containers(names: list[str]) -> None:
@@ -101,20 +128,22 @@ def _remove(name: str) -> None:
         pass
 
 
-def docker_task(cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases: list[TestCase],
-                task: Task) -> dict[str, Any]:
+def docker_task(
+    cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task
+) -> dict[str, Any]:
     """Grade one student in its own container and write DIR/<id>.json."""
     started = time.monotonic()
 
     def unjudged(reason: str) -> dict[str, Any]:
         atomic_write(task.out_json, render_json(unjudged_report(bundle, options, cases, reason)))
-        return {"verdict": "CE", "judged": False, "reason": reason,
-                "seconds": round(time.monotonic() - started, 3)}
+        return {"verdict": "CE", "judged": False, "reason": reason, "seconds": round(time.monotonic() - started, 3)}
+
     if task.path is None:
         return unjudged(task.problem)
     suffix = ".ipynb" if task.path.name.lower().endswith(".ipynb") else ".py"
-    dest = task.path.name if SAFE_NAME.match(task.path.name) and task.path.name not in (".", "..") \
-        else f"solution{suffix}"
+    dest = (
+        task.path.name if SAFE_NAME.match(task.path.name) and task.path.name not in (".", "..") else f"solution{suffix}"
+    )
     workdir = Path(tempfile.mkdtemp(prefix="vit-batch-"))
     name = task.container or f"vit-batch-{os.getpid()}-{secrets.token_hex(4)}"
     try:
@@ -135,19 +164,28 @@ def docker_task(cfg: DockerConfig, bundle: Bundle, options: GradeOptions, cases:
             except (ValueError, KeyError, TypeError):
                 return unjudged("the container printed no verdict JSON")
             atomic_write(task.out_json, out.decode("utf-8"))
-            return {"verdict": verdict, "judged": verdict != "JE", "reason": "",
-                    "seconds": round(time.monotonic() - started, 3)}
+            return {
+                "verdict": verdict,
+                "judged": verdict != "JE",
+                "reason": "",
+                "seconds": round(time.monotonic() - started, 3),
+            }
         return unjudged(_failure(returncode, err))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _run_container(cfg: DockerConfig, name: str, copy: Path, dest: str, options: GradeOptions
-                   ) -> tuple[int, bytes, bytes] | None:
+def _run_container(
+    cfg: DockerConfig, name: str, copy: Path, dest: str, options: GradeOptions
+) -> tuple[int, bytes, bytes] | None:
     """Grade `copy` in the container `name`: (exit status, stdout, stderr), or None when it took
     longer than the timeout. The container is removed either way."""
-    proc = subprocess.Popen(container_command(cfg.image, name, copy, dest, options),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        container_command(cfg.image, name, copy, dest, options),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = proc.communicate(timeout=cfg.timeout_s)
     except subprocess.TimeoutExpired:

@@ -6,6 +6,7 @@ or test selection, whose records were graded under another run key, or
 whose verdict JSON claims more points than the problem gives (10^9 of 10^9)
 is refused as a whole, naming the folder, the student and the figure.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,8 +20,10 @@ def run_misfit(folder: Path, run: dict[str, Any], bundle: Bundle) -> str | None:
     """Why the run of a shard folder does not belong to `bundle`, or None."""
     spec = bundle.spec
     if (run["bundle_id"], run["bundle_version"]) != (spec.id, spec.version):
-        return (f"{folder}: graded for {run['bundle_id']} {run['bundle_version']}, not for this bundle "
-                f"({spec.id} {spec.version})")
+        return (
+            f"{folder}: graded for {run['bundle_id']} {run['bundle_version']}, not for this bundle "
+            f"({spec.id} {spec.version})"
+        )
     try:
         groups = list(bundle.group_names(run["tests"]))
     except BundleError:
@@ -43,8 +46,10 @@ def score_misfit(folder: Path, student: str, report: dict[str, Any], run: dict[s
     top = sum(points.values())
     where = f"{folder}/{student}.json"
     if report["max_score"] != top or report["score"] > top:
-        return (f"{where} claims {report['score']} of {report['max_score']} points: the problem gives "
-                f"{top} for --tests {run['tests']}")
+        return (
+            f"{where} claims {report['score']} of {report['max_score']} points: the problem gives "
+            f"{top} for --tests {run['tests']}"
+        )
     scored = 0
     for g in report.get("groups", []):
         if g["name"] not in points or g["score"] > points[g["name"]]:

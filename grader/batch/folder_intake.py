@@ -5,6 +5,7 @@ refused with its reason, like a zip's (intake.py has the rules and the
 records), and a folder nested too deep is not walked. Each entry at the top is
 one student's, counted against the per-student limit.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,8 @@ class _FolderWalk:
     def __init__(self, root: Path, limits: IntakeLimits) -> None:
         self.root, self.limits = root, limits
         self.out = Intake(root, limits=limits)
-        self.counts: dict[PurePosixPath, int] = {}   # entries so far in each student's folder
-        self.total = 0                               # entries so far in the whole input
+        self.counts: dict[PurePosixPath, int] = {}  # entries so far in each student's folder
+        self.total = 0  # entries so far in the whole input
 
     def visit(self, folder: Path, rel: PurePosixPath, depth: int) -> None:
         """Every entry of `folder` (`rel` below the root, `depth` folders deep), in name order."""
@@ -63,8 +64,10 @@ class _FolderWalk:
         marked oversized) past the per-student one."""
         self.total += 1
         if self.total > self.limits.max_class_entries:
-            raise IntakeError(f"{self.root}: refused at {shown!r}: more than the class-wide bound of "
-                              f"{self.limits.max_class_entries} entries (no real class comes near it)")
+            raise IntakeError(
+                f"{self.root}: refused at {shown!r}: more than the class-wide bound of "
+                f"{self.limits.max_class_entries} entries (no real class comes near it)"
+            )
         if len(child.parts) == 1:
             return True
         group = PurePosixPath(child.parts[0])

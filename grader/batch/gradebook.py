@@ -11,6 +11,7 @@ gradebook reads have the wrong shape (a verdict that is not one of ours, a
 score outside 0..max_score, groups or a diagnosis of the wrong type) counts
 as damaged, so its student is "could not be judged", never a crash.
 """
+
 from __future__ import annotations
 
 import csv
@@ -32,8 +33,9 @@ TAIL = ("mistakes", "similar_to", "similarity", "sha256", "grading_s", "judged",
 @dataclass(frozen=True)
 class Row:
     """One student's line of the gradebook: the record, and the verdict JSON it points to."""
+
     record: StudentRecord
-    report: dict[str, Any] | None   # the verdict JSON, None if it is missing or damaged
+    report: dict[str, Any] | None  # the verdict JSON, None if it is missing or damaged
 
     @property
     def student(self) -> str:
@@ -71,7 +73,7 @@ class Row:
     def group_score(self, group: str) -> int | None:
         for g in (self.report or {}).get("groups", []):
             if g.get("name") == group:
-                score: int | None = g.get("score")   # report_shape_ok checked it is a count
+                score: int | None = g.get("score")  # report_shape_ok checked it is a count
                 return score
         return None
 
@@ -103,8 +105,9 @@ def report_shape_ok(report: object) -> TypeGuard[dict[str, Any]]:
     if not (_count(score) and _count(top) and score <= top) or type(report.get("summary", "")) is not str:
         return False
     groups = report.get("groups", [])
-    if type(groups) is not list or not all(isinstance(g, dict) and type(g.get("name")) is str
-                                           and _count(g.get("score")) for g in groups):
+    if type(groups) is not list or not all(
+        isinstance(g, dict) and type(g.get("name")) is str and _count(g.get("score")) for g in groups
+    ):
         return False
     diagnosis = report.get("diagnosis")
     if diagnosis is None:
@@ -157,10 +160,27 @@ def csv_text(rows: list[Row], groups: list[str], pairs: list[Pair]) -> str:
         rec = r.record
         mates = sorted(similar.get(r.student, []), key=lambda t: (-t[1], t[0]))
         message = r.reason if not r.judged else (r.report or {}).get("summary", "")
-        w.writerow([cell(v) for v in (
-            r.student, rec.name, rec.source, rec.layout, rec.late, r.verdict, r.score, r.max_score,
-            *(r.group_score(g) for g in groups),
-            ";".join(m for m, _ in r.mistakes()),
-            ";".join(m for m, _ in mates), max((s for _, s in mates), default=None),
-            rec.sha256, round(rec.seconds, 2), r.judged, message)])
+        w.writerow(
+            [
+                cell(v)
+                for v in (
+                    r.student,
+                    rec.name,
+                    rec.source,
+                    rec.layout,
+                    rec.late,
+                    r.verdict,
+                    r.score,
+                    r.max_score,
+                    *(r.group_score(g) for g in groups),
+                    ";".join(m for m, _ in r.mistakes()),
+                    ";".join(m for m, _ in mates),
+                    max((s for _, s in mates), default=None),
+                    rec.sha256,
+                    round(rec.seconds, 2),
+                    r.judged,
+                    message,
+                )
+            ]
+        )
     return buf.getvalue()

@@ -4,6 +4,7 @@ Each is written on its own: one that cannot be (a folder or a link put where
 it belongs, writes.py) is named in Outputs.problems and the other is still
 written; the command then exits 1 and says which.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,10 +21,11 @@ from .writes import OutputError, atomic_write
 @dataclass(frozen=True)
 class Outputs:
     """What writing the gradebook files made: the rows and pairs they show, the summary's text."""
+
     rows: list[Row]
     pairs: list[Pair]
     summary: str
-    problems: tuple[str, ...] = ()     # run-level files that could not be written
+    problems: tuple[str, ...] = ()  # run-level files that could not be written
 
 
 def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord]) -> Outputs:

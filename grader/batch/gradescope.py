@@ -4,6 +4,7 @@ Each key of the YAML is a submission folder, with `:submitters:` (`:name:`,
 `:sid:`, `:email:`), as otter-grader's GradescopeParser reads it (cited in
 docs/batch.md). The file is written by Ruby, so Ruby tags are tolerated.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,7 +28,7 @@ def _ignore_tag(loader: _Lenient, suffix: str, node: yaml.Node) -> object:
         return loader.construct_mapping(node)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node)
-    return loader.construct_scalar(cast(yaml.ScalarNode, node))   # the only other kind of node
+    return loader.construct_scalar(cast(yaml.ScalarNode, node))  # the only other kind of node
 
 
 _Lenient.add_multi_constructor("!", _ignore_tag)

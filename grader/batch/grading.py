@@ -10,6 +10,7 @@ seals its record over the verdict JSON written, saves it in DIR/.batch/ and
 counts it for the progress line; a task whose process failed gets the
 verdict JSON of a CE saying so.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,6 +41,7 @@ from .writes import OutputError, atomic_write
 @dataclass(frozen=True)
 class Progress:
     """How far a run's grading is, for the progress line (progress.py)."""
+
     done: int
     total: int
     not_judged: int
@@ -56,6 +58,7 @@ class Progress:
 class Judging:
     """What grading any one student needs, prepared once by the run: the bundle, the options (with
     the speed probe), the test cases, and the container to grade in (None: locally)."""
+
     bundle: Bundle
     options: GradeOptions
     cases: list[TestCase]
@@ -75,8 +78,9 @@ class Judging:
 @dataclass(frozen=True)
 class Fingerprints:
     """How a student's similarity fingerprint is taken: the k-grams of the code, less the starter's."""
+
     starter: set[int]
-    source_limit: int          # bytes: a larger file is a CE, and is not tokenized
+    source_limit: int  # bytes: a larger file is a CE, and is not tokenized
 
     @classmethod
     def for_bundle(cls, bundle: Bundle) -> Fingerprints:
@@ -103,7 +107,7 @@ def _source_text(path: Path, limit: int) -> str:
     text = raw.decode("utf-8", "replace")
     if notebook:
         try:
-            text = extract(text, limit).source     # code over the limit is refused before it is read
+            text = extract(text, limit).source  # code over the limit is refused before it is read
         except (NotebookError, ValueError, RecursionError, MemoryError):
             return ""
     return text if len(text.encode("utf-8", "surrogatepass")) <= limit else ""
@@ -112,9 +116,10 @@ def _source_text(path: Path, limit: int) -> str:
 @dataclass(frozen=True)
 class Triage:
     """A run's students sorted: those it keeps, and those it grades."""
-    records: dict[str, StudentRecord]    # kept from an earlier run, or not judged (DIR damaged where its files go)
-    todo: list[tuple[Entry, str]]        # to grade, each with its file's sha256
-    reused: int                          # how many of `records` were kept from an earlier run
+
+    records: dict[str, StudentRecord]  # kept from an earlier run, or not judged (DIR damaged where its files go)
+    todo: list[tuple[Entry, str]]  # to grade, each with its file's sha256
+    reused: int  # how many of `records` were kept from an earlier run
 
 
 def triage(out: Path, entries: list[Entry], key: RunKey, seal_key: bytes | None) -> Triage:
@@ -127,12 +132,16 @@ def triage(out: Path, entries: list[Entry], key: RunKey, seal_key: bytes | None)
         sha = file_sha256(e.path)
         damaged = student_output_problem(out, e.student)
         if damaged:
-            records[e.student] = StudentRecord(e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0,
-                                               False, damaged, "CE")
+            records[e.student] = StudentRecord(
+                e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0, False, damaged, "CE"
+            )
             continue
         kept = reusable(out, e.student, sha, key)
-        if kept is not None and kept.source == e.source and \
-                verified(kept, file_digest(out / f"{e.student}.json", out), seal_key):
+        if (
+            kept is not None
+            and kept.source == e.source
+            and verified(kept, file_digest(out / f"{e.student}.json", out), seal_key)
+        ):
             records[e.student] = kept
             reused += 1
         else:
@@ -150,17 +159,33 @@ class _Counts:
 class Grading:
     """One run's grading of the students its triage left to grade (see the module docstring)."""
 
-    def __init__(self, out: Path, judging: Judging, key: RunKey, seal_key: bytes | None, triaged: Triage,
-                 prints: Fingerprints, progress: Callable[[Progress], None] | None) -> None:
+    def __init__(
+        self,
+        out: Path,
+        judging: Judging,
+        key: RunKey,
+        seal_key: bytes | None,
+        triaged: Triage,
+        prints: Fingerprints,
+        progress: Callable[[Progress], None] | None,
+    ) -> None:
         self.out, self.judging, self.key, self.seal_key = out, judging, key, seal_key
         self.prints, self.progress = prints, progress
         self.todo = triaged.todo
         self.records = dict(triaged.records)
-        token = os.urandom(4).hex()    # in this run's container names: two runs never remove each other's
+        token = os.urandom(4).hex()  # in this run's container names: two runs never remove each other's
         in_docker = judging.docker is not None
-        self.tasks = [Task(e.student, e.path, e.problem, out / f"{e.student}.json",
-                           container=f"vit-batch-{token}-{i}" if in_docker else "", within=e.within)
-                      for i, (e, _) in enumerate(self.todo)]
+        self.tasks = [
+            Task(
+                e.student,
+                e.path,
+                e.problem,
+                out / f"{e.student}.json",
+                container=f"vit-batch-{token}-{i}" if in_docker else "",
+                within=e.within,
+            )
+            for i, (e, _) in enumerate(self.todo)
+        ]
         self.counts = _Counts()
         self.started = time.monotonic()
 
@@ -168,8 +193,9 @@ class Grading:
         """Grade every task, at most `jobs` at once; the signal's name if interrupted, else None.
         Every container of the run is removed however it ends."""
         try:
-            run_parallel(self.tasks, self.work, jobs, timeout_s=timeout_s, on_done=self.on_done,
-                         on_tick=self.report_progress)
+            run_parallel(
+                self.tasks, self.work, jobs, timeout_s=timeout_s, on_done=self.on_done, on_tick=self.report_progress
+            )
         except Interrupted as exc:
             return str(exc)
         finally:
@@ -193,7 +219,7 @@ class Grading:
         prints = result.get("fingerprint")
         if not (isinstance(prints, list) and all(type(x) is int for x in prints)):
             prints = self.prints.of(entry.path)
-        if "error" in result:   # the grading process itself failed: the student is not judged
+        if "error" in result:  # the grading process itself failed: the student is not judged
             result = self.failed(self.tasks[index], result["error"])
         rec = self.record(entry, sha, result, prints)
         self.records[entry.student] = rec
@@ -216,9 +242,20 @@ class Grading:
     def record(self, entry: Entry, sha: str, result: dict[str, Any], prints: list[int]) -> StudentRecord:
         """The student's record, sealed over the verdict JSON in DIR and saved in DIR/.batch/; when it
         cannot be saved, kept in memory as not judged, so the gradebook still lists the student."""
-        rec = StudentRecord(entry.student, entry.source, entry.layout, entry.name, entry.late, sha, self.key,
-                            float(result["seconds"]), bool(result["judged"]), str(result["reason"]),
-                            str(result["verdict"]), prints)
+        rec = StudentRecord(
+            entry.student,
+            entry.source,
+            entry.layout,
+            entry.name,
+            entry.late,
+            sha,
+            self.key,
+            float(result["seconds"]),
+            bool(result["judged"]),
+            str(result["reason"]),
+            str(result["verdict"]),
+            prints,
+        )
         rec = sealed(rec, file_digest(self.out / f"{entry.student}.json", self.out), self.seal_key)
         try:
             save_record(self.out, rec)
@@ -229,5 +266,12 @@ class Grading:
     def report_progress(self) -> None:
         """Tell the run's progress callback, if it has one, how far the grading is."""
         if self.progress:
-            self.progress(Progress(self.counts.done, len(self.tasks), self.counts.not_judged, self.counts.not_ac,
-                                   time.monotonic() - self.started))
+            self.progress(
+                Progress(
+                    self.counts.done,
+                    len(self.tasks),
+                    self.counts.not_judged,
+                    self.counts.not_ac,
+                    time.monotonic() - self.started,
+                )
+            )

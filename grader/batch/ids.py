@@ -5,6 +5,7 @@ An id is what names `<id>.json` and the first column of grades.csv, so it is a
 short ASCII slug: letters, digits, `_`, `-`, `.` and `+` (for a group), never
 starting with a dot, never empty, unique within a batch.
 """
+
 from __future__ import annotations
 
 import re

@@ -24,6 +24,7 @@ order, the first claim winning (the naming is cited in docs/batch.md):
 - a file given on the command line (COMMAND_LINE_DETECTORS): Canvas, Moodle,
   then a file per student whatever its suffix.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,30 +36,32 @@ from typing import Any, TypeVar
 from .gradescope import gradescope_id
 from .ids import clean_text, slug
 
-SUFFIXES = (".py", ".ipynb")    # a submission file's
+SUFFIXES = (".py", ".ipynb")  # a submission file's
 MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
 MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_file_(?P<file>.+)$")
 CANVAS_NAME = re.compile(r"^[a-z0-9_]*$")
-CANVAS_RESUBMISSION = re.compile(r"-\d+(?=\.[^.]*$)")    # Canvas's "solution-1.py" for a re-submitted "solution.py"
+CANVAS_RESUBMISSION = re.compile(r"-\d+(?=\.[^.]*$)")  # Canvas's "solution-1.py" for a re-submitted "solution.py"
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Claim:
     """What a detector makes of one name: whose submission it is, under which layout."""
-    layout: str                # file, folder, github-classroom, gradescope, moodle, canvas
-    student: str               # the id (a slug, before ids are made unique)
-    name: str = ""             # the student's name when the download says it
-    late: bool = False         # Canvas's LATE marker
-    ignored: bool = False      # the LMS's own folder, nobody's submission (Moodle's online text, feedback)
+
+    layout: str  # file, folder, github-classroom, gradescope, moodle, canvas
+    student: str  # the id (a slug, before ids are made unique)
+    name: str = ""  # the student's name when the download says it
+    late: bool = False  # Canvas's LATE marker
+    ignored: bool = False  # the LMS's own folder, nobody's submission (Moodle's online text, feedback)
 
 
 @dataclass(frozen=True)
 class TopFolder:
     """A top-level folder of a download, as the folder detectors see it."""
-    name: str                  # its name below the wrapper folder
-    parent: str                # the name of the folder it is in (the wrapper, or the input itself)
-    git: bool                  # it held a .git folder (skipped by the intake, but seen)
+
+    name: str  # its name below the wrapper folder
+    parent: str  # the name of the folder it is in (the wrapper, or the input itself)
+    git: bool  # it held a .git folder (skipped by the intake, but seen)
 
 
 def parse_canvas(filename: str) -> tuple[str, str, bool, str] | None:
@@ -73,7 +76,7 @@ def parse_canvas(filename: str) -> tuple[str, str, bool, str] | None:
             name = "_".join(name_tokens)
             if not CANVAS_NAME.match(name):
                 return None
-            return name, tokens[i], late, "_".join(tokens[i + 2:])
+            return name, tokens[i], late, "_".join(tokens[i + 2 :])
     return None
 
 
@@ -109,7 +112,7 @@ def github_classroom_folder(folder: TopFolder) -> Claim | None:
     elsewhere, known by its .git (id: the folder's name)."""
     assignment = folder.parent[: -len("-submissions")] + "-" if folder.parent.endswith("-submissions") else None
     if assignment and folder.name.startswith(assignment) and len(folder.name) > len(assignment):
-        return Claim("github-classroom", slug(folder.name[len(assignment):]))
+        return Claim("github-classroom", slug(folder.name[len(assignment) :]))
     return Claim("github-classroom", slug(folder.name)) if folder.git else None
 
 
@@ -145,7 +148,10 @@ def given_file(filename: str) -> Claim:
 
 
 FOLDER_DETECTORS: tuple[Callable[[TopFolder], Claim | None], ...] = (
-    moodle_folder, github_classroom_folder, student_folder)
+    moodle_folder,
+    github_classroom_folder,
+    student_folder,
+)
 FILE_DETECTORS: tuple[Callable[[str], Claim | None], ...] = (moodle_file, canvas_file, student_file)
 COMMAND_LINE_DETECTORS: tuple[Callable[[str], Claim | None], ...] = (canvas_file, moodle_file, given_file)
 

@@ -9,6 +9,7 @@ solution.py or solution.ipynb, the statement's convention, or the one matching
 the instructor's `--file` pattern (Choice); otherwise, or with none, the
 student gets a CE saying what was found.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -34,6 +35,7 @@ class Choice:
     """How the file to grade is chosen among one student's candidates: the one whose own name
     matches `pattern` (`--file`, a glob; with a '/', matched against the path in the student's
     folder), by default the one named solution.py or solution.ipynb."""
+
     pattern: str | None = None
 
     def matches(self, rel: PurePosixPath, name: str) -> bool:
@@ -50,32 +52,36 @@ class Choice:
 @dataclass(frozen=True)
 class Entry:
     """One student's submission, as found (before ids are made unique)."""
-    student: str               # id (a slug)
-    source: str                # where it came from, for people: "INPUT:relative/path"
-    path: Path | None          # the file to grade; None when there is none to grade
-    layout: str                # file, folder, github-classroom, gradescope, moodle, canvas
-    name: str = ""             # the student's name when the download says it
-    late: bool = False         # Canvas's LATE marker
-    problem: str = ""          # why there is nothing to grade (the student's CE message)
-    within: Path | None = None # the input folder the file must lie in (no symlinked folder leads out)
+
+    student: str  # id (a slug)
+    source: str  # where it came from, for people: "INPUT:relative/path"
+    path: Path | None  # the file to grade; None when there is none to grade
+    layout: str  # file, folder, github-classroom, gradescope, moodle, canvas
+    name: str = ""  # the student's name when the download says it
+    late: bool = False  # Canvas's LATE marker
+    problem: str = ""  # why there is nothing to grade (the student's CE message)
+    within: Path | None = None  # the input folder the file must lie in (no symlinked folder leads out)
 
 
 @dataclass(frozen=True)
 class Found:
     """Everything one input yielded."""
+
     entries: list[Entry]
-    refused: list[Refusal]     # entries of the input that were not let through
-    ignored: list[str]         # files that are nobody's submission (README.md, index.html, ...)
+    refused: list[Refusal]  # entries of the input that were not let through
+    ignored: list[str]  # files that are nobody's submission (README.md, index.html, ...)
 
 
 def _candidates(files: list[PurePosixPath]) -> list[PurePosixPath]:
     def visible(p: PurePosixPath) -> bool:
         return not any(skipped_dir(part) for part in p.parts[:-1]) and not p.name.startswith(".")
+
     return sorted(p for p in files if p.suffix in SUFFIXES and visible(p))
 
 
-def choose(files: list[PurePosixPath], refused: list[Refusal], where: str, choice: Choice = Choice(),
-           layout: str = "folder") -> tuple[PurePosixPath | None, str]:
+def choose(
+    files: list[PurePosixPath], refused: list[Refusal], where: str, choice: Choice = Choice(), layout: str = "folder"
+) -> tuple[PurePosixPath | None, str]:
     """The one file to grade among a student's files, or None and the CE message."""
     cands = _candidates(files)
     if len(cands) == 1:
@@ -119,8 +125,7 @@ def wrapper_prefix(files: list[PurePosixPath]) -> PurePosixPath:
         if len(tops) != 1 or any(len(r.parts) == 1 for r in rels):
             break
         only = next(iter(tops))
-        if MOODLE_DIR.match(only) or only.startswith(".") or \
-                not _holds_students([r.relative_to(only) for r in rels]):
+        if MOODLE_DIR.match(only) or only.startswith(".") or not _holds_students([r.relative_to(only) for r in rels]):
             break
         prefix = prefix / only
     return prefix

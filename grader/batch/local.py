@@ -6,6 +6,7 @@ with the test cases and the speed probe that the batch prepared once
 none, an unreadable file) gets the verdict JSON of a compilation error whose
 message says what was found, with every test "not run" like any CE.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,17 +28,18 @@ from ..report.json_report import render_json
 from .ids import clean_text
 from .writes import atomic_write
 
-MAX_READ = 16 << 20   # a submission over 64 KiB is a CE anyway; a notebook may be bigger
+MAX_READ = 16 << 20  # a submission over 64 KiB is a CE anyway; a notebook may be bigger
 
 
 @dataclass(frozen=True)
 class Task:
     """One student to grade: crosses into the forked child."""
+
     student: str
     path: Path | None
-    problem: str              # the CE message when path is None
+    problem: str  # the CE message when path is None
     out_json: Path
-    container: str = ""       # --docker: the container's name, so the batch can remove it when killed
+    container: str = ""  # --docker: the container's name, so the batch can remove it when killed
     within: Path | None = None  # the input folder the file must lie in (judging/paths.py)
 
 
@@ -48,11 +50,19 @@ def unjudged_report(bundle: Bundle, options: GradeOptions, cases: list[TestCase]
     results = [not_run(spec, c, "CE", "compile", message) for c in cases]
     groups = group_results([g for g in spec.groups if any(c.group == g.name for c in results)], results)
     return GradeReport(
-        verdict=overall_verdict(results), score=sum(g.score for g in groups),
-        max_score=sum(g.points for g in groups), summary=f"{VERDICT_NAMES['CE']}: {message}",
-        compile=compiled, tests=tuple(results), groups=tuple(groups), bundle_id=spec.id,
-        bundle_version=spec.version, grader_version=__version__, selection=options.tests,
-        hidden_set="secret-seed" if options.secret_seed is not None else "published")
+        verdict=overall_verdict(results),
+        score=sum(g.score for g in groups),
+        max_score=sum(g.points for g in groups),
+        summary=f"{VERDICT_NAMES['CE']}: {message}",
+        compile=compiled,
+        tests=tuple(results),
+        groups=tuple(groups),
+        bundle_id=spec.id,
+        bundle_version=spec.version,
+        grader_version=__version__,
+        selection=options.tests,
+        hidden_set="secret-seed" if options.secret_seed is not None else "published",
+    )
 
 
 def file_sha256(path: Path | None) -> str:
@@ -82,5 +92,9 @@ def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], tas
     if report.verdict == "JE":
         judged, reason = False, clean_text(report.summary)
     atomic_write(task.out_json, render_json(report))
-    return {"verdict": report.verdict, "judged": judged, "reason": reason,
-            "seconds": round(time.monotonic() - started, 3)}
+    return {
+        "verdict": report.verdict,
+        "judged": judged,
+        "reason": reason,
+        "seconds": round(time.monotonic() - started, 3),
+    }

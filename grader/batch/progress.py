@@ -1,4 +1,5 @@
 """The progress line on a terminal: done/total, failures so far, ETA; silent otherwise."""
+
 from __future__ import annotations
 
 import time
@@ -15,8 +16,10 @@ def _clock(seconds: float | None) -> str:
 
 
 def progress_text(p: Progress) -> str:
-    return (f"[{p.done}/{p.total}] {p.not_ac} not AC, {p.not_judged} could not be judged, "
-            f"elapsed {_clock(p.elapsed_s)}, ETA {_clock(p.eta_s)}")
+    return (
+        f"[{p.done}/{p.total}] {p.not_ac} not AC, {p.not_judged} could not be judged, "
+        f"elapsed {_clock(p.elapsed_s)}, ETA {_clock(p.eta_s)}"
+    )
 
 
 class ProgressLine:

@@ -15,6 +15,7 @@ batch-merge cannot verify seals made on other machines: it re-checks the
 shape of every file instead (gradebook.report_shape_ok) and trusts the shard
 workers, which are the operator's own (docs/batch.md).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,9 @@ KEY_BYTES = 32
 
 
 def key_path() -> Path | None:
-    base = os.environ.get("XDG_STATE_HOME") or (os.path.join(os.path.expanduser("~"), ".local", "state")
-                                                if os.path.expanduser("~") != "~" else "")
+    base = os.environ.get("XDG_STATE_HOME") or (
+        os.path.join(os.path.expanduser("~"), ".local", "state") if os.path.expanduser("~") != "~" else ""
+    )
     return Path(base, "vit-grader", "batch.key") if base else None
 
 
@@ -75,5 +77,10 @@ def sealed(rec: StudentRecord, report_sha256: str, key: bytes | None) -> Student
 
 def verified(rec: StudentRecord, report_sha256: str, key: bytes | None) -> bool:
     """Did this user's batch write `rec`, for the verdict JSON whose hash is `report_sha256`?"""
-    return bool(key and rec.seal and report_sha256 and rec.report_sha256 == report_sha256
-                and hmac.compare_digest(rec.seal, _mac(key, rec)))
+    return bool(
+        key
+        and rec.seal
+        and report_sha256
+        and rec.report_sha256 == report_sha256
+        and hmac.compare_digest(rec.seal, _mac(key, rec))
+    )

@@ -17,6 +17,7 @@ out of reach of any signal sent to the child's group, so ending a child is:
 The result of a task travels back as one JSON object on a pipe; a child that
 dies without writing one, or runs past `timeout_s`, yields an error result.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,7 +66,7 @@ def _children_of(pid: int) -> list[int]:
                 stat = f.read().decode("ascii", "replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 1 and fields[1] == str(pid):
             out.append(int(name))
     return out
@@ -77,7 +78,7 @@ def _start_time(pid: int) -> str | None:
             stat = f.read().decode("ascii", "replace")
     except OSError:
         return None
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     return fields[19] if len(fields) > 19 else None
 
 
@@ -91,7 +92,7 @@ def _killpg(pgid: int, sig: int) -> None:
 def _reap(pid: int, timeout: float) -> bool:
     """Wait up to `timeout` for `pid` to end; True once it is reaped."""
     deadline = time.monotonic() + timeout
-    pause = 0.0005   # a child that closed its pipe is usually gone within a millisecond
+    pause = 0.0005  # a child that closed its pipe is usually gone within a millisecond
     while True:
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
@@ -125,7 +126,7 @@ def stop_children(pids: Sequence[int], grace_s: float = GRACE_S) -> None:
         _killpg(p, signal.SIGKILL)
         _reap(p, 30.0)
     for g, started in grandchildren:
-        if started is not None and _start_time(g) == started:   # still the same process, not a reused pid
+        if started is not None and _start_time(g) == started:  # still the same process, not a reused pid
             _killpg(g, signal.SIGKILL)
             try:
                 os.kill(g, signal.SIGKILL)
@@ -144,12 +145,13 @@ def _child(work: Callable[[Any], dict[str, Any]], task: Any, fd: int) -> None:
         def on_term(signum: int, frame: FrameType | None) -> NoReturn:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             raise SystemExit(128 + signum)
+
         signal.signal(signal.SIGTERM, on_term)
         result = work(task)
         data = json.dumps(result).encode("utf-8")
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException as exc:  # reported by the parent as this task's error
@@ -169,6 +171,7 @@ def interruptible() -> Iterator[None]:
 
     def on_signal(signum: int, frame: FrameType | None) -> NoReturn:
         raise Interrupted(signal.Signals(signum).name)
+
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             previous[sig] = signal.signal(sig, on_signal)
@@ -179,8 +182,14 @@ def interruptible() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int, timeout_s: float,
-                 on_done: Callable[[int, dict[str, Any]], None], on_tick: Callable[[], None] = lambda: None) -> None:
+def run_parallel(
+    tasks: Sequence[Any],
+    work: Callable[[Any], dict[str, Any]],
+    jobs: int,
+    timeout_s: float,
+    on_done: Callable[[int, dict[str, Any]], None],
+    on_tick: Callable[[], None] = lambda: None,
+) -> None:
     """Run work(task) for every task, at most `jobs` at once, each in its own forked process.
 
     on_done(index, result) runs in this process as each task ends; a task that
@@ -192,9 +201,16 @@ def run_parallel(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jo
         _loop(tasks, work, jobs, timeout_s, on_done, on_tick, pending, running)
 
 
-def _loop(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int, timeout_s: float,
-          on_done: Callable[[int, dict[str, Any]], None], on_tick: Callable[[], None], pending: list[int],
-          running: dict[int, _Running]) -> None:
+def _loop(
+    tasks: Sequence[Any],
+    work: Callable[[Any], dict[str, Any]],
+    jobs: int,
+    timeout_s: float,
+    on_done: Callable[[int, dict[str, Any]], None],
+    on_tick: Callable[[], None],
+    pending: list[int],
+    running: dict[int, _Running],
+) -> None:
     try:
         while pending or running:
             _fill(tasks, work, jobs, pending, running)
@@ -231,8 +247,13 @@ def _loop(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int
         raise
 
 
-def _fill(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int, pending: list[int],
-          running: dict[int, _Running]) -> None:
+def _fill(
+    tasks: Sequence[Any],
+    work: Callable[[Any], dict[str, Any]],
+    jobs: int,
+    pending: list[int],
+    running: dict[int, _Running],
+) -> None:
     """Start pending tasks until `jobs` are running."""
     while pending and len(running) < max(1, jobs):
         index = pending.pop(0)
@@ -245,7 +266,7 @@ def _fill(tasks: Sequence[Any], work: Callable[[Any], dict[str, Any]], jobs: int
             _child(work, tasks[index], w)
         os.close(w)
         try:
-            os.setpgid(pid, pid)   # also here: no window in which Ctrl-C reaches the child
+            os.setpgid(pid, pid)  # also here: no window in which Ctrl-C reaches the child
         except OSError:
             pass
         running[r] = _Running(index, pid, r, time.monotonic(), bytearray())

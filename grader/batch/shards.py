@@ -9,6 +9,7 @@ student graded), copies the verdict JSON files and records into one DIR and
 writes grades.csv and summary.md exactly as a single run over the same inputs
 would (apart from timings).
 """
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,19 @@ from .state import (
 from .writes import OutputError, atomic_write
 
 # What must agree between shards (everything in _run.json except the shard's own part).
-AGREE = ("bundle_id", "bundle_version", "grader_version", "tests", "secret_seed", "mode", "students",
-         "groups", "refused", "ignored", "input_problems")
+AGREE = (
+    "bundle_id",
+    "bundle_version",
+    "grader_version",
+    "tests",
+    "secret_seed",
+    "mode",
+    "students",
+    "groups",
+    "refused",
+    "ignored",
+    "input_problems",
+)
 
 
 class ShardError(Exception):
@@ -105,8 +117,10 @@ def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict[str, A
     for d in dirs:
         run = load_run(d)
         if run is None:
-            raise ShardError(f"{d}: not a batch output folder (no readable {state_dir(d).name}/{RUN_FILE}, "
-                             "or one with fields of the wrong type)")
+            raise ShardError(
+                f"{d}: not a batch output folder (no readable {state_dir(d).name}/{RUN_FILE}, "
+                "or one with fields of the wrong type)"
+            )
         misfit = run_misfit(d, run, bundle)
         if misfit:
             raise ShardError(f"refused: {misfit}")
@@ -117,7 +131,7 @@ def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict[str, A
 def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict[str, Any]]:
     """Merge shard folders into `out`, checked against `bundle`; returns the outputs and the merged
     run description."""
-    refused = folder_problem(out, bundle.own_parts())     # before any shard is read
+    refused = folder_problem(out, bundle.own_parts())  # before any shard is read
     if refused:
         raise ShardError(f"--out {refused}")
     runs = _load_runs(dirs, bundle)
@@ -138,8 +152,12 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
         merged[rec.student] = rec if d.resolve() == out.resolve() else _copy_student(out, rec, data)
     first = runs[0][1]
     run = {k: first.get(k) for k in AGREE}
-    run.update(shard=None, merged_from=len(runs), students_in_shard=len(first.get("students", [])),
-               shard_students=sorted(first.get("students", [])))
+    run.update(
+        shard=None,
+        merged_from=len(runs),
+        students_in_shard=len(first.get("students", [])),
+        shard_students=sorted(first.get("students", [])),
+    )
     try:
         save_run(out, run)
     except OutputError as exc:
@@ -159,7 +177,7 @@ def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:
         if len(runs) > 1:
             raise ShardError("a folder without --shard cannot be merged with others")
     else:
-        parsed = [parse_shard(s) for s in shards if s is not None]   # none is, here
+        parsed = [parse_shard(s) for s in shards if s is not None]  # none is, here
         n = parsed[0][1]
         if any(pn != n for _, pn in parsed):
             raise ShardError("the folders come from different shard counts (N)")
@@ -170,6 +188,8 @@ def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:
         if ks != list(range(1, n + 1)):
             missing = sorted(set(range(1, n + 1)) - set(ks))
             dup = sorted({k for k in ks if ks.count(k) > 1})
-            raise ShardError(f"shards do not cover 1..{n} exactly once"
-                             + (f": missing {', '.join(f'{k}/{n}' for k in missing)}" if missing else "")
-                             + (f": repeated {', '.join(f'{k}/{n}' for k in dup)}" if dup else ""))
+            raise ShardError(
+                f"shards do not cover 1..{n} exactly once"
+                + (f": missing {', '.join(f'{k}/{n}' for k in missing)}" if missing else "")
+                + (f": repeated {', '.join(f'{k}/{n}' for k in dup)}" if dup else "")
+            )

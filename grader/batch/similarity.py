@@ -24,6 +24,7 @@ code moved into or out of helper functions, or work copied from outside the
 class; and short, idiomatic solutions may score high without any copying.
 A flag is a reason to look, never a verdict.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -37,7 +38,7 @@ from itertools import combinations
 
 K = 8
 THRESHOLD = 0.8
-MIN_WINDOWS = 12          # fewer distinct windows than this: too little code to compare
+MIN_WINDOWS = 12  # fewer distinct windows than this: too little code to compare
 # Containment needs more code than Jaccard: a short solution is easily "inside" a long one by
 # chance. Both figures were chosen from the honest pairs measured in docs/measurements.md
 # (scripts/similarity_honest.py), where no pair of independent authors reached them.
@@ -51,7 +52,7 @@ _DROP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 class Pair:
     a: str
     b: str
-    score: float          # max(jaccard, containment) for a reported pair
+    score: float  # max(jaccard, containment) for a reported pair
     jaccard: float = 1.0
     containment: float = 1.0
 
@@ -86,7 +87,7 @@ def normalise(source: str) -> list[str]:
             if kind in _DROP:
                 continue
             if kind == tokenize.STRING and prev_sig in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-                prev_sig = kind   # a docstring or a bare string statement: layout, not code
+                prev_sig = kind  # a docstring or a bare string statement: layout, not code
                 continue
             if kind == tokenize.NAME:
                 if keyword.iskeyword(text) or text in _BUILTINS or prev_text == ".":
@@ -103,7 +104,7 @@ def normalise(source: str) -> list[str]:
                 out.append(text if kind == tokenize.OP else tokenize.tok_name[kind])
             prev_sig, prev_text = kind, text
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass   # a syntax error: compare what came before it
+        pass  # a syntax error: compare what came before it
     return out
 
 
@@ -112,8 +113,8 @@ def windows(source: str) -> set[int]:
     toks = normalise(source)
     out = set()
     for i in range(max(0, len(toks) - K + 1)):
-        digest = hashlib.blake2b("\x1f".join(toks[i:i + K]).encode("utf-8"), digest_size=8).digest()
-        out.add(int.from_bytes(digest, "big") >> 1)   # fits a signed 64-bit JSON integer
+        digest = hashlib.blake2b("\x1f".join(toks[i : i + K]).encode("utf-8"), digest_size=8).digest()
+        out.add(int.from_bytes(digest, "big") >> 1)  # fits a signed 64-bit JSON integer
     return out
 
 
@@ -157,7 +158,7 @@ def similar_pairs(prints: dict[str, list[int]], threshold: float = THRESHOLD) ->
             index.setdefault(h, []).append(s)
     candidates: set[tuple[str, str]] = set()
     for owners in index.values():
-        if len(owners) <= 50:   # a window shared by very many is boilerplate, not evidence
+        if len(owners) <= 50:  # a window shared by very many is boilerplate, not evidence
             candidates.update(combinations(owners, 2))
     pairs = [Pair(a, b, 1.0) for a, b in identical]
     for a, b in candidates - identical:

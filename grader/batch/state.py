@@ -16,6 +16,7 @@ judging/paths.py (no symlink followed, no FIFO or device opened, a size
 bound), and a record or _run.json whose fields have the wrong types is treated
 as missing, never as a crash further on.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,19 +38,20 @@ if TYPE_CHECKING:
 _D = TypeVar("_D", bound="DataclassInstance")
 
 STATE_DIR = ".batch"
-RUN_FILE = "_run.json"   # "_": no student id starts with one (ids.valid_id), so no student "run" overwrites it
-MAX_STATE_FILE = 16 << 20      # a record, a verdict JSON or _run.json of a large class is far smaller
+RUN_FILE = "_run.json"  # "_": no student id starts with one (ids.valid_id), so no student "run" overwrites it
+MAX_STATE_FILE = 16 << 20  # a record, a verdict JSON or _run.json of a large class is far smaller
 
 
 @dataclass(frozen=True)
 class RunKey:
     """Everything that, if changed, makes a stored verdict stale."""
+
     bundle_id: str
     bundle_version: str
     grader_version: str
     tests: str
     secret_seed: int | None
-    mode: str                 # "local" or "docker:<image>"
+    mode: str  # "local" or "docker:<image>"
 
 
 def run_key(run: dict[str, Any]) -> RunKey:
@@ -64,15 +66,15 @@ class StudentRecord:
     layout: str
     name: str
     late: bool
-    sha256: str               # of the graded file's bytes; "" when there was none
+    sha256: str  # of the graded file's bytes; "" when there was none
     key: RunKey
-    seconds: float            # wall time of this student's grading
-    judged: bool              # False: could not be read or judged (reason says why)
+    seconds: float  # wall time of this student's grading
+    judged: bool  # False: could not be read or judged (reason says why)
     reason: str
     verdict: str
-    fingerprint: list[int] = field(default_factory=list)   # similarity k-gram hashes
-    report_sha256: str = ""   # of DIR/<id>.json as written (record_seal.py)
-    seal: str = ""            # HMAC of this record with the user's key (record_seal.py); "" when unsealed
+    fingerprint: list[int] = field(default_factory=list)  # similarity k-gram hashes
+    report_sha256: str = ""  # of DIR/<id>.json as written (record_seal.py)
+    seal: str = ""  # HMAC of this record with the user's key (record_seal.py); "" when unsealed
 
 
 def state_dir(out: Path) -> Path:
@@ -209,10 +211,22 @@ def load_run(out: Path) -> dict[str, Any] | None:
 
 
 # _run.json's fields and their types (the ones a resume, a merge or the summary reads).
-_RUN_FIELDS = {"bundle_id": "str", "bundle_version": "str", "grader_version": "str", "tests": "str",
-               "secret_seed": "int | None", "mode": "str", "shard": "str | None", "students": "list[str]",
-               "shard_students": "list[str]", "students_in_shard": "int", "groups": "list[str]",
-               "refused": "list[str]", "ignored": "list[str]", "input_problems": "list[str]"}
+_RUN_FIELDS = {
+    "bundle_id": "str",
+    "bundle_version": "str",
+    "grader_version": "str",
+    "tests": "str",
+    "secret_seed": "int | None",
+    "mode": "str",
+    "shard": "str | None",
+    "students": "list[str]",
+    "shard_students": "list[str]",
+    "students_in_shard": "int",
+    "groups": "list[str]",
+    "refused": "list[str]",
+    "ignored": "list[str]",
+    "input_problems": "list[str]",
+}
 
 
 def _run_typed(data: dict[str, Any]) -> bool:

@@ -6,6 +6,7 @@ student who could not be judged with the reason, similar pairs, and what the
 intake refused. Only timings differ between a single run and a merge of
 shards over the same inputs.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -32,14 +33,22 @@ def _md(text: str) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    """"1 student", "2 students"."""
+    """ "1 student", "2 students"."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def render_summary(rows: list[Row], pairs: list[Pair], run: dict[str, Any]) -> str:
     """The summary as Markdown: the run's heading, then one section after another."""
-    out = [*_heading(rows, run), *_verdicts(rows), *_scores(rows), *_mistakes(rows), *_slowest(rows),
-           *_not_judged(rows, run), *_similar(rows, pairs), *_intake(run)]
+    out = [
+        *_heading(rows, run),
+        *_verdicts(rows),
+        *_scores(rows),
+        *_mistakes(rows),
+        *_slowest(rows),
+        *_not_judged(rows, run),
+        *_similar(rows, pairs),
+        *_intake(run),
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -51,7 +60,7 @@ def _incomplete(rows: list[Row], run: dict[str, Any]) -> bool:
 
 def _graded_where(mode: str) -> str:
     """How the run graded, from its mode ("local" or "docker:<image>")."""
-    return f"in Docker ({mode[len('docker:'):]})" if mode.startswith("docker:") else "locally"
+    return f"in Docker ({mode[len('docker:') :]})" if mode.startswith("docker:") else "locally"
 
 
 def _heading(rows: list[Row], run: dict[str, Any]) -> list[str]:
@@ -60,20 +69,31 @@ def _heading(rows: list[Row], run: dict[str, Any]) -> list[str]:
     hidden = f"a hidden set from secret seed {seed}" if seed is not None else "the published hidden set"
     shard = f", shard {run['shard']}" if run.get("shard") else ""
     judged = sum(1 for r in rows if r.judged)
-    out = [f"# Batch summary: {run.get('bundle_id', '?')} {run.get('bundle_version', '')}", "",
-           f"Tests: {run.get('tests', 'all')}, {hidden}; graded {_graded_where(run.get('mode', 'local'))}{shard}.",
-           f"{_plural(len(rows), 'student')}: {judged} judged, {len(rows) - judged} could not be judged."]
+    out = [
+        f"# Batch summary: {run.get('bundle_id', '?')} {run.get('bundle_version', '')}",
+        "",
+        f"Tests: {run.get('tests', 'all')}, {hidden}; graded {_graded_where(run.get('mode', 'local'))}{shard}.",
+        f"{_plural(len(rows), 'student')}: {judged} judged, {len(rows) - judged} could not be judged.",
+    ]
     if _incomplete(rows, run):
-        out.append(f"**Incomplete**: {len(rows)} of {run['students_in_shard']} students have a result; run the "
-                   "same command again to grade the rest.")
+        out.append(
+            f"**Incomplete**: {len(rows)} of {run['students_in_shard']} students have a result; run the "
+            "same command again to grade the rest."
+        )
     return out
 
 
 def _verdicts(rows: list[Row]) -> list[str]:
     """How many students got each verdict, in the verdicts' own order (none shown for 0)."""
     counts = Counter(r.verdict for r in rows)
-    return ["", "## Verdicts", "", "| verdict | students |", "|---|---:|",
-            *(f"| {v} {VERDICT_NAMES[v]} | {counts[v]} |" for v in VERDICTS if counts.get(v))]
+    return [
+        "",
+        "## Verdicts",
+        "",
+        "| verdict | students |",
+        "|---|---:|",
+        *(f"| {v} {VERDICT_NAMES[v]} | {counts[v]} |" for v in VERDICTS if counts.get(v)),
+    ]
 
 
 def _scores(rows: list[Row]) -> list[str]:
@@ -104,8 +124,9 @@ def _mistakes(rows: list[Row]) -> list[str]:
     if not mistakes:
         return [*out, "none diagnosed"]
     for mid, n in sorted(mistakes.items(), key=lambda t: (-t[1], t[0]))[:TOP_MISTAKES]:
-        also = f" ({ambiguous[mid]} of them: this or another mistake, the tests could not tell)" \
-            if ambiguous[mid] else ""
+        also = (
+            f" ({ambiguous[mid]} of them: this or another mistake, the tests could not tell)" if ambiguous[mid] else ""
+        )
         out.append(f"- {_plural(n, 'student')}: {_md(titles[mid])} (`{mid}`){also}")
     return out
 
@@ -113,8 +134,14 @@ def _mistakes(rows: list[Row]) -> list[str]:
 def _slowest(rows: list[Row]) -> list[str]:
     """The SLOWEST students by grading time (ties by id)."""
     slowest = sorted(rows, key=lambda r: (-r.record.seconds, r.student))[:SLOWEST]
-    return ["", "## Slowest submissions", "", "| student | grading time | verdict |", "|---|---:|---|",
-            *(f"| {_md(r.student)} | {r.record.seconds:.1f} s | {r.verdict} |" for r in slowest)]
+    return [
+        "",
+        "## Slowest submissions",
+        "",
+        "| student | grading time | verdict |",
+        "|---|---:|---|",
+        *(f"| {_md(r.student)} | {r.record.seconds:.1f} s | {r.verdict} |" for r in slowest),
+    ]
 
 
 def _not_judged(rows: list[Row], run: dict[str, Any]) -> list[str]:
@@ -140,16 +167,20 @@ def _similar(rows: list[Row], pairs: list[Pair]) -> list[str]:
     groups = [g for g in identical_groups({r.student: r.record.fingerprint for r in rows}) if len(g) > 2]
     grouped = {s: i for i, g in enumerate(groups) for s in g}
     shown = [p for p in pairs if p.a not in grouped or grouped.get(p.b) != grouped[p.a]]
-    out += ["Near-identical after normalising names, literals and layout (see docs/batch.md for what "
-            "this does not catch): a reason to look, not a verdict.", ""]
-    out += [f"- {len(g)} students handed in the same code (after normalising): "
-            + ", ".join(_md(s) for s in g) for g in groups]
+    out += [
+        "Near-identical after normalising names, literals and layout (see docs/batch.md for what "
+        "this does not catch): a reason to look, not a verdict.",
+        "",
+    ]
+    out += [
+        f"- {len(g)} students handed in the same code (after normalising): " + ", ".join(_md(s) for s in g)
+        for g in groups
+    ]
     if groups and shown:
         out.append("")
     if shown:
         out += ["| student | student | similarity | jaccard | containment |", "|---|---|---:|---:|---:|"]
-        out += [f"| {_md(p.a)} | {_md(p.b)} | {p.score:.2f} | {p.jaccard:.2f} | {p.containment:.2f} |"
-                for p in shown]
+        out += [f"| {_md(p.a)} | {_md(p.b)} | {p.score:.2f} | {p.jaccard:.2f} | {p.containment:.2f} |" for p in shown]
     return out
 
 

@@ -12,6 +12,7 @@ a run-level file is checked before grading starts (exit 2) and, if it turns
 bad during the run, reported after the rest is written (exit 1)
 (gradebook_files.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,10 @@ def output_problem(path: Path) -> str | None:
         return f"{path}: cannot be examined ({exc.strerror or exc})"
     if kind is None:
         return None
-    return (f"{path} is {kind} where batch writes a file: not replaced, since batch did not make it; "
-            "move it away and run again")
+    return (
+        f"{path} is {kind} where batch writes a file: not replaced, since batch did not make it; "
+        "move it away and run again"
+    )
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -9,6 +9,7 @@ disk is followed or overwritten). Sizes are counted while decompressing,
 never trusted from the archive's header. The entry count and directory size
 are read from the end record (zipdir.py) before zipfile parses the directory.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,7 +59,7 @@ def _member_kind(info: zipfile.ZipInfo) -> str | None:
     """'symlink', 'special', or None for a regular file or folder (by its Unix mode, when it has one)."""
     mode = info.external_attr >> 16
     kind = stat.S_IFMT(mode)
-    if info.create_system == 3 and kind:   # made on Unix with a file type: the type is meaningful
+    if info.create_system == 3 and kind:  # made on Unix with a file type: the type is meaningful
         if stat.S_ISLNK(mode):
             return "symlink"
         if kind not in (stat.S_IFREG, stat.S_IFDIR):
@@ -74,25 +75,32 @@ def _open_zip(archive: Path, limits: IntakeLimits) -> zipfile.ZipFile:
     except OSError as exc:
         raise IntakeError(f"{archive}: cannot read ({exc.strerror or exc})") from None
     if directory is not None and directory.entries > limits.max_class_entries:
-        raise IntakeError(f"{archive}: refused: its directory lists {directory.entries} entries, more than "
-                          f"{bound}: a zip bomb, or not a class download")
+        raise IntakeError(
+            f"{archive}: refused: its directory lists {directory.entries} entries, more than "
+            f"{bound}: a zip bomb, or not a class download"
+        )
     if directory is not None and directory.size > limits.max_directory_bytes:
-        raise IntakeError(f"{archive}: refused: its directory takes {directory.size} bytes, more than the "
-                          f"{limits.max_directory_bytes >> 20} MiB bound: a zip bomb, or not a class download")
+        raise IntakeError(
+            f"{archive}: refused: its directory takes {directory.size} bytes, more than the "
+            f"{limits.max_directory_bytes >> 20} MiB bound: a zip bomb, or not a class download"
+        )
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
         raise IntakeError(f"{archive}: not a readable zip file ({exc})") from None
-    except UnicodeDecodeError:   # an entry flagged UTF-8 (bit 11) whose name is not: zipfile gives up
-        raise IntakeError(f"{archive}: not a readable zip file (an entry's name is flagged UTF-8 but is "
-                          "not valid UTF-8)") from None
+    except UnicodeDecodeError:  # an entry flagged UTF-8 (bit 11) whose name is not: zipfile gives up
+        raise IntakeError(
+            f"{archive}: not a readable zip file (an entry's name is flagged UTF-8 but is not valid UTF-8)"
+        ) from None
     except OSError as exc:
         raise IntakeError(f"{archive}: cannot read ({exc.strerror or exc})") from None
     members = zf.infolist()
-    if len(members) > limits.max_class_entries:   # the end record understated the count
+    if len(members) > limits.max_class_entries:  # the end record understated the count
         zf.close()
-        raise IntakeError(f"{archive}: refused: {len(members)} entries, more than {bound} (entry "
-                          f"{clean_text(members[limits.max_class_entries].filename)!r} is the first one over)")
+        raise IntakeError(
+            f"{archive}: refused: {len(members)} entries, more than {bound} (entry "
+            f"{clean_text(members[limits.max_class_entries].filename)!r} is the first one over)"
+        )
     return zf
 
 
@@ -115,8 +123,12 @@ def _admitted(zf: zipfile.ZipFile, limits: IntakeLimits, out: Intake) -> list[tu
     return admitted
 
 
-def unpack_zip(archive: Path, dest: Path, limits: IntakeLimits = IntakeLimits(),
-               wrapper: Callable[[list[PurePosixPath]], PurePosixPath] | None = None) -> Intake:
+def unpack_zip(
+    archive: Path,
+    dest: Path,
+    limits: IntakeLimits = IntakeLimits(),
+    wrapper: Callable[[list[PurePosixPath]], PurePosixPath] | None = None,
+) -> Intake:
     """Unpack `archive` into the empty folder `dest`, refusing unsafe entries. `wrapper`, given the
     files' paths, names the folder the students are in (layouts.wrapper_prefix): each folder right
     below it is one student's, whose entries count against max_student_entries."""
@@ -131,7 +143,7 @@ def unpack_zip(archive: Path, dest: Path, limits: IntakeLimits = IntakeLimits(),
         counts: dict[PurePosixPath, int] = {}
         unpacker = _Unpacker(zf, archive, dest, limits, out)
         for info, parts in members:
-            if len(parts) > depth:    # inside a student's folder
+            if len(parts) > depth:  # inside a student's folder
                 group = PurePosixPath(*parts[:depth])
                 counts[group] = counts.get(group, 0) + 1
                 if counts[group] > limits.max_student_entries:
@@ -165,15 +177,18 @@ class _Unpacker:
         if reason:
             return self.refuse(info, reason)
         self.check_total(info)
-        self.seen.add(rel)    # before unpacking: a second entry of a name that failed is still a duplicate
+        self.seen.add(rel)  # before unpacking: a second entry of a name that failed is still a duplicate
         return self.write(info, parts, rel)
 
     def member_problem(self, info: zipfile.ZipInfo) -> str | None:
         """Why a member is refused whatever it is (a link, a device, encrypted), or None."""
         kind = _member_kind(info)
         if kind:
-            return ("a symbolic link: refused (it could point anywhere)" if kind == "symlink"
-                    else "a special file (device, FIFO or socket): refused")
+            return (
+                "a symbolic link: refused (it could point anywhere)"
+                if kind == "symlink"
+                else "a special file (device, FIFO or socket): refused"
+            )
         if info.flag_bits & 0x1:
             return "encrypted: cannot be read"
         return None
@@ -193,8 +208,10 @@ class _Unpacker:
     def check_total(self, info: zipfile.ZipInfo) -> None:
         """IntakeError if this file, as its header says, would take the input past max_total_bytes."""
         if self.total + info.file_size > self.limits.max_total_bytes:
-            raise IntakeError(f"{self.archive}: refused at entry {clean_text(info.filename)!r}: more than "
-                              f"{self.limits.max_total_bytes >> 20} MiB unpacked in all (a zip bomb?)")
+            raise IntakeError(
+                f"{self.archive}: refused at entry {clean_text(info.filename)!r}: more than "
+                f"{self.limits.max_total_bytes >> 20} MiB unpacked in all (a zip bomb?)"
+            )
 
     def write(self, info: zipfile.ZipInfo, parts: tuple[str, ...], rel: str) -> None:
         """Unpack one file under dest, counting what it really unpacks to: refused if it cannot be,
@@ -203,8 +220,10 @@ class _Unpacker:
         try:
             written = _extract_one(self.zf, info, self.dest, parts, limit)
         except _TooBig:
-            raise IntakeError(f"{self.archive}: refused at entry {clean_text(info.filename)!r}: it unpacks to "
-                              "more than its header says, or past the size limits (a zip bomb?)") from None
+            raise IntakeError(
+                f"{self.archive}: refused at entry {clean_text(info.filename)!r}: it unpacks to "
+                "more than its header says, or past the size limits (a zip bomb?)"
+            ) from None
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
             return self.refuse(info, f"cannot be unpacked ({type(exc).__name__}: {clean_text(str(exc), 120)})")
         except OSError as exc:
@@ -218,8 +237,7 @@ class _TooBig(Exception):
     pass
 
 
-def _extract_one(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, parts: tuple[str, ...],
-                 limit: int) -> int:
+def _extract_one(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, parts: tuple[str, ...], limit: int) -> int:
     folder = dest
     for p in parts[:-1]:
         folder = folder / p

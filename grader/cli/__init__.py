@@ -9,6 +9,7 @@ Bottom up: commands.py (one `cmd_*` function per command, the exit statuses),
 parsers.py (each command's arguments), and here `main`, which runs one. May import
 every layer of grader/.
 """
+
 from __future__ import annotations
 
 import sys
@@ -26,7 +27,7 @@ __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
 
 def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     """Run one command; `zygote` is a sandbox process __main__ started for it (sandbox/early.py)."""
-    pin_single_threaded_blas()   # before NumPy is imported: the same rounding on every machine
+    pin_single_threaded_blas()  # before NumPy is imported: the same rounding on every machine
     parser = build_parser()
     args = parser.parse_args(argv)
     args.early_zygote = zygote
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     except Exception as exc:  # a grader fault: one line, never a raw traceback
         if args.debug:
             raise
-        print(f"grader: internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
-              "(rerun with --debug; please report)", file=sys.stderr)
+        print(
+            f"grader: internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
+            "(rerun with --debug; please report)",
+            file=sys.stderr,
+        )
         return EXIT_CANNOT_JUDGE

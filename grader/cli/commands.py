@@ -1,6 +1,7 @@
 """The commands: one `cmd_*` function per command, run by cli.main with the parsed arguments
 and the bundle; CannotJudge for an exit-2 condition, the exit status of a verdict.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,16 +17,16 @@ from typing import TYPE_CHECKING
 from ..judging.source import SubmissionUnreadable
 from ..problem.bundle import Bundle
 
-if TYPE_CHECKING:   # imported where they are used: a command loads only what it needs
+if TYPE_CHECKING:  # imported where they are used: a command loads only what it needs
     from ..report.text_report import Invocation
 
 
 EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
 
 
-
 class CannotJudge(Exception):
     """Raised by a command for an exit-2 condition with a one-line reason."""
+
 
 def _seed(text: str) -> int:
     if text == "random":
@@ -38,8 +39,10 @@ def _seed(text: str) -> int:
         raise argparse.ArgumentTypeError("the seed must be >= 0")
     return value
 
+
 def _write_output(dest: str, text: str, force: bool, bundle: Bundle) -> None:
     from ..problem.safe_write import WriteRefused, write_file
+
     if dest == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -49,10 +52,13 @@ def _write_output(dest: str, text: str, force: bool, bundle: Bundle) -> None:
     except WriteRefused as exc:
         raise CannotJudge(str(exc)) from None
 
-def invoked_as(argv0: str, executable: str, which: Callable[[str], str | None] = shutil.which,
-               cwd: str | None = None) -> str:
+
+def invoked_as(
+    argv0: str, executable: str, which: Callable[[str], str | None] = shutil.which, cwd: str | None = None
+) -> str:
     """The grader's command as the user typed it, for advice they can paste: `vit-grader` (or the
     path they ran it by, when that is not the one on PATH), else `python -m grader` with their Python."""
+
     def same(name: str, path: str) -> bool:
         found = which(name)
         return found is not None and os.path.abspath(found) == os.path.abspath(path)
@@ -60,19 +66,23 @@ def invoked_as(argv0: str, executable: str, which: Callable[[str], str | None] =
     def shown(path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), cwd or os.getcwd())
         return rel if not rel.startswith("..") else os.path.abspath(path)
-    if os.path.basename(argv0) == "vit-grader":      # the console script (pyproject.toml)
+
+    if os.path.basename(argv0) == "vit-grader":  # the console script (pyproject.toml)
         return "vit-grader" if same("vit-grader", argv0) else shown(argv0)
     for name in ("python", "python3", os.path.basename(executable)):
         if same(name, executable):
             return f"{name} -m grader"
     return f"{shown(executable)} -m grader"
 
+
 def _invocation(args: argparse.Namespace, command: str) -> Invocation:
     from ..report.text_report import Invocation
+
     program = invoked_as(sys.argv[0], sys.executable)
     if args.bundle:
         program += f" --bundle {shlex.quote(args.bundle)}"
     return Invocation(program, command, args.submission)
+
 
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..feedback.grade import grade
@@ -80,15 +90,22 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..platforms.formats import render_platform, render_platform_error
     from ..report.json_report import render_json
     from ..report.text_report import render_text, terminal_width, use_colour
+
     # A platform format always goes somewhere: to --json OUT, else to stdout.
     dest = args.json if args.json is not None or args.format == "native" else "-"
     # The practice archive has only the visible cases, so it judges the practice set unless told otherwise.
     tests = args.tests or ("practice" if bundle.flavour == "practice" else "all")
-    options = GradeOptions(tests=tests, secret_seed=args.secret_seed, isolation=args.isolation,
-                           within=Path(args.within) if args.within else None, second_worker=not args.one_worker)
+    options = GradeOptions(
+        tests=tests,
+        secret_seed=args.secret_seed,
+        isolation=args.isolation,
+        within=Path(args.within) if args.within else None,
+        second_worker=not args.one_worker,
+    )
     from ..problem.safe_write import target_problem
+
     refused = dest not in (None, "-") and target_problem(Path(dest), args.force, bundle.own_parts())
-    if refused:     # before any work
+    if refused:  # before any work
         raise CannotJudge(refused)
     started = time.monotonic()
     try:
@@ -99,24 +116,41 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
             _write_output(dest, error, args.force, bundle)
         raise CannotJudge(str(exc)) from None
     if dest is not None:
-        _write_output(dest, render_json(report) if args.format == "native"
-                      else render_platform(args.format, report, bundle, time.monotonic() - started),
-                      args.force, bundle)
+        _write_output(
+            dest,
+            render_json(report)
+            if args.format == "native"
+            else render_platform(args.format, report, bundle, time.monotonic() - started),
+            args.force,
+            bundle,
+        )
     if dest != "-":
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
-        sys.stdout.write(render_text(report, colour, terminal_width(os.environ), args.verbose,
-                                     _invocation(args, "grade")))
+        sys.stdout.write(
+            render_text(report, colour, terminal_width(os.environ), args.verbose, _invocation(args, "grade"))
+        )
     if report.verdict == "JE":
         print(f"grader: judging error: {' '.join(report.summary.split())}", file=sys.stderr)
     return exit_status(report.verdict)
 
+
 def cmd_watch(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..report.watch import WatchError, watch_file
+
     try:
-        return watch_file(bundle, Path(args.submission), args.tests, args.isolation, args.verbose, args.no_color,
-                          args.interval, _invocation(args, "watch"))
+        return watch_file(
+            bundle,
+            Path(args.submission),
+            args.tests,
+            args.isolation,
+            args.verbose,
+            args.no_color,
+            args.interval,
+            _invocation(args, "watch"),
+        )
     except WatchError as exc:
         raise CannotJudge(str(exc)) from None
+
 
 def exit_status(verdict: str) -> int:
     """The exit status of `grade` for an overall verdict: 0 AC, 2 JE, 1 otherwise."""
@@ -124,37 +158,49 @@ def exit_status(verdict: str) -> int:
         return EXIT_CANNOT_JUDGE
     return EXIT_AC if verdict == "AC" else EXIT_NOT_AC
 
+
 def cmd_generate(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.regenerate import check_testcases, write_testcases
+
     if args.check:
         problems = check_testcases(bundle)
         for p in problems:
             print(p)
-        print("testcases/ is byte-identical to a fresh regeneration" if not problems
-              else f"{len(problems)} file(s) differ: run `python -m grader generate`")
+        print(
+            "testcases/ is byte-identical to a fresh regeneration"
+            if not problems
+            else f"{len(problems)} file(s) differ: run `python -m grader generate`"
+        )
         return 1 if problems else 0
     paths = write_testcases(bundle)
     size = sum(p.stat().st_size for p in paths)
     print(f"wrote {len(paths)} test cases ({size / 1e6:.2f} MB) to {bundle.testcases}")
     return 0
 
+
 def cmd_validate(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..problem.validate import validate_tree
+
     problems = validate_tree(Path(args.dir) if args.dir else bundle.testcases, bundle)
     for p in problems:
         print(p)
     print("all test cases satisfy the constraints" if not problems else f"{len(problems)} problem(s)")
     return 1 if problems else 0
 
+
 def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.statement import StatementError, statement_diffs, write_statement
+
     try:
         if args.check:
             diffs = statement_diffs(bundle)
             for d in diffs:
                 print(f"statement.md: block '{d.name}' disagrees with {d.source}")
-            print("statement.md agrees with the test cases and problem.yaml" if not diffs
-                  else f"{len(diffs)} block(s) differ: run `python -m grader statement`")
+            print(
+                "statement.md agrees with the test cases and problem.yaml"
+                if not diffs
+                else f"{len(diffs)} block(s) differ: run `python -m grader statement`"
+            )
             return 1 if diffs else 0
         changed = write_statement(bundle)
     except StatementError as exc:
@@ -162,9 +208,11 @@ def cmd_statement(args: argparse.Namespace, bundle: Bundle) -> int:
     print(f"{'rewrote' if changed else 'unchanged:'} the generated blocks of {bundle.statement}")
     return 0
 
+
 def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.tolerance import measure
     from ..maintain.tolerance_doc import render_doc, render_table, write_doc
+
     if args.seeds < 0:
         raise CannotJudge(f"--seeds must be 0 or more, got {args.seeds}")
     evidence = measure(bundle, extra_seeds=args.seeds)
@@ -175,8 +223,10 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
         print(f"wrote {path}")
     return 0 if evidence.bar_met else 1
 
+
 def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.pack import PackError, pack
+
     try:
         result = pack(bundle, args.flavour, Path(args.out) if args.out else bundle.root / "dist", args.force)
     except PackError as exc:
@@ -184,8 +234,10 @@ def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
     print(result.summary())
     return 0
 
+
 def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.archive_check import check_archive, render_check, unreadable
+
     path = Path(args.archive)
     if unreadable(path):
         raise CannotJudge(unreadable(path))
@@ -195,16 +247,18 @@ def cmd_check_archive(args: argparse.Namespace, bundle: Bundle) -> int:
         print(f"grader: archive rejected: {report.reason}", file=sys.stderr)
     return 0 if report.ok else EXIT_NOT_AC
 
+
 def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..platforms.files import ExportError
     from ..platforms.formats import export_platform
+
     try:
-        result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file,
-                                 args.force)
+        result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file, args.force)
     except ExportError as exc:
         raise CannotJudge(str(exc)) from None
     print(f"wrote {result.path}: {result.next_step}")
     return 0
+
 
 def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.verify import SubmissionCheck, verify
@@ -212,39 +266,54 @@ def cmd_verify(args: argparse.Namespace, bundle: Bundle) -> int:
 
     def progress(check: SubmissionCheck) -> None:
         mark = "ok" if check.ok else "FAIL"
-        print(f"  {mark:<4} {check.submission.display(bundle.root)}: {check.at_limit.verdict}/"
-              f"{check.at_margin.verdict}", file=sys.stderr, flush=True)
+        print(
+            f"  {mark:<4} {check.submission.display(bundle.root)}: {check.at_limit.verdict}/{check.at_margin.verdict}",
+            file=sys.stderr,
+            flush=True,
+        )
+
     print("verify: checking the bundle, then judging submissions/ (progress on stderr)", file=sys.stderr, flush=True)
     report = verify(bundle, jobs=args.jobs, only=args.only, isolation=args.isolation, progress=progress)
     sys.stdout.write(render_report(report, bundle.root))
     return 0 if report.ok else 1
 
+
 def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..maintain.calibrate import calibrate, render_summary, write_calibration
     from ..maintain.calibration_record import render_probe
     from ..maintain.measure import probe_conditions
+
     if args.probe_only:
         sys.stdout.write(render_probe(probe_conditions(bundle, args.probe_runs, args.isolation, args.load)))
         return 0
-    cal = calibrate(bundle, repeats=args.repeats, probe_runs=args.probe_runs, tle_cap_s=args.tle_cap,
-                    isolation=args.isolation, progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    cal = calibrate(
+        bundle,
+        repeats=args.repeats,
+        probe_runs=args.probe_runs,
+        tle_cap_s=args.tle_cap,
+        isolation=args.isolation,
+        progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True),
+    )
     sys.stdout.write(render_summary(cal))
     if args.write and cal.derivation.ok:
         for path in write_calibration(bundle, cal):
             print(f"wrote {path.relative_to(bundle.root)}")
     return 0 if cal.derivation.ok else 1
 
+
 def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..batch.command import BatchError, batch_command
+
     try:
         return batch_command(args, bundle, _seed)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
 
+
 def cmd_batch_merge(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..batch.command import BatchError, merge_command
+
     try:
         return merge_command(args, bundle)
     except BatchError as exc:
         raise CannotJudge(str(exc)) from None
-

@@ -1,6 +1,7 @@
 """The command line's parsers: each command's arguments, and the `cmd_*` function
 (cli/commands.py) that runs it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,25 +50,47 @@ def _learner_parsers(sub: Subparsers) -> None:
     g = sub.add_parser("grade", help="judge a submission (solution.py or a .ipynb notebook)")
     g.add_argument("submission", metavar="PATH")
     g.add_argument("--json", metavar="OUT", help="write the verdict JSON to OUT ('-' = stdout, nothing else)")
-    g.add_argument("--tests", choices=("sample", "practice", "all"), help="the 3 examples, the visible practice set "
-                   "(no points) or the scored hidden set (default: all; practice in the practice archive)")
-    g.add_argument("--format", choices=("native", *PLATFORM_FORMATS), default="native",
-                   help="what --json OUT receives: the native verdict JSON, Gradescope's, Exercism's or "
-                        "PrairieLearn's results.json, or JUnit XML (a platform format goes to stdout without --json)")
+    g.add_argument(
+        "--tests",
+        choices=("sample", "practice", "all"),
+        help="the 3 examples, the visible practice set "
+        "(no points) or the scored hidden set (default: all; practice in the practice archive)",
+    )
+    g.add_argument(
+        "--format",
+        choices=("native", *PLATFORM_FORMATS),
+        default="native",
+        help="what --json OUT receives: the native verdict JSON, Gradescope's, Exercism's or "
+        "PrairieLearn's results.json, or JUnit XML (a platform format goes to stdout without --json)",
+    )
     g.add_argument("--output", dest="json", metavar="OUT", help="same as --json (reads better with --format junit)")
     g.add_argument("--force", action="store_true", help=FORCE_HELP)
-    g.add_argument("--secret-seed", type=_seed, metavar="SEED",
-                   help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
-                        "defeats answers hard-coded from the published cases")
-    g.add_argument("--isolation", choices=("auto", "plain"), default="auto",
-                   help="'plain' skips namespaces (for debugging the sandbox)")
-    g.add_argument("--within", metavar="DIR",
-                   help="PATH is a student's file inside the upload folder DIR (platform runners): a symlink, "
-                        "special file or path leaving DIR is then a compilation error, not exit 2")
-    g.add_argument("--one-worker", action="store_true",
-                   help="run the tests strictly one after another (by default the next test runs beside this "
-                        "one in a second worker where that cannot change a verdict: docs/time-limits.md); "
-                        "the platforms' runners pass it")
+    g.add_argument(
+        "--secret-seed",
+        type=_seed,
+        metavar="SEED",
+        help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
+        "defeats answers hard-coded from the published cases",
+    )
+    g.add_argument(
+        "--isolation",
+        choices=("auto", "plain"),
+        default="auto",
+        help="'plain' skips namespaces (for debugging the sandbox)",
+    )
+    g.add_argument(
+        "--within",
+        metavar="DIR",
+        help="PATH is a student's file inside the upload folder DIR (platform runners): a symlink, "
+        "special file or path leaving DIR is then a compilation error, not exit 2",
+    )
+    g.add_argument(
+        "--one-worker",
+        action="store_true",
+        help="run the tests strictly one after another (by default the next test runs beside this "
+        "one in a second worker where that cannot change a verdict: docs/time-limits.md); "
+        "the platforms' runners pass it",
+    )
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")
     g.add_argument("--verbose", "-v", action="store_true", help="the failing test in full, why, the statement's words")
     g.set_defaults(func=cmd_grade)
@@ -79,6 +102,7 @@ def _learner_parsers(sub: Subparsers) -> None:
         w.add_argument(flag, action="store_true", help=why)
     w.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     w.set_defaults(func=cmd_watch)
+
 
 def _bundle_parsers(sub: Subparsers) -> None:
     """generate, validate, statement and tolerance: the bundle's generated files and their evidence."""
@@ -93,28 +117,41 @@ def _bundle_parsers(sub: Subparsers) -> None:
     st.set_defaults(func=cmd_statement)
     tol = sub.add_parser("tolerance", help="measure honest and wrong submissions' errors; check the tolerance bar")
     tol.add_argument("--write", action="store_true", help="also write the evidence to docs/tolerance.md")
-    tol.add_argument("--seeds", type=int, default=0, metavar="K",
-                     help="also measure on K freshly generated hidden sets (seeds 1..K)")
+    tol.add_argument(
+        "--seeds", type=int, default=0, metavar="K", help="also measure on K freshly generated hidden sets (seeds 1..K)"
+    )
     tol.set_defaults(func=cmd_tolerance)
+
 
 def _archive_parsers(sub: Subparsers) -> None:
     """pack and check-archive: the bundle's own archives; export: a platform's package."""
     pk = sub.add_parser("pack", help="write a reproducible, versioned archive of the bundle with a manifest")
-    pk.add_argument("--flavour", choices=("judge", "practice"), default="judge",
-                    help="judge: everything (default); practice: statement, starter, samples, the practice "
-                         "set and the grader (no reference, no hidden case)")
+    pk.add_argument(
+        "--flavour",
+        choices=("judge", "practice"),
+        default="judge",
+        help="judge: everything (default); practice: statement, starter, samples, the practice "
+        "set and the grader (no reference, no hidden case)",
+    )
     pk.add_argument("--out", metavar="DIR", help="output folder (default: dist/ in the bundle)")
     pk.add_argument("--force", action="store_true", help=FORCE_HELP)
     pk.set_defaults(func=cmd_pack)
     ca = sub.add_parser("check-archive", help="unpack an archive safely and check it as a platform would")
     ca.add_argument("archive", metavar="FILE")
-    ca.add_argument("--quick", action="store_true",
-                    help="only unpack and check the manifest and problem.yaml (no validate/regenerate/grade/verify)")
+    ca.add_argument(
+        "--quick",
+        action="store_true",
+        help="only unpack and check the manifest and problem.yaml (no validate/regenerate/grade/verify)",
+    )
     ca.set_defaults(func=cmd_check_archive)
-    ex = sub.add_parser("export", help="write a platform's package: gradescope (autograder zip), kattis "
-                                       "(problem package), prairielearn (question), otter (master notebook)")
-    ex.add_argument("platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM",
-                    help=f"one of {', '.join(EXPORT_PLATFORMS)}")
+    ex = sub.add_parser(
+        "export",
+        help="write a platform's package: gradescope (autograder zip), kattis "
+        "(problem package), prairielearn (question), otter (master notebook)",
+    )
+    ex.add_argument(
+        "platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM", help=f"one of {', '.join(EXPORT_PLATFORMS)}"
+    )
     ex.add_argument("--out", metavar="DIR", help="a new or empty folder (default: dist/<id>-<version>-<platform>)")
     ex.set_defaults(func=cmd_export, zip_file=False, force=False)
     eg = sub.add_parser("export-gradescope", help="same as `export gradescope`, with the zip's file name as --out")
@@ -122,38 +159,60 @@ def _archive_parsers(sub: Subparsers) -> None:
     eg.add_argument("--force", action="store_true", help=FORCE_HELP)
     eg.set_defaults(func=cmd_export, platform="gradescope", zip_file=True)
 
+
 def _verify_parser(sub: Subparsers) -> None:
-    ver = sub.add_parser("verify", help="check the bundle, then judge every submissions/<verdict>/ file "
-                                         "at 1x and 1.5x the time limit")
+    ver = sub.add_parser(
+        "verify", help="check the bundle, then judge every submissions/<verdict>/ file at 1x and 1.5x the time limit"
+    )
     ver.add_argument("--jobs", type=int, default=2, metavar="N", help="submissions judged at once (default: 2)")
     ver.add_argument("--only", metavar="TEXT", help="judge only submissions whose path contains TEXT")
     ver.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     ver.set_defaults(func=cmd_verify)
 
+
 def _calibrate_parser(sub: Subparsers) -> None:
     cal = sub.add_parser("calibrate", help="measure accepted and too-slow submissions and derive the time limit")
-    cal.add_argument("--write", action="store_true",
-                     help="write calibration.yaml and set the two derived figures in problem.yaml")
+    cal.add_argument(
+        "--write", action="store_true", help="write calibration.yaml and set the two derived figures in problem.yaml"
+    )
     cal.add_argument("--repeats", type=int, default=3, metavar="R", help="gradings per submission (default: 3)")
-    cal.add_argument("--probe-runs", type=int, default=25, metavar="N", help="speed-probe readings per load condition (default: 25)")
-    cal.add_argument("--tle-cap", type=float, metavar="S",
-                     help="CPU seconds a too-slow submission may use (default: 10x the provisional limit)")
+    cal.add_argument(
+        "--probe-runs", type=int, default=25, metavar="N", help="speed-probe readings per load condition (default: 25)"
+    )
+    cal.add_argument(
+        "--tle-cap",
+        type=float,
+        metavar="S",
+        help="CPU seconds a too-slow submission may use (default: 10x the provisional limit)",
+    )
     cal.add_argument("--probe-only", action="store_true", help="only measure the speed probe's stability")
-    cal.add_argument("--load", type=int, default=0, metavar="N",
-                     help="with --probe-only: measure again with N busy processes running")
+    cal.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --probe-only: measure again with N busy processes running",
+    )
     cal.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     cal.set_defaults(func=cmd_calibrate)
 
+
 def build_parser() -> argparse.ArgumentParser:
     from ..batch.command import add_parsers as add_batch_parsers
+
     parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--bundle", metavar="DIR", help="bundle root (default: the folder containing grader/)")
     parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Each adds its commands' subparsers (in `--help` order), whose `func` is the cmd_* main calls.
-    for add in (_learner_parsers, _bundle_parsers, _archive_parsers, _verify_parser,
-                partial(add_batch_parsers, batch=cmd_batch, merge=cmd_batch_merge), _calibrate_parser):
+    for add in (
+        _learner_parsers,
+        _bundle_parsers,
+        _archive_parsers,
+        _verify_parser,
+        partial(add_batch_parsers, batch=cmd_batch, merge=cmd_batch_merge),
+        _calibrate_parser,
+    ):
         add(sub)
     return parser
-

@@ -25,6 +25,7 @@ rules), and only when exactly one hypothesis (up to equivalent values of the
 same constant) survives. Needs reference/variants.py (judge bundle): the
 practice archive's stored outputs cover single mistakes only.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,9 +51,9 @@ from .fingerprint import (
 from .hypothesis import CONSTANTS, Constant, Hypothesis
 from .mistakes import CATALOGUE
 
-MAX_EVALUATIONS = 4000       # block evaluations per search (each a few ms on a small case)
-FIT_STEPS = 60               # golden-section steps of a continuous fit
-COMBO_GRID = 4               # grid values tried for a constant together with a catalogue mistake
+MAX_EVALUATIONS = 4000  # block evaluations per search (each a few ms on a small case)
+FIT_STEPS = 60  # golden-section steps of a continuous fit
+COMBO_GRID = 4  # grid values tried for a constant together with a catalogue mistake
 
 
 def _changes(variants: ModuleType, mid: str) -> dict[str, Any]:
@@ -61,8 +62,7 @@ def _changes(variants: ModuleType, mid: str) -> dict[str, Any]:
     return {f.name: getattr(v, f.name) for f in fields(v) if getattr(v, f.name) != getattr(ok, f.name)}
 
 
-def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None,
-            value: float | None = None) -> Any:
+def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None, value: float | None = None) -> Any:
     """One Variant with every change of `ids` (and the constant); None if two changes collide."""
     merged: dict[str, Any] = {}
     for mid in ids:
@@ -71,9 +71,12 @@ def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = Non
             return None
         merged.update(ch)
     if constant is not None:
-        if constant in merged or (constant == "gelu_constant" and merged.get("gelu", "tanh") != "tanh") \
-                or (constant == "temperature" and merged.get("scale", "head") != "head"):
-            return None              # the constant would not be the one the block uses
+        if (
+            constant in merged
+            or (constant == "gelu_constant" and merged.get("gelu", "tanh") != "tanh")
+            or (constant == "temperature" and merged.get("scale", "head") != "head")
+        ):
+            return None  # the constant would not be the one the block uses
         merged[constant] = value
     return replace(variants.CORRECT, **merged)
 
@@ -103,24 +106,29 @@ class _Evaluator:
         return self.count >= MAX_EVALUATIONS
 
 
-def _check(ev: _Evaluator, variant: Any, kind: str, evidence: Sequence[Observation], rtol: float,
-           atol: float) -> int | None:
+def _check(
+    ev: _Evaluator, variant: Any, kind: str, evidence: Sequence[Observation], rtol: float, atol: float
+) -> int | None:
     """Failures reproduced when `variant` is consistent with every observation; else None."""
     reproduced = 0
     for obs in evidence:
         if ev.exhausted:
             return None
         m = ev.output(variant, obs.case)
-        ok, again = (_consistent(obs, m, kind, rtol, atol) if kind == "values"
-                     else _rounding_consistent(ev, obs, variant, m, rtol, atol))
+        ok, again = (
+            _consistent(obs, m, kind, rtol, atol)
+            if kind == "values"
+            else _rounding_consistent(ev, obs, variant, m, rtol, atol)
+        )
         if not ok:
             return None
         reproduced += again
     return reproduced if _enough(kind, reproduced, len(evidence)) else None
 
 
-def _rounding_consistent(ev: _Evaluator, obs: Observation, variant: Any, m: np.ndarray, rtol: float,
-                         atol: float) -> tuple[bool, bool]:
+def _rounding_consistent(
+    ev: _Evaluator, obs: Observation, variant: Any, m: np.ndarray, rtol: float, atol: float
+) -> tuple[bool, bool]:
     """A composition with float32: the submission must sit within float32 rounding noise of it
     (stricter than fingerprint's rule for float32 alone, which compares error sizes only), and a
     failure counts as reproduced only where the float64 twin of the composition does not explain
@@ -142,10 +150,10 @@ def _rounding_consistent(ev: _Evaluator, obs: Observation, variant: Any, m: np.n
 def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol: float) -> float:
     """How far `variant` is from the submission on one case, in units of the match tolerance."""
     m = ev.output(variant, obs.case)
-    got = obs.output[:m.shape[0]]
+    got = obs.output[: m.shape[0]]
     fin = np.isfinite(m)
     if not np.array_equal(fin, np.isfinite(got)) or not np.array_equal(np.isnan(m), np.isnan(got)):
-        return math.inf              # NaN/inf where the other has a number: no fit explains that
+        return math.inf  # NaN/inf where the other has a number: no fit explains that
     with np.errstate(invalid="ignore", over="ignore"):
         r = np.abs(got[fin] - m[fin]) / tolerance(m[fin], rtol, atol)
     return float(r.max()) if r.size else 0.0
@@ -153,9 +161,11 @@ def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol:
 
 def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol: float, atol: float) -> float | None:
     """Golden-section search of log10(value) minimising the mismatch on `obs`."""
+
     def cost(log_v: float) -> float:
-        variant = compose(ev.variants, ids, c.name, 10.0 ** log_v)
+        variant = compose(ev.variants, ids, c.name, 10.0**log_v)
         return _mismatch(ev, variant, obs, rtol, atol) if variant is not None else math.inf
+
     lo, hi = c.bounds
     g = (math.sqrt(5) - 1) / 2
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)
@@ -171,18 +181,20 @@ def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol
             lo, a, fa = a, b, fb
             b = lo + g * (hi - lo)
             fb = cost(b)
-    best = (a if fa < fb else b)
+    best = a if fa < fb else b
     # A few significant digits, when the rounded value explains the outputs as well.
     for digits in (1, 2, 3, 4, 6, 8):
-        v = float(f"{10.0 ** best:.{digits - 1}e}")
+        v = float(f"{10.0**best:.{digits - 1}e}")
         variant = compose(ev.variants, ids, c.name, v)
         if variant is not None and _mismatch(ev, variant, obs, rtol, atol) <= 1.0:
             return v
-    fitted: float = 10.0 ** best
+    fitted: float = 10.0**best
     return fitted
 
 
-def candidates(parts: Sequence[str], variants: ModuleType) -> tuple[list[tuple[str, ...]], list[tuple[str, tuple[str, ...]]]]:
+def candidates(
+    parts: Sequence[str], variants: ModuleType
+) -> tuple[list[tuple[str, ...]], list[tuple[str, tuple[str, ...]]]]:
     """Pairs of mistakes and (constant, with-mistakes) to try, those of the reading's parts first."""
     every = [m for m in CATALOGUE if m in variants.MISTAKES]
     primary = [m for m in every if CATALOGUE[m].part in parts] or every
@@ -194,24 +206,27 @@ def candidates(parts: Sequence[str], variants: ModuleType) -> tuple[list[tuple[s
                 pairs.append(pair)
     # Bounded by the reading: only the constants of the parts it points at (all when it points nowhere).
     consts = [c for c in CONSTANTS.values() if c.part in parts] or list(CONSTANTS.values())
-    fits: list[tuple[str, tuple[str, ...]]] = [(c.name, ()) for c in consts] + [(c.name, (m,)) for c in consts for m in every
-                                              if compose(variants, (m,), c.name, c.correct) is not None]
+    fits: list[tuple[str, tuple[str, ...]]] = [(c.name, ()) for c in consts] + [
+        (c.name, (m,)) for c in consts for m in every if compose(variants, (m,), c.name, c.correct) is not None
+    ]
     return pairs, fits
 
 
-def search(observations: Sequence[Observation], variants: ModuleType, parts: Sequence[str],
-           rtol: float, atol: float) -> tuple[Hypothesis, int, int] | None:
+def search(
+    observations: Sequence[Observation], variants: ModuleType, parts: Sequence[str], rtol: float, atol: float
+) -> tuple[Hypothesis, int, int] | None:
     """The one composed or fitted hypothesis consistent with everything, with (compared, reproduced)."""
     evidence = [o for o in _evidence_order(observations) if o.case.expected is not None]
     found, exhausted = consistent_hypotheses(evidence, variants, parts, rtol, atol)
     if len(found) != 1 or exhausted:
-        return None                  # none, or several explanations: say nothing rather than guess
+        return None  # none, or several explanations: say nothing rather than guess
     hyp, reproduced = found[0]
     return hyp, len(evidence), reproduced
 
 
-def consistent_hypotheses(evidence: Sequence[Observation], variants: ModuleType, parts: Sequence[str],
-                          rtol: float, atol: float) -> tuple[list[tuple[Hypothesis, int]], bool]:
+def consistent_hypotheses(
+    evidence: Sequence[Observation], variants: ModuleType, parts: Sequence[str], rtol: float, atol: float
+) -> tuple[list[tuple[Hypothesis, int]], bool]:
     """Every candidate consistent with `evidence` (small cases first), and whether the budget ran out."""
     failing = [o for o in evidence if o.verdict != "AC" and o.array is not None]
     if not failing:
@@ -226,19 +241,27 @@ def consistent_hypotheses(evidence: Sequence[Observation], variants: ModuleType,
     for name, ids in fits:
         if ev.exhausted:
             break
-        hit = (_grid_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol)
-               or _fit_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol))
+        hit = _grid_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol) or _fit_hit(
+            ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol
+        )
         if hit is not None:
             found.append(hit)
     return _simplest(variants, found), ev.exhausted
 
 
-def _grid_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Sequence[Observation],
-              fit_on: Observation, rtol: float, atol: float) -> tuple[Hypothesis, int] | None:
+def _grid_hit(
+    ev: _Evaluator,
+    c: Constant,
+    ids: tuple[str, ...],
+    evidence: Sequence[Observation],
+    fit_on: Observation,
+    rtol: float,
+    atol: float,
+) -> tuple[Hypothesis, int] | None:
     """The first value of the constant's grid (with a second mistake, only the most common wrong
     values: the grid's head) consistent with the evidence, and the failures it reproduces."""
     kind = _kind(ids)
-    for value in (c.grid if not ids else c.grid[:COMBO_GRID]):
+    for value in c.grid if not ids else c.grid[:COMBO_GRID]:
         variant = compose(ev.variants, ids, c.name, value)
         # Cheap screen on the smallest failing test before checking everything.
         if variant is None or (kind == "values" and _mismatch(ev, variant, fit_on, rtol, atol) > 1.0):
@@ -249,8 +272,15 @@ def _grid_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Seque
     return None
 
 
-def _fit_hit(ev: _Evaluator, c: Constant, ids: tuple[str, ...], evidence: Sequence[Observation],
-             fit_on: Observation, rtol: float, atol: float) -> tuple[Hypothesis, int] | None:
+def _fit_hit(
+    ev: _Evaluator,
+    c: Constant,
+    ids: tuple[str, ...],
+    evidence: Sequence[Observation],
+    fit_on: Observation,
+    rtol: float,
+    atol: float,
+) -> tuple[Hypothesis, int] | None:
     """The constant alone (`ids` empty; with a second mistake only the grid is tried) fitted on
     `fit_on`, when the fitted value is consistent with the evidence and not the correct one."""
     if ids:
@@ -269,7 +299,7 @@ def _simplest(variants: ModuleType, found: list[tuple[Hypothesis, int]]) -> list
     seen: dict[Any, tuple[Hypothesis, int]] = {}
     for hyp, n in found:
         variant = compose(variants, hyp.ids, hyp.constant, hyp.value)
-        if variant.eps == 0.0:       # sqrt(var) + 0 is sqrt(var + 0): where eps sits no longer matters
+        if variant.eps == 0.0:  # sqrt(var) + 0 is sqrt(var + 0): where eps sits no longer matters
             variant = replace(variant, eps_inside_sqrt=True)
         seen.setdefault(variant, (hyp, n))
     keep = []
@@ -281,8 +311,9 @@ def _simplest(variants: ModuleType, found: list[tuple[Hypothesis, int]]) -> list
     return keep
 
 
-def residual(observations: Sequence[Observation], variants: ModuleType, hyp: Hypothesis,
-             rtol: float, atol: float) -> float:
+def residual(
+    observations: Sequence[Observation], variants: ModuleType, hyp: Hypothesis, rtol: float, atol: float
+) -> float:
     """The largest difference between the submission and the hypothesis, in units of the tolerance."""
     ev = _Evaluator(variants)
     variant = compose(variants, hyp.ids, hyp.constant, hyp.value)

@@ -13,6 +13,7 @@ Three independent pieces, assembled by `diagnose` after all cases ran:
 Nothing here ever puts an input, expected or received value of a hidden case
 into the report: patterns are counts and indices, fingerprints are ids.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -40,10 +41,11 @@ from .mistakes import CATALOGUE, PART_SECTIONS, PARTS, STATEMENT
 from .reading import GroupReading, read_groups
 
 AXES = ("batches", "tokens", "heads", "channels")
-SENTENCE_RANGES = 4          # ranges spelled out in a sentence before "..."
+SENTENCE_RANGES = 4  # ranges spelled out in a sentence before "..."
 
 
 # --- where a wrong answer diverges -----------------------------------------------------
+
 
 def ranges(mask: np.ndarray) -> list[list[int]]:
     """Indices where `mask` is true, as inclusive [start, end] runs: [F,T,T,F,T] -> [[1,2],[4,4]]."""
@@ -78,9 +80,13 @@ def locate(got: np.ndarray, expected: np.ndarray, num_heads: int, rtol: float, a
     B, N, D = off.shape
     H = num_heads if num_heads >= 1 and D % num_heads == 0 else 1
     # Arrays all (NumPy's stubs type .any(axis=...) as a NumPy bool or an array).
-    rows: Any = off.any(axis=2)                              # (B, N)
-    marks: dict[str, Any] = {"batches": rows.any(axis=1), "tokens": rows.any(axis=0),
-             "heads": off.reshape(B, N, H, D // H).any(axis=(0, 1, 3)), "channels": off.any(axis=(0, 1))}
+    rows: Any = off.any(axis=2)  # (B, N)
+    marks: dict[str, Any] = {
+        "batches": rows.any(axis=1),
+        "tokens": rows.any(axis=0),
+        "heads": off.reshape(B, N, H, D // H).any(axis=(0, 1, 3)),
+        "channels": off.any(axis=(0, 1)),
+    }
     sizes = {"batches": B, "tokens": N, "heads": H, "channels": D}
     n_off = int(off.sum())
     confined = []
@@ -97,8 +103,13 @@ def locate(got: np.ndarray, expected: np.ndarray, num_heads: int, rtol: float, a
             confined.append("channels")
     scope = "none" if not n_off else ("confined" if confined else ("everywhere" if n_off == off.size else "spread"))
     pattern: dict[str, Any] = {
-        "off": n_off, "total": int(off.size), "nonfinite": int((~np.isfinite(got)).sum()),
-        "shape": [B, N, D], "num_heads": H, "scope": scope, "confined_to": confined,
+        "off": n_off,
+        "total": int(off.size),
+        "nonfinite": int((~np.isfinite(got)).sum()),
+        "shape": [B, N, D],
+        "num_heads": H,
+        "scope": scope,
+        "confined_to": confined,
         **{axis: ranges(marks[axis]) for axis in AXES},
     }
     pattern["sentence"] = _pattern_sentence(pattern, sizes)
@@ -110,8 +121,10 @@ def _pattern_sentence(p: dict[str, Any], sizes: Mapping[str, int]) -> str:
         return "No value is outside the tolerance."
     nonfinite = f", {p['nonfinite']} of them NaN or infinite" if p["nonfinite"] else ""
     if p["scope"] == "everywhere":
-        return (f"Every value is off ({p['off']} of {p['total']}{nonfinite}): the error is not confined "
-                "to some tokens, heads or batches.")
+        return (
+            f"Every value is off ({p['off']} of {p['total']}{nonfinite}): the error is not confined "
+            "to some tokens, heads or batches."
+        )
     head = f"{p['off']} of {p['total']} values are off{nonfinite}"
     if p["scope"] == "spread":
         return f"{head}, spread over every batch, token and head."
@@ -132,40 +145,60 @@ def _pattern_sentence(p: dict[str, Any], sizes: Mapping[str, int]) -> str:
 
 # --- assembling the diagnosis ----------------------------------------------------------------
 
+
 def mistake_record(mistake_id: str) -> dict[str, Any]:
     """A catalogue entry as JSON-ready data."""
     m = CATALOGUE[mistake_id]
-    return {"id": m.id, "title": m.title, "part": m.part, "explanation": m.explanation, "fix": m.fix,
-            "statement": {"section": m.section, "anchor": m.anchor, "quote": m.quote}}
+    return {
+        "id": m.id,
+        "title": m.title,
+        "part": m.part,
+        "explanation": m.explanation,
+        "fix": m.fix,
+        "statement": {"section": m.section, "anchor": m.anchor, "quote": m.quote},
+    }
 
 
 def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str) -> str:
     if fp.status == "match":
         m = CATALOGUE[fp.ids[0]]
-        how = ("returned float32 arrays" if fp.basis == "dtype"
-               else f"reproduce it on every test that ran ({fp.compared} compared)")
+        how = (
+            "returned float32 arrays"
+            if fp.basis == "dtype"
+            else f"reproduce it on every test that ran ({fp.compared} compared)"
+        )
         return f"Known mistake: {m.title}. Your outputs {how}."
     if fp.status == "ambiguous":
         names = "; ".join(CATALOGUE[i].title for i in fp.ids)
-        where = ("on the samples" if selection == "sample" else "on these tests")
-        tell = (" Grading with --tests all tells them apart." if selection == "sample" and flavour == "judge"
-                else "")
-        return (f"{len(fp.ids)} known mistakes fit your outputs and cannot be told apart {where}: {names}.{tell}")
+        where = "on the samples" if selection == "sample" else "on these tests"
+        tell = " Grading with --tests all tells them apart." if selection == "sample" and flavour == "judge" else ""
+        return f"{len(fp.ids)} known mistakes fit your outputs and cannot be told apart {where}: {names}.{tell}"
     if fp.status == "no_match":
-        partial = (f" ({len(fp.without_evidence)} failing test(s) returned no array to compare)"
-                   if fp.without_evidence else "")
-        return ("No known mistake matches: your outputs differ from every mistake in the catalogue"
-                f"{partial}, so the error is something else; use the group reading and the error positions.")
+        partial = (
+            f" ({len(fp.without_evidence)} failing test(s) returned no array to compare)" if fp.without_evidence else ""
+        )
+        return (
+            "No known mistake matches: your outputs differ from every mistake in the catalogue"
+            f"{partial}, so the error is something else; use the group reading and the error positions."
+        )
     if fp.status == "unavailable":
         return "No fingerprint: the known mistakes' outputs are not available for these tests."
     return ""
 
 
 def _fingerprint_record(fp: Fingerprint, message: str) -> dict[str, Any]:
-    return {"status": fp.status, "basis": fp.basis, "source": fp.source, "cases_compared": fp.compared,
-            "failures_reproduced": fp.failures_reproduced, "cases_without_evidence": list(fp.without_evidence),
-            "cases_unavailable": list(fp.unavailable), "subsampled": list(fp.subsampled),
-            "mistakes": [mistake_record(i) for i in fp.ids], "message": message}
+    return {
+        "status": fp.status,
+        "basis": fp.basis,
+        "source": fp.source,
+        "cases_compared": fp.compared,
+        "failures_reproduced": fp.failures_reproduced,
+        "cases_without_evidence": list(fp.without_evidence),
+        "cases_unavailable": list(fp.unavailable),
+        "subsampled": list(fp.subsampled),
+        "mistakes": [mistake_record(i) for i in fp.ids],
+        "message": message,
+    }
 
 
 def _next_step(fp: Fingerprint | None, reading: GroupReading | None) -> str | None:
@@ -177,7 +210,7 @@ def _next_step(fp: Fingerprint | None, reading: GroupReading | None) -> str | No
         return f"check the conventions in {'; '.join(sections)}."
     if reading is not None and reading.parts:
         part = reading.parts[0]
-        return f"check {PARTS[part]} against {STATEMENT}, section \"{PART_SECTIONS[part]}\"."
+        return f'check {PARTS[part]} against {STATEMENT}, section "{PART_SECTIONS[part]}".'
     return None
 
 
@@ -188,15 +221,21 @@ def _summary(reading: GroupReading | None, fp_message: str, fp: Fingerprint | No
     if fp_message:
         lines.append(fp_message)
     if fp is not None and fp.status == "match":
-        for mid in fp.ids:        # one catalogue entry, or both of a pair (none for a fitted constant alone)
+        for mid in fp.ids:  # one catalogue entry, or both of a pair (none for a fitted constant alone)
             m = CATALOGUE[mid]
             lines.append(f"Why: {m.explanation}")
-            lines.append(f"Part: {PARTS[m.part]}. Statement: {m.pointer}: \"{m.quote}\".")
+            lines.append(f'Part: {PARTS[m.part]}. Statement: {m.pointer}: "{m.quote}".')
     return "\n".join(lines)
 
 
-def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOutputs, reading: GroupReading | None,
-              rtol: float, atol: float) -> tuple[Fingerprint, str, dict[str, Any], str] | None:
+def _combined(
+    fp: Fingerprint,
+    observed: Sequence[Observation],
+    outputs: LiveOutputs,
+    reading: GroupReading | None,
+    rtol: float,
+    atol: float,
+) -> tuple[Fingerprint, str, dict[str, Any], str] | None:
     """A pair of mistakes or a fitted constant when no single mistake matches (feedback/combined.py)."""
     variants = outputs.variants
     found = combined.search(observed, variants, reading.parts if reading else (), rtol, atol)
@@ -204,13 +243,13 @@ def _combined(fp: Fingerprint, observed: Sequence[Observation], outputs: LiveOut
         return None
     hyp, compared, reproduced = found
     resid = combined.residual(observed, variants, hyp, rtol, atol)
-    new = replace(fp, status="match", ids=hyp.ids, basis="values", compared=compared,
-                  failures_reproduced=reproduced)
+    new = replace(fp, status="match", ids=hyp.ids, basis="values", compared=compared, failures_reproduced=reproduced)
     return new, hypothesis.message(hyp, compared, resid), hypothesis.record(hyp, new, resid), hypothesis.next_step(hyp)
 
 
-def observations(cases: Sequence[TestCase], results: Sequence[CaseResult],
-                 returned: Mapping[str, Any]) -> list[Observation]:
+def observations(
+    cases: Sequence[TestCase], results: Sequence[CaseResult], returned: Mapping[str, Any]
+) -> list[Observation]:
     """Pair each case with its result and the value it returned (a sandbox ReturnedValue, or None)."""
     by_name = {c.name: c for c in cases}
     out = []
@@ -239,16 +278,21 @@ def coarse_pattern(p: dict[str, Any]) -> dict[str, Any]:
     off = p["total"] if p["off"] == p["total"] else min(p["off"], 1)
     out = {**p, "off": off, "nonfinite": min(p["nonfinite"], 1), **{axis: [] for axis in AXES}}
     axes = ", ".join(p["confined_to"])
-    out["sentence"] = {"none": "No value is outside the tolerance.",
-                       "everywhere": "Every value is off: the error is not confined to some tokens, heads or batches.",
-                       "spread": "Some values are off, spread over every batch, token and head.",
-                       }.get(p["scope"], f"Some values are off, confined to some of the {axes}; the rest is "
-                             "right (positions are not shown for hidden tests).")
+    out["sentence"] = {
+        "none": "No value is outside the tolerance.",
+        "everywhere": "Every value is off: the error is not confined to some tokens, heads or batches.",
+        "spread": "Some values are off, spread over every batch, token and head.",
+    }.get(
+        p["scope"],
+        f"Some values are off, confined to some of the {axes}; the rest is "
+        "right (positions are not shown for hidden tests).",
+    )
     return out
 
 
-def with_patterns(results: Sequence[CaseResult], observed: Sequence[Observation], rtol: float,
-                  atol: float) -> list[CaseResult]:
+def with_patterns(
+    results: Sequence[CaseResult], observed: Sequence[Observation], rtol: float, atol: float
+) -> list[CaseResult]:
     """Add error.pattern (tolerance failures) and diagnosis.pattern (every failure with an array);
     a hidden test's pattern is coarse (`coarse_pattern`)."""
     by_name = {o.case.name: o for o in observed}
@@ -266,8 +310,13 @@ def with_patterns(results: Sequence[CaseResult], observed: Sequence[Observation]
     return out
 
 
-def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
-             returned: Mapping[str, Any], outputs: MistakeOutputs | None = None) -> GradeReport:
+def diagnose(
+    report: GradeReport,
+    bundle: Bundle,
+    cases: Sequence[TestCase],
+    returned: Mapping[str, Any],
+    outputs: MistakeOutputs | None = None,
+) -> GradeReport:
     """The report with error patterns, the group reading and the fingerprint added.
 
     An accepted submission, or one that did not compile, is returned unchanged:
@@ -300,10 +349,14 @@ def diagnose(report: GradeReport, bundle: Bundle, cases: Sequence[TestCase],
     if fault:
         message = f"No fingerprint: the diagnosis failed ({fault}); a grader fault, the verdict stands."
     diagnosis = {
-        "groups": None if reading is None else {
+        "groups": None
+        if reading is None
+        else {
             "failing": [g.name for g in report.groups if g.verdict != "AC"],
             "passing": [g.name for g in report.groups if g.verdict == "AC"],
-            "parts": list(reading.parts), "reading": reading.text},
+            "parts": list(reading.parts),
+            "reading": reading.text,
+        },
         "fingerprint": None if fp is None else {**_fingerprint_record(fp, message), **extra},
         "summary": _summary(reading, message, fp),
         "next_step": step or _next_step(fp, reading),

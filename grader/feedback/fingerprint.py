@@ -21,6 +21,7 @@ The mistakes' outputs come from reference/variants.py (judge bundle, live), or
 from the precomputed sample-case file SAMPLE_FILE (practice archive, which has
 no reference/): see sample_document / check_sample_file.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,9 +40,9 @@ from ..problem.comparison import within_tolerance
 from ..problem.portable_arithmetic import rounded
 from .mistakes import CATALOGUE
 
-SAMPLE_FILE = "mistakes-sample.json"      # under testcases/
+SAMPLE_FILE = "mistakes-sample.json"  # under testcases/
 SAMPLE_FORMAT = "vit-encoder-block/mistake-outputs/1"
-STORED_DIGITS = 10                        # significant digits kept in SAMPLE_FILE
+STORED_DIGITS = 10  # significant digits kept in SAMPLE_FILE
 # Learner-style files of each mistake agree with reference/variants.py to
 # 4e-14 (scripts/bench_diagnose.py measures it); the mistake closest to the
 # correct block is 1e-5 away and two mistakes are at least 2e-4 apart. So the
@@ -63,11 +64,12 @@ STORED_MAX_ELEMENTS = 2_000
 @dataclass(frozen=True)
 class Observation:
     """What one case showed about the submission."""
+
     case: TestCase
     verdict: str
     check: str
-    array: np.ndarray | None = None   # the returned float64 array, when one arrived
-    dtype: str | None = None          # dtype of a returned ndarray (even if not float64)
+    array: np.ndarray | None = None  # the returned float64 array, when one arrived
+    dtype: str | None = None  # dtype of a returned ndarray (even if not float64)
 
     @property
     def output(self) -> np.ndarray:
@@ -78,15 +80,15 @@ class Observation:
 
 @dataclass(frozen=True)
 class Fingerprint:
-    status: str                        # match | ambiguous | no_match | no_evidence | unavailable
-    ids: tuple[str, ...] = ()          # consistent mistakes, catalogue order
-    basis: str | None = None           # "values" or "dtype"
-    source: str = "live"               # "live" or "precomputed"
-    compared: int = 0                  # cases whose evidence was compared
-    failures_reproduced: int = 0       # failing cases the matched mistake(s) reproduce
-    without_evidence: tuple[str, ...] = ()   # non-AC cases with no array to compare
-    unavailable: tuple[str, ...] = ()        # cases the mistakes' outputs are unknown for
-    subsampled: tuple[str, ...] = ()         # cases compared on their first batch only
+    status: str  # match | ambiguous | no_match | no_evidence | unavailable
+    ids: tuple[str, ...] = ()  # consistent mistakes, catalogue order
+    basis: str | None = None  # "values" or "dtype"
+    source: str = "live"  # "live" or "precomputed"
+    compared: int = 0  # cases whose evidence was compared
+    failures_reproduced: int = 0  # failing cases the matched mistake(s) reproduce
+    without_evidence: tuple[str, ...] = ()  # non-AC cases with no array to compare
+    unavailable: tuple[str, ...] = ()  # cases the mistakes' outputs are unknown for
+    subsampled: tuple[str, ...] = ()  # cases compared on their first batch only
 
 
 class MistakeOutputs(Protocol):
@@ -97,6 +99,7 @@ class MistakeOutputs(Protocol):
 
 
 # --- the mistakes' outputs ------------------------------------------------------
+
 
 def subsample(case: TestCase) -> TestCase:
     """The case restricted to its first batch when it is large (see SUBSAMPLE_ELEMENTS)."""
@@ -110,11 +113,12 @@ def subsample(case: TestCase) -> TestCase:
 
 class LiveOutputs:
     """Evaluates reference/variants.block per mistake, memoised for one grading run."""
+
     source = "live"
 
     def __init__(self, variants: ModuleType) -> None:
         self._variants = variants
-        self.variants = variants        # the combined search composes its configurations
+        self.variants = variants  # the combined search composes its configurations
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
@@ -127,6 +131,7 @@ class LiveOutputs:
 
 class StoredOutputs:
     """Outputs read from SAMPLE_FILE; a case whose inputs changed since is unknown."""
+
     source = "precomputed"
 
     def __init__(self, document: dict[str, Any]) -> None:
@@ -160,7 +165,8 @@ def _encode(a: np.ndarray) -> Any:
             return "NaN"
         if math.isinf(v):
             return "Infinity" if v > 0 else "-Infinity"
-        return float(f"{v:.{STORED_DIGITS - 1}e}") + 0.0   # + 0.0: no "-0.0"
+        return float(f"{v:.{STORED_DIGITS - 1}e}") + 0.0  # + 0.0: no "-0.0"
+
     return np.vectorize(one, otypes=[object])(a).tolist() if a.size else a.tolist()
 
 
@@ -171,6 +177,7 @@ def _decode(raw: Any) -> np.ndarray:
         if isinstance(v, list):
             return [walk(x) for x in v]
         return special[v] if isinstance(v, str) else float(v)
+
     return np.array(walk(raw), dtype=np.float64)
 
 
@@ -185,13 +192,19 @@ def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
     doc = {
         "format": SAMPLE_FORMAT,
         "about": "Outputs of each mistake of reference/variants.MISTAKES on the sample and practice cases, "
-                 "for offline fingerprints in the practice archive (which has no reference/). "
-                 "Written by `python -m grader generate`; do not edit.",
+        "for offline fingerprints in the practice archive (which has no reference/). "
+        "Written by `python -m grader generate`; do not edit.",
         "significant_digits": STORED_DIGITS,
-        "cases": {c.name: {"inputs_sha256": inputs_digest(c),
-                           "outputs": {mid: _encode(variants.block(*c.args(), v=v, arithmetic=rounded))
-                                       for mid, v in variants.MISTAKES.items()}}
-                  for c in cases},
+        "cases": {
+            c.name: {
+                "inputs_sha256": inputs_digest(c),
+                "outputs": {
+                    mid: _encode(variants.block(*c.args(), v=v, arithmetic=rounded))
+                    for mid, v in variants.MISTAKES.items()
+                },
+            }
+            for c in cases
+        },
     }
     return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
@@ -207,6 +220,7 @@ def read_sample_file(path: Path) -> dict[str, Any] | None:
 
 # --- comparing -------------------------------------------------------------------
 
+
 def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
     """The grading comparison: finite and |got - expected| <= atol + rtol*|expected| everywhere."""
     return bool(np.all(within_tolerance(got, expected, rtol, atol)))
@@ -216,9 +230,11 @@ def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -
     """Same NaN and +-inf positions, finite values within the match tolerance."""
     if got.shape != mistake.shape:
         return False
-    if not (np.array_equal(np.isnan(got), np.isnan(mistake))
-            and np.array_equal(np.isposinf(got), np.isposinf(mistake))
-            and np.array_equal(np.isneginf(got), np.isneginf(mistake))):
+    if not (
+        np.array_equal(np.isnan(got), np.isnan(mistake))
+        and np.array_equal(np.isposinf(got), np.isposinf(mistake))
+        and np.array_equal(np.isneginf(got), np.isneginf(mistake))
+    ):
         return False
     fin = np.isfinite(got)
     r, a = max(MATCH_FACTOR * rtol, MATCH_FLOOR), max(MATCH_FACTOR * atol, MATCH_FLOOR)
@@ -278,15 +294,20 @@ def _dtype_fingerprint(observations: Sequence[Observation]) -> Fingerprint | Non
     dtypes = {o.dtype for o in observations if o.check == "dtype"}
     if dtypes != {"float32"}:
         return None
-    return Fingerprint("match", ("float32_arithmetic",), basis="dtype",
-                       compared=sum(o.check == "dtype" for o in observations),
-                       failures_reproduced=sum(o.check == "dtype" for o in observations))
+    return Fingerprint(
+        "match",
+        ("float32_arithmetic",),
+        basis="dtype",
+        compared=sum(o.check == "dtype" for o in observations),
+        failures_reproduced=sum(o.check == "dtype" for o in observations),
+    )
 
 
 @dataclass
 class _Elimination:
     """What comparing the surviving mistakes with each observation left: the survivors with the
     failures each reproduced and the cases each was compared on, and which cases could be compared."""
+
     reproduced: dict[str, int]
     seen: dict[str, int]
     compared: set[str] = field(default_factory=set)
@@ -294,8 +315,9 @@ class _Elimination:
     subsampled: set[str] = field(default_factory=set)
 
 
-def _eliminate(observations: Sequence[Observation], outputs: MistakeOutputs, ids: Sequence[str], rtol: float,
-               atol: float) -> _Elimination:
+def _eliminate(
+    observations: Sequence[Observation], outputs: MistakeOutputs, ids: Sequence[str], rtol: float, atol: float
+) -> _Elimination:
     """Every mistake of `ids` compared with each observation, small cases first, until it is inconsistent."""
     e = _Elimination({mid: 0 for mid in ids}, {mid: 0 for mid in ids})
     for obs in _evidence_order(observations):
@@ -318,8 +340,13 @@ def _eliminate(observations: Sequence[Observation], outputs: MistakeOutputs, ids
     return e
 
 
-def fingerprint(observations: Sequence[Observation], outputs: MistakeOutputs, rtol: float, atol: float,
-                ids: Sequence[str] | None = None) -> Fingerprint:
+def fingerprint(
+    observations: Sequence[Observation],
+    outputs: MistakeOutputs,
+    rtol: float,
+    atol: float,
+    ids: Sequence[str] | None = None,
+) -> Fingerprint:
     """Which catalogue mistakes are consistent with everything the submission did."""
     ids = list(CATALOGUE if ids is None else ids)
     without = tuple(o.case.name for o in observations if o.verdict != "AC" and o.array is None)
@@ -329,21 +356,27 @@ def fingerprint(observations: Sequence[Observation], outputs: MistakeOutputs, rt
             return found
         return Fingerprint("no_evidence", source=outputs.source, without_evidence=without)
     e = _eliminate(observations, outputs, ids, rtol, atol)
-    common: dict[str, Any] = dict(source=outputs.source, compared=len(e.compared), without_evidence=without,
-                  unavailable=tuple(sorted(e.unavailable)), subsampled=tuple(sorted(e.subsampled)))
+    common: dict[str, Any] = dict(
+        source=outputs.source,
+        compared=len(e.compared),
+        without_evidence=without,
+        unavailable=tuple(sorted(e.unavailable)),
+        subsampled=tuple(sorted(e.subsampled)),
+    )
     if not e.compared:
         return Fingerprint("unavailable", **common)
-    matched = tuple(mid for mid in ids if mid in e.reproduced
-                    and _enough(CATALOGUE[mid].match, e.reproduced[mid], e.seen[mid]))
+    matched = tuple(
+        mid for mid in ids if mid in e.reproduced and _enough(CATALOGUE[mid].match, e.reproduced[mid], e.seen[mid])
+    )
     if not matched:
         return Fingerprint("no_match", **common)
     status = "match" if len(matched) == 1 else "ambiguous"
-    return Fingerprint(status, matched, basis="values",
-                       failures_reproduced=min(e.reproduced[mid] for mid in matched), **common)
+    return Fingerprint(
+        status, matched, basis="values", failures_reproduced=min(e.reproduced[mid] for mid in matched), **common
+    )
 
 
 def sample_file_text(bundle_root: Path, variants: ModuleType, cases: Sequence[TestCase]) -> tuple[Path, str]:
     """(path, text) of SAMPLE_FILE for the sample and practice cases among `cases`."""
-    samples = [c for c in cases if c.group == "sample"
-               or (c.practice and c.inputs["x"].size <= STORED_MAX_ELEMENTS)]
+    samples = [c for c in cases if c.group == "sample" or (c.practice and c.inputs["x"].size <= STORED_MAX_ELEMENTS)]
     return Path(bundle_root) / "testcases" / SAMPLE_FILE, sample_document(variants, samples)

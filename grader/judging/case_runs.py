@@ -18,6 +18,7 @@ A second worker runs only where it cannot change what a run may do:
 - memory for both at their full limit (Docker's `--memory 1g` has room for
   one 512 MiB worker only: there, the tests run one after another).
 """
+
 from __future__ import annotations
 
 import os
@@ -62,8 +63,8 @@ def _read_int(path: Path) -> int | None:
 
 def _limit_in(folder: Path, v1: bool) -> int | None:
     """Bytes a memory cgroup folder still allows; None if it sets no limit (or has no such file)."""
-    limit = _read_int(folder / ("memory.limit_in_bytes" if v1 else "memory.max"))   # v2 "max": None
-    if limit is None or limit >= (1 << 60):                                         # v1's "no limit"
+    limit = _read_int(folder / ("memory.limit_in_bytes" if v1 else "memory.max"))  # v2 "max": None
+    if limit is None or limit >= (1 << 60):  # v1's "no limit"
         return None
     return limit - (_read_int(folder / ("memory.usage_in_bytes" if v1 else "memory.current")) or 0)
 
@@ -140,8 +141,15 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
             sb.cancel(run)
 
 
-def shared_run_step(sb: Sandbox, cases: list[TestCase], index: int, ahead: dict[int, Run],
-                    two: bool, least: EffectiveLimits, kinds: list[tuple[bool, bool]]) -> tuple[RunOutcome, bool]:
+def shared_run_step(
+    sb: Sandbox,
+    cases: list[TestCase],
+    index: int,
+    ahead: dict[int, Run],
+    two: bool,
+    least: EffectiveLimits,
+    kinds: list[tuple[bool, bool]],
+) -> tuple[RunOutcome, bool]:
     """Test `index`'s run: the one started beside the previous test's, or a new one; with `two`,
     the next test's run starts beside it, if both tests are of one kind (`kinds`: visible or
     hidden, and the feedback their reports get). Returns the outcome and whether it counts

@@ -18,6 +18,7 @@ steps advance test by test) and the test's index, with an explicit outcome:
 a CaseResult, or None for "not mine, the next step decides".
 judging/judge.py loads the submission, builds the Grading and loops over the tests.
 """
+
 from __future__ import annotations
 
 import time
@@ -46,14 +47,19 @@ from .verdict import CaseResult, CompileResult
 def run_context(spec: ProblemSpec, limits: EffectiveLimits) -> RunContext:
     """What the checker is told besides a run's outcome: the entry point and the limits in force."""
     allowed = spec.allowed_imports
-    return RunContext(function=spec.function, parameters=spec.parameter_names,
-                      cpu_limit_s=limits.cpu_s, wall_limit_s=limits.wall_s,
-                      flood_bytes=spec.limits.output_flood_mib << 20,
-                      result_bytes=spec.limits.output_mib << 20,
-                      allowed_hint=f"allowed: NumPy and the standard-library modules {', '.join(allowed.stdlib)}")
+    return RunContext(
+        function=spec.function,
+        parameters=spec.parameter_names,
+        cpu_limit_s=limits.cpu_s,
+        wall_limit_s=limits.wall_s,
+        flood_bytes=spec.limits.output_flood_mib << 20,
+        result_bytes=spec.limits.output_mib << 20,
+        allowed_hint=f"allowed: NumPy and the standard-library modules {', '.join(allowed.stdlib)}",
+    )
 
 
 # --- the limits, and the speed probe when a run needs it ---------------------------------------------
+
 
 def settled(out: RunOutcome, limits: EffectiveLimits) -> bool:
     """Does this run decide its test under `limits`? Always, unless they are the least limits and
@@ -73,13 +79,16 @@ def probe_now_step(sb: Sandbox, spec: ProblemSpec, time_factor: float) -> tuple[
         probe = sb.probe()
     except SandboxError as exc:
         why = str(exc)
-        raise ProbeFailed(why if why.startswith("the speed probe failed") else f"the speed probe failed: {why}") from None
+        raise ProbeFailed(
+            why if why.startswith("the speed probe failed") else f"the speed probe failed: {why}"
+        ) from None
     limits = effective_limits(spec, probe, time_factor)
     sb.set_time_limits(limits.cpu_s, limits.wall_s)
     return limits, run_context(spec, limits)
 
 
 # --- a run's result ----------------------------------------------------------------------------------
+
 
 def is_visible(spec: ProblemSpec, case: TestCase) -> bool:
     """A sample or practice case (public data), as opposed to a hidden one."""
@@ -99,14 +108,24 @@ def check_step(spec: ProblemSpec, case: TestCase, out: RunOutcome, ctx: RunConte
     memory_mib: float | None = round(out.maxrss_kib / 1024, 1)
     if not full:  # the submission chooses both: rounded up, as judging/hidden.py says
         time_s, memory_mib = hidden_time(time_s), hidden_memory(memory_mib)
-    return CaseResult(name=case.name, group=case.group, visible=is_visible(spec, case),
-                      verdict=d.verdict, check=d.check, message=d.message,
-                      time_s=time_s, memory_mib=memory_mib,
-                      error=d.error, stdout=out.stdout if full else "", stderr=out.stderr if full else "")
+    return CaseResult(
+        name=case.name,
+        group=case.group,
+        visible=is_visible(spec, case),
+        verdict=d.verdict,
+        check=d.check,
+        message=d.message,
+        time_s=time_s,
+        memory_mib=memory_mib,
+        error=d.error,
+        stdout=out.stdout if full else "",
+        stderr=out.stderr if full else "",
+    )
 
 
-def judged_step(sb: Sandbox, spec: ProblemSpec, case: TestCase, ctx: RunContext,
-                out: RunOutcome | None = None) -> tuple[CaseResult, RunOutcome]:
+def judged_step(
+    sb: Sandbox, spec: ProblemSpec, case: TestCase, ctx: RunContext, out: RunOutcome | None = None
+) -> tuple[CaseResult, RunOutcome]:
     """run_step (or its outcome `out`) then check_step; a CPU-time TLE within the noise band of
     the limit is run once more, alone, and the second run decides, as serious judges do (the
     message says so)."""
@@ -114,12 +133,14 @@ def judged_step(sb: Sandbox, spec: ProblemSpec, case: TestCase, ctx: RunContext,
     result = check_step(spec, case, out, ctx)
     if result.verdict != "TLE" or not near_the_limit(out.cpu_s, out.killed_by == "wall", ctx.cpu_limit_s):
         return result, out
-    if sb.in_flight():   # cannot happen (only a run alone can be near the limit): never judge a shared run twice
+    if sb.in_flight():  # cannot happen (only a run alone can be near the limit): never judge a shared run twice
         raise SandboxError("a second run near the limit would have shared the machine")
     again = run_step(sb, case)
     second = check_step(spec, case, again, ctx)
-    note = (f"judged twice: the first run used {max(out.cpu_s, ctx.cpu_limit_s):.2f} s of CPU time or more, "
-            f"within the noise band of the {ctx.cpu_limit_s:.2f} s limit")
+    note = (
+        f"judged twice: the first run used {max(out.cpu_s, ctx.cpu_limit_s):.2f} s of CPU time or more, "
+        f"within the noise band of the {ctx.cpu_limit_s:.2f} s limit"
+    )
     if second.verdict == "TLE":
         return replace(second, message=f"{second.message} ({note}; so did the second)"), again
     return replace(second, message=f"{second.message} ({note}; the second run decided)".lstrip()), again
@@ -127,32 +148,40 @@ def judged_step(sb: Sandbox, spec: ProblemSpec, case: TestCase, ctx: RunContext,
 
 def not_run(spec: ProblemSpec, case: TestCase, verdict: str, check: str, why: str) -> CaseResult:
     """The result of a test decided without running it."""
-    return CaseResult(name=case.name, group=case.group, visible=is_visible(spec, case),
-                      verdict=verdict, check=check, message=f"not run: {why}")
+    return CaseResult(
+        name=case.name,
+        group=case.group,
+        visible=is_visible(spec, case),
+        verdict=verdict,
+        check=check,
+        message=f"not run: {why}",
+    )
 
 
 # --- the per-case steps ------------------------------------------------------------------------------
 
+
 @dataclass
 class Grading:
     """What the per-case steps of one grading share; they advance it test by test."""
+
     sb: Sandbox
     spec: ProblemSpec
     cases: list[TestCase]
-    started: float                   # time.monotonic() at the grading's start: the total time limit's origin
-    compiled: CompileResult          # the load's: OK, or the verdict every test inherits
-    limits: EffectiveLimits          # the least limits until a run needs the probe, then the measured ones
-    ctx: RunContext                  # the checker's view of `limits`
-    least: EffectiveLimits           # what a run that shared the machine must stay within to count
-    two: bool                        # run the next test beside this one (case_runs.py)
-    kinds: list[tuple[bool, bool]]   # per test: visible, full feedback (only tests of one kind share)
-    time_factor: float               # GradeOptions.time_factor, for the measured limits
-    stop_after_failure: bool         # GradeOptions.stop_after_failure: end at the first test not AC
-    ahead: dict[int, Run] = field(default_factory=dict)              # test index -> its run, started beside
-    timed_out: list[tuple[str, int]] = field(default_factory=list)   # (name, work) of each test over a limit
+    started: float  # time.monotonic() at the grading's start: the total time limit's origin
+    compiled: CompileResult  # the load's: OK, or the verdict every test inherits
+    limits: EffectiveLimits  # the least limits until a run needs the probe, then the measured ones
+    ctx: RunContext  # the checker's view of `limits`
+    least: EffectiveLimits  # what a run that shared the machine must stay within to count
+    two: bool  # run the next test beside this one (case_runs.py)
+    kinds: list[tuple[bool, bool]]  # per test: visible, full feedback (only tests of one kind share)
+    time_factor: float  # GradeOptions.time_factor, for the measured limits
+    stop_after_failure: bool  # GradeOptions.stop_after_failure: end at the first test not AC
+    ahead: dict[int, Run] = field(default_factory=dict)  # test index -> its run, started beside
+    timed_out: list[tuple[str, int]] = field(default_factory=list)  # (name, work) of each test over a limit
     results: list[CaseResult] = field(default_factory=list)
-    returned: dict[str, ReturnedValue | None] = field(default_factory=dict)   # what each run returned
-    complete: bool = True            # False once stop_after_failure has ended the grading
+    returned: dict[str, ReturnedValue | None] = field(default_factory=dict)  # what each run returned
+    complete: bool = True  # False once stop_after_failure has ended the grading
 
 
 def not_loaded_step(g: Grading, index: int) -> CaseResult | None:
@@ -167,8 +196,9 @@ def total_time_step(g: Grading, index: int) -> CaseResult | None:
     if time.monotonic() - g.started <= g.spec.limits.total_time_s:
         return None
     drop_ahead(g.sb, g.ahead, index)
-    return not_run(g.spec, g.cases[index], "TLE", "limits",
-                   f"the total time limit of {g.spec.limits.total_time_s:g} s was used up")
+    return not_run(
+        g.spec, g.cases[index], "TLE", "limits", f"the total time limit of {g.spec.limits.total_time_s:g} s was used up"
+    )
 
 
 def covered_step(g: Grading, index: int) -> CaseResult | None:
@@ -178,8 +208,13 @@ def covered_step(g: Grading, index: int) -> CaseResult | None:
     if smaller is None:
         return None
     drop_ahead(g.sb, g.ahead, index)
-    return not_run(g.spec, g.cases[index], "TLE", "limits",
-                   f"an earlier test of this size or smaller ({smaller}) exceeded the time limit")
+    return not_run(
+        g.spec,
+        g.cases[index],
+        "TLE",
+        "limits",
+        f"an earlier test of this size or smaller ({smaller}) exceeded the time limit",
+    )
 
 
 def decide_step(g: Grading, case: TestCase, out: RunOutcome, counted: bool) -> tuple[CaseResult, RunOutcome]:
@@ -210,7 +245,7 @@ def run_case_step(g: Grading, index: int) -> CaseResult:
         raise
     except SandboxError as exc:
         drop_ahead(g.sb, g.ahead)
-        g.two = False   # the next run starts a new zygote, perhaps of a weaker kind: one at a time
+        g.two = False  # the next run starts a new zygote, perhaps of a weaker kind: one at a time
         return not_run(g.spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)")
     g.returned[case.name] = out.value
     if result.verdict == "TLE":

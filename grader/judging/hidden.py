@@ -20,6 +20,7 @@ hidden test's report keeps only coarse, useful quantities:
 `channel_bits()` counts the distinct reports a hidden test can produce under
 these rules, which is the budget docs/threat-model.md states.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,24 @@ import math
 MIN_EXPONENT, MAX_EXPONENT = -16, 16
 
 # Exceptions a learner meets in NumPy code; their names help and are few.
-HIDDEN_EXCEPTIONS = ("ValueError", "IndexError", "TypeError", "KeyError", "AttributeError", "NameError",
-                     "ZeroDivisionError", "FloatingPointError", "OverflowError", "AssertionError",
-                     "RecursionError", "NotImplementedError", "UnboundLocalError", "RuntimeError",
-                     "MemoryError", "SystemExit")
+HIDDEN_EXCEPTIONS = (
+    "ValueError",
+    "IndexError",
+    "TypeError",
+    "KeyError",
+    "AttributeError",
+    "NameError",
+    "ZeroDivisionError",
+    "FloatingPointError",
+    "OverflowError",
+    "AssertionError",
+    "RecursionError",
+    "NotImplementedError",
+    "UnboundLocalError",
+    "RuntimeError",
+    "MemoryError",
+    "SystemExit",
+)
 HIDDEN_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGSYS")
 
 _SERIES = (1, 2, 5)
@@ -41,7 +56,7 @@ def order_of_magnitude(x: float) -> float:
     if not math.isfinite(x) or x == 0:
         return x if not math.isnan(x) else math.inf
     e = math.ceil(math.log10(abs(x)))
-    if 10.0 ** (e - 1) >= abs(x):          # log10 rounding at exact powers of ten
+    if 10.0 ** (e - 1) >= abs(x):  # log10 rounding at exact powers of ten
         e -= 1
     return 10.0 ** min(max(e, MIN_EXPONENT), MAX_EXPONENT)
 
@@ -69,8 +84,13 @@ def exception_name(name: str) -> str:
     return name if name in HIDDEN_EXCEPTIONS else "an exception"
 
 
-def channel_bits(time_buckets: int = 12, memory_buckets: int = 12, shape_outcomes: int = 814,
-                 type_outcomes: int = 17, dtype_outcomes: int = 21) -> float:
+def channel_bits(
+    time_buckets: int = 12,
+    memory_buckets: int = 12,
+    shape_outcomes: int = 814,
+    type_outcomes: int = 17,
+    dtype_outcomes: int = 21,
+) -> float:
     """log2 of the number of distinct reports one hidden test can produce (an upper bound).
 
     Counted per outcome kind: AC (absolute and relative error magnitudes), WA
@@ -79,10 +99,17 @@ def channel_bits(time_buckets: int = 12, memory_buckets: int = 12, shape_outcome
     infinity, both), WA type/dtype/shape, RE (the named exceptions and signals,
     plus unnamed, a tampered channel, an exit), TLE, MLE, OLE (two ways each);
     times the time and memory buckets."""
-    magnitudes = (MAX_EXPONENT - MIN_EXPONENT + 1) + 2            # powers of ten, 0, infinity
-    outcomes = (magnitudes ** 2                                  # AC
-                + magnitudes ** 2 * 2 * 17                       # WA tolerance
-                + 3 + type_outcomes + dtype_outcomes + shape_outcomes
-                + len(HIDDEN_EXCEPTIONS) + len(HIDDEN_SIGNALS) + 4  # RE
-                + 6)                                             # TLE, MLE, OLE
+    magnitudes = (MAX_EXPONENT - MIN_EXPONENT + 1) + 2  # powers of ten, 0, infinity
+    outcomes = (
+        magnitudes**2  # AC
+        + magnitudes**2 * 2 * 17  # WA tolerance
+        + 3
+        + type_outcomes
+        + dtype_outcomes
+        + shape_outcomes
+        + len(HIDDEN_EXCEPTIONS)
+        + len(HIDDEN_SIGNALS)
+        + 4  # RE
+        + 6
+    )  # TLE, MLE, OLE
     return math.log2(outcomes * time_buckets * memory_buckets)

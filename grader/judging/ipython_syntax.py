@@ -21,6 +21,7 @@ into one. Calls on IPython (`get_ipython().run_line_magic(...)`) mean nothing
 outside a kernel: each rewritten piece carries the line the grader runs instead,
 and `calls_on_ipython(tree)` finds the calls a learner wrote by hand.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,15 +36,16 @@ from .ipython_scan import Piece, token_transforms
 class CellMagic:
     """A cell that starts with `%%name args`: IPython runs it as
     run_cell_magic(name, args, body)."""
+
     name: str
     args: str
-    body: tuple[Piece, ...]     # the cell's lines after the first, as the cleanup left them
+    body: tuple[Piece, ...]  # the cell's lines after the first, as the cleanup left them
 
 
 @dataclass(frozen=True)
 class Transformed:
-    pieces: tuple[Piece, ...]   # IPython's text, line by line
-    magic: CellMagic | None     # set when the whole cell is one cell magic
+    pieces: tuple[Piece, ...]  # IPython's text, line by line
+    magic: CellMagic | None  # set when the whole cell is one cell magic
 
     @property
     def text(self) -> str:
@@ -51,6 +53,7 @@ class Transformed:
 
 
 # --- cleanup: blank lines, indentation, pasted prompts ---------------------------------------------------------
+
 
 def _leading_empty_lines(pieces: list[Piece]) -> list[Piece]:
     for i, p in enumerate(pieces):
@@ -69,12 +72,20 @@ def _with_texts(pieces: list[Piece], texts: list[str]) -> list[Piece]:
     out: list[Piece] = []
     i = 0
     for t in texts:
-        j = i + 1 if (t.endswith("\r\n") and i + 1 < len(pieces) and pieces[i].text.endswith("\r")
-                      and not pieces[i].text.endswith("\r\n")) else i
+        j = (
+            i + 1
+            if (
+                t.endswith("\r\n")
+                and i + 1 < len(pieces)
+                and pieces[i].text.endswith("\r")
+                and not pieces[i].text.endswith("\r\n")
+            )
+            else i
+        )
         j = min(j, len(pieces) - 1)
         out.append(Piece(t, pieces[min(i, j)].first, pieces[j].last, True))
         i = j + 1
-    if i < len(pieces):          # texts ran out first: the last one stands for the rest
+    if i < len(pieces):  # texts ran out first: the last one stands for the rest
         out[-1] = Piece(out[-1].text, out[-1].first, pieces[-1].last, True)
     return out
 
@@ -167,6 +178,7 @@ def _cleanup(pieces: list[Piece]) -> list[Piece]:
 
 # --- the whole cell -----------------------------------------------------------------------------------------
 
+
 def _cell_magic(pieces: list[Piece]) -> CellMagic | None:
     first = pieces[0].text if pieces else ""
     if not first.startswith("%%") or re.match(r"%%\w+\?", first):
@@ -206,12 +218,18 @@ def ipython_text(cell: str) -> str:
 
 # --- what the calls on IPython become outside a kernel -------------------------------------------------------
 
+
 def _is_ipython_call(node: ast.AST) -> bool:
     """`get_ipython().<method>(...)`: what a magic, a shell escape or a help query becomes."""
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
-            and node.func.value.func.id == "get_ipython" and not node.func.value.args
-            and not node.func.value.keywords)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "get_ipython"
+        and not node.func.value.args
+        and not node.func.value.keywords
+    )
 
 
 def calls_on_ipython(tree: ast.AST) -> list[ast.expr]:
@@ -221,7 +239,7 @@ def calls_on_ipython(tree: ast.AST) -> list[ast.expr]:
     while stack:
         node = stack.pop()
         if _is_ipython_call(node):
-            found.append(node)     # type: ignore[arg-type]  # _is_ipython_call checked it is an ast.Call
+            found.append(node)  # type: ignore[arg-type]  # _is_ipython_call checked it is an ast.Call
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return sorted(found, key=lambda n: (n.lineno, n.col_offset))

@@ -25,6 +25,7 @@ does; it raises BundleError or SubmissionUnreadable only when it cannot judge.
 Why a wrong answer is wrong is feedback's business, one floor up
 (feedback/grade.py composes "judge, then diagnose"): judging never imports it.
 """
+
 from __future__ import annotations
 
 import time
@@ -71,20 +72,22 @@ from .verdict import (
 @dataclass(frozen=True)
 class GradeOptions:
     """What a caller asks of one grading (grade, watch, batch, verify, calibrate)."""
-    tests: str = "all"                # "sample", "practice" (visible, no points) or "all"
-    secret_seed: int | None = None    # generate a fresh hidden set from this seed
-    isolation: str = "auto"           # "auto", or "plain" to skip namespaces
-    time_factor: float = 1.0          # verify's tolerant run uses 1.5
-    scale_time: bool = True           # scale limits by the speed probe
+
+    tests: str = "all"  # "sample", "practice" (visible, no points) or "all"
+    secret_seed: int | None = None  # generate a fresh hidden set from this seed
+    isolation: str = "auto"  # "auto", or "plain" to skip namespaces
+    time_factor: float = 1.0  # verify's tolerant run uses 1.5
+    scale_time: bool = True  # scale limits by the speed probe
     stop_after_failure: bool = False  # verify: stop at the first non-AC case
-    diagnose: bool = True             # read by feedback.grade: judging itself never diagnoses
+    diagnose: bool = True  # read by feedback.grade: judging itself never diagnoses
     disable_layers: frozenset[str] = frozenset()  # tests only: switch worker layers off; the report says so
-    probe_s: float | None = None      # a speed probe measured once for many gradings (batch); None: probe here
-    within: Path | None = None        # the student's upload folder: the file must be inside it (paths.py)
-    second_worker: bool = True        # run the next test beside this one where that is sound (case_runs.py)
+    probe_s: float | None = None  # a speed probe measured once for many gradings (batch); None: probe here
+    within: Path | None = None  # the student's upload folder: the file must be inside it (paths.py)
+    second_worker: bool = True  # run the next test beside this one where that is sound (case_runs.py)
 
 
 # --- the steps before the tests ------------------------------------------------------------------------
+
 
 def read_step(path: Path, spec: ProblemSpec, within: Path | None = None) -> tuple[Submission | None, StaticCheck]:
     return read_submission(path, spec.limits.source_kib * 1024, within)
@@ -97,16 +100,24 @@ def static_step(sub: Submission, spec: ProblemSpec) -> StaticCheck:
     return check
 
 
-def sandbox_step(sub: Submission, imports: tuple[str, ...], spec: ProblemSpec, options: GradeOptions,
-                 zygote: Spawned | None = None) -> Sandbox:
+def sandbox_step(
+    sub: Submission, imports: tuple[str, ...], spec: ProblemSpec, options: GradeOptions, zygote: Spawned | None = None
+) -> Sandbox:
     """The submission's sandbox, not started yet: the problem's limits and allowed imports, those
     modules and the submission's own `imports` preloaded, in `zygote` (early.py's) if it fits."""
     make_parent_nondumpable()
-    return Sandbox(sub.source, function=spec.function, n_args=len(spec.parameters),
-                   limits=sandbox_limits(spec), allowed=sandbox_allowed(spec),
-                   preload=[*spec.allowed_imports.all_modules(), *imports],
-                   filename=sub.display_name if sub.kind == "python" else "notebook.py",
-                   isolation=options.isolation, disable_layers=options.disable_layers, prelaunched=zygote)
+    return Sandbox(
+        sub.source,
+        function=spec.function,
+        n_args=len(spec.parameters),
+        limits=sandbox_limits(spec),
+        allowed=sandbox_allowed(spec),
+        preload=[*spec.allowed_imports.all_modules(), *imports],
+        filename=sub.display_name if sub.kind == "python" else "notebook.py",
+        isolation=options.isolation,
+        disable_layers=options.disable_layers,
+        prelaunched=zygote,
+    )
 
 
 def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
@@ -114,10 +125,13 @@ def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
     refused = _selection_refused(bundle.flavour, options)
     if refused:
         raise BundleError(refused)
-    groups = bundle.group_names(options.tests)   # BundleError for an unknown selection
+    groups = bundle.group_names(options.tests)  # BundleError for an unknown selection
     try:
-        cases = (bundle.load_selection(options.tests, read_case_cached) if options.secret_seed is None
-                 else _secret_set(bundle, options.tests, options.secret_seed))
+        cases = (
+            bundle.load_selection(options.tests, read_case_cached)
+            if options.secret_seed is None
+            else _secret_set(bundle, options.tests, options.secret_seed)
+        )
     except CaseFileError as exc:
         raise BundleError(f"broken test data: {exc}") from None
     if not cases:
@@ -131,10 +145,15 @@ def _selection_refused(flavour: str, options: GradeOptions) -> str | None:
     """Why a bundle of this flavour cannot judge the selection `options` ask for; None if it can."""
     if flavour == "practice" and (options.tests == "all" or options.secret_seed is not None):
         # Judging "all" on the samples alone would pass for a full verdict: refuse instead.
-        what = "--secret-seed needs the reference solution" if options.secret_seed is not None \
+        what = (
+            "--secret-seed needs the reference solution"
+            if options.secret_seed is not None
             else "--tests all needs the hidden test cases"
-        return (f"{what}, which the practice archive does not contain: grade with --tests practice "
-                "or --tests sample, or use the judge bundle")
+        )
+        return (
+            f"{what}, which the practice archive does not contain: grade with --tests practice "
+            "or --tests sample, or use the judge bundle"
+        )
     if options.secret_seed is not None and options.tests == "practice":
         return "--secret-seed draws a fresh hidden set: use it with --tests all, not --tests practice"
     return None
@@ -144,6 +163,7 @@ def _secret_set(bundle: Bundle, tests: str, seed: int) -> list[TestCase]:
     """The samples, and for --tests all a hidden set generated from `seed`, checked by the validator."""
     from ..problem.generate import hidden_cases, sample_cases
     from ..problem.validate import validate_cases
+
     reference = bundle.load_reference_module()
     cases = sample_cases(reference)
     if tests == "all":
@@ -157,6 +177,7 @@ def _secret_set(bundle: Bundle, tests: str, seed: int) -> list[TestCase]:
 def _check_published(cases: list[TestCase], spec: ProblemSpec, groups: tuple[str, ...]) -> None:
     """A damaged or missing case file must stop grading (exit 2), never turn into a verdict."""
     from ..problem.validate import validate_cases
+
     problems = validate_cases(cases, spec, groups)
     if problems:
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
@@ -169,10 +190,16 @@ def probe_step(bundle: Bundle, options: GradeOptions, zygote: Spawned | None = N
     spec = bundle.spec
     params = ", ".join(spec.parameter_names)
     make_parent_nondumpable()
-    with Sandbox(f"def {spec.function}({params}):\n    return None\n", function=spec.function,
-                 n_args=len(spec.parameters), limits=sandbox_limits(spec), allowed=sandbox_allowed(spec),
-                 preload=list(spec.allowed_imports.all_modules()), isolation=options.isolation,
-                 prelaunched=zygote) as sb:
+    with Sandbox(
+        f"def {spec.function}({params}):\n    return None\n",
+        function=spec.function,
+        n_args=len(spec.parameters),
+        limits=sandbox_limits(spec),
+        allowed=sandbox_allowed(spec),
+        preload=list(spec.allowed_imports.all_modules()),
+        isolation=options.isolation,
+        prelaunched=zygote,
+    ) as sb:
         return sb.probe()
 
 
@@ -202,8 +229,9 @@ def load_result(out: RunOutcome, ctx: RunContext) -> CompileResult:
     return CompileResult(d.verdict, d.message, line)
 
 
-def load_step(sb: Sandbox, spec: ProblemSpec,
-              options: GradeOptions) -> tuple[CompileResult, EffectiveLimits, RunContext]:
+def load_step(
+    sb: Sandbox, spec: ProblemSpec, options: GradeOptions
+) -> tuple[CompileResult, EffectiveLimits, RunContext]:
     """limits_step, then load_run and what it says (load_result); an import that went beyond the
     least limits is imported again under the measured ones (probe_now_step). Returns the
     result with the limits now in force and the checker's view of them."""
@@ -217,29 +245,45 @@ def load_step(sb: Sandbox, spec: ProblemSpec,
     return load_result(loaded, ctx), limits, ctx
 
 
-def grading_step(sb: Sandbox, spec: ProblemSpec, options: GradeOptions, cases: list[TestCase],
-                 started: float) -> Grading:
+def grading_step(
+    sb: Sandbox, spec: ProblemSpec, options: GradeOptions, cases: list[TestCase], started: float
+) -> Grading:
     """load_step, then what the per-case steps share. Whether a second worker may run is asked
     after the load, when the sandbox's layers are known (case_runs.second_worker)."""
     compiled, limits, ctx = load_step(sb, spec, options)
     two = options.second_worker and compiled.verdict == "OK" and second_worker(sb, sb.limits.memory_bytes)
-    return Grading(sb=sb, spec=spec, cases=cases, started=started, compiled=compiled, limits=limits, ctx=ctx,
-                   least=least_limits(spec, options.time_factor), two=two,
-                   kinds=[(is_visible(spec, c), show_full(spec, c)) for c in cases],
-                   time_factor=options.time_factor, stop_after_failure=options.stop_after_failure)
+    return Grading(
+        sb=sb,
+        spec=spec,
+        cases=cases,
+        started=started,
+        compiled=compiled,
+        limits=limits,
+        ctx=ctx,
+        least=least_limits(spec, options.time_factor),
+        two=two,
+        kinds=[(is_visible(spec, c), show_full(spec, c)) for c in cases],
+        time_factor=options.time_factor,
+        stop_after_failure=options.stop_after_failure,
+    )
 
 
-def relabel_step(sub: Submission, results: list[CaseResult],
-                 compiled: CompileResult) -> tuple[list[CaseResult], CompileResult]:
+def relabel_step(
+    sub: Submission, results: list[CaseResult], compiled: CompileResult
+) -> tuple[list[CaseResult], CompileResult]:
     """A notebook's messages cite its cells, not lines of the joined source."""
     if sub.kind != "notebook":
         return results, compiled
     from .notebook import relabel
-    return ([replace(r, message=relabel(r.message, sub.line_map)) for r in results],
-            replace(compiled, message=relabel(compiled.message, sub.line_map)))
+
+    return (
+        [replace(r, message=relabel(r.message, sub.line_map)) for r in results],
+        replace(compiled, message=relabel(compiled.message, sub.line_map)),
+    )
 
 
 # --- the whole run ----------------------------------------------------------------------------------------
+
 
 def _summary(verdict: str, results: list[CaseResult], compiled: CompileResult) -> str:
     if compiled.verdict != "OK":
@@ -251,39 +295,71 @@ def _summary(verdict: str, results: list[CaseResult], compiled: CompileResult) -
     return f"{VERDICT_NAMES[verdict]} on test {first.name} ({failed} of {len(results)} tests failed): {first.message}"
 
 
-def _report(bundle: Bundle, options: GradeOptions, results: list[CaseResult], compiled: CompileResult,
-            sub: Submission | None, sandbox: SandboxInfo | None = None, limits: EffectiveLimits | None = None,
-            complete: bool = True) -> GradeReport:
+def _report(
+    bundle: Bundle,
+    options: GradeOptions,
+    results: list[CaseResult],
+    compiled: CompileResult,
+    sub: Submission | None,
+    sandbox: SandboxInfo | None = None,
+    limits: EffectiveLimits | None = None,
+    complete: bool = True,
+) -> GradeReport:
     spec = bundle.spec
     run_groups = [g for g in spec.groups if any(c.group == g.name for c in results)]
     groups = group_results(run_groups, results, scored=options.tests != "practice")
     verdict = overall_verdict(results)
     info = SubmissionInfo(sub.display_name, sub.sha256, len(sub.raw), sub.kind) if sub else None
     return GradeReport(
-        verdict=verdict, score=sum(g.score for g in groups), max_score=sum(g.points for g in groups),
-        summary=_summary(verdict, results, compiled), compile=compiled, tests=tuple(results),
-        groups=tuple(groups), bundle_id=spec.id, bundle_version=spec.version, grader_version=__version__,
-        selection=options.tests, hidden_set="secret-seed" if options.secret_seed is not None else "published",
-        submission=info, sandbox=sandbox, limits=limits, complete=complete, secret_seed=options.secret_seed)
+        verdict=verdict,
+        score=sum(g.score for g in groups),
+        max_score=sum(g.points for g in groups),
+        summary=_summary(verdict, results, compiled),
+        compile=compiled,
+        tests=tuple(results),
+        groups=tuple(groups),
+        bundle_id=spec.id,
+        bundle_version=spec.version,
+        grader_version=__version__,
+        selection=options.tests,
+        hidden_set="secret-seed" if options.secret_seed is not None else "published",
+        submission=info,
+        sandbox=sandbox,
+        limits=limits,
+        complete=complete,
+        secret_seed=options.secret_seed,
+    )
 
 
 @dataclass(frozen=True)
 class Judgement:
     """A verdict with what the diagnosis needs: the cases run and what each returned."""
+
     report: GradeReport
     cases: list[TestCase]
-    returned: dict[str, ReturnedValue | None]   # case name -> what its run returned
+    returned: dict[str, ReturnedValue | None]  # case name -> what its run returned
 
 
-def _unjudged(bundle: Bundle, options: GradeOptions, cases: list[TestCase], sub: Submission | None,
-              compiled: CompileResult, check: str) -> Judgement:
+def _unjudged(
+    bundle: Bundle,
+    options: GradeOptions,
+    cases: list[TestCase],
+    sub: Submission | None,
+    compiled: CompileResult,
+    check: str,
+) -> Judgement:
     """Every test not run, with the verdict of `compiled` (CE, or JE when the sandbox failed)."""
     results = [not_run(bundle.spec, c, compiled.verdict, check, compiled.message) for c in cases]
     return Judgement(_report(bundle, options, results, compiled, sub), cases, {})
 
 
-def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
-          cases: list[TestCase] | None = None, zygote: Spawned | None = None) -> Judgement:
+def judge(
+    bundle: Bundle,
+    path: Path,
+    options: GradeOptions = GradeOptions(),
+    cases: list[TestCase] | None = None,
+    zygote: Spawned | None = None,
+) -> Judgement:
     """Judge the submission at `path` against the bundle's cases (or `cases`, from cases_step),
     in `zygote` (a process sandbox/early.py started at the command's start) if it fits."""
     spec = bundle.spec
@@ -296,7 +372,7 @@ def judge(bundle: Bundle, path: Path, options: GradeOptions = GradeOptions(),
         return _unjudged(bundle, options, cases, sub, CompileResult("CE", check.message, check.line), "compile")
     started = time.monotonic()
     sb = sandbox_step(sub, check.imports, spec, options, zygote)
-    sb.begin()   # the zygote starts on the other core while the cases are read here
+    sb.begin()  # the zygote starts on the other core while the cases are read here
     try:
         # Bound before anything in the sandbox can fail: cases_step raises BundleError only.
         selected = cases_step(bundle, options) if cases is None else cases

@@ -24,6 +24,7 @@ Refusals raise PathRefused with a one-line reason and a `kind`; the caller
 maps the kind to its verdict (a compilation error for a student's upload,
 exit status 2 when the operator named the file).
 """
+
 from __future__ import annotations
 
 import errno
@@ -31,9 +32,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-_O_PATH = getattr(os, "O_PATH", 0)   # Linux; elsewhere the type check happens on the real open
-_READ_FLAGS = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | os.O_NOFOLLOW
-               | getattr(os, "O_CLOEXEC", 0))
+_O_PATH = getattr(os, "O_PATH", 0)  # Linux; elsewhere the type check happens on the real open
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = (_O_PATH or os.O_RDONLY) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 # Kinds of refusal. The student's fault when the path is inside their upload:
@@ -57,13 +57,18 @@ def shown(name: object, limit: int = 200) -> str:
     """A file name as it may appear in a message: control and other unprintable
     characters (a terminal escape in a name) become '?', and the length is capped."""
     text = "".join(ch if ch.isprintable() else "?" for ch in str(name))
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _kind_of(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
-                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -71,8 +76,11 @@ def _kind_of(mode: int) -> str:
 
 def _refusal(label: str, mode: int) -> PathRefused:
     if stat.S_ISLNK(mode):
-        return PathRefused(f"{label} is a symbolic link: the grader never follows links (one could point "
-                           "at the reference or at a secret); submit the file itself", LINK)
+        return PathRefused(
+            f"{label} is a symbolic link: the grader never follows links (one could point "
+            "at the reference or at a secret); submit the file itself",
+            LINK,
+        )
     if stat.S_ISDIR(mode):
         return PathRefused(f"{label} is a directory, not a Python file or notebook", DIRECTORY)
     return PathRefused(f"{label} is {_kind_of(mode)}, not a regular file: submit a .py or .ipynb file", SPECIAL)
@@ -83,10 +91,8 @@ def _os_refusal(label: str, exc: OSError, full: str) -> PathRefused:
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return PathRefused(f"{full}: no such file", MISSING)
     if exc.errno == errno.ELOOP:
-        return PathRefused(f"{label} is a symbolic link: the grader never follows links; submit the file itself",
-                           LINK)
-    return PathRefused(f"{full}: cannot read ({exc.strerror or exc}; is a folder on the way unreadable?)",
-                       UNREADABLE)
+        return PathRefused(f"{label} is a symbolic link: the grader never follows links; submit the file itself", LINK)
+    return PathRefused(f"{full}: cannot read ({exc.strerror or exc}; is a folder on the way unreadable?)", UNREADABLE)
 
 
 def _components(path: Path, within: Path) -> list[str]:
@@ -96,13 +102,13 @@ def _components(path: Path, within: Path) -> list[str]:
     label = shown(path)
     # `within` as given, or normalised: an operator's "/x/../upload" is the operator's business.
     for root in (PurePosixPath(cwd, within), PurePosixPath(os.path.abspath(within))):
-        if target.parts[:len(root.parts)] == root.parts:
-            rest = target.parts[len(root.parts):]
+        if target.parts[: len(root.parts)] == root.parts:
+            rest = target.parts[len(root.parts) :]
             break
     else:
         raise PathRefused(f"{label} is outside the submission folder: name a file inside it", ESCAPE)
     if ".." in rest:
-        label = shown(PurePosixPath(*rest))   # as the upload names it, without the runner's folders
+        label = shown(PurePosixPath(*rest))  # as the upload names it, without the runner's folders
         raise PathRefused(f"{label} climbs out of the submission folder with '..': name a file inside it", ESCAPE)
     if not rest:
         raise PathRefused(f"{label} is the submission folder itself, not a Python file or notebook", DIRECTORY)
@@ -135,7 +141,7 @@ def open_regular(path: str | Path, within: str | Path | None = None) -> int:
         raise _os_refusal(label, exc, shown(parent) if within is not None else full) from None
     try:
         for i, name in enumerate(names[:-1]):
-            below = _step_into(dir_fd, name, shown(PurePosixPath(*names[:i + 1])), label, full)
+            below = _step_into(dir_fd, name, shown(PurePosixPath(*names[: i + 1])), label, full)
             os.close(dir_fd)
             dir_fd = below
         return _open_file(dir_fd, names[-1], label, full)
@@ -154,8 +160,11 @@ def _step_into(dir_fd: int, name: str, here: str, label: str, full: str) -> int:
         return fd
     os.close(fd)
     if stat.S_ISLNK(mode):
-        raise PathRefused(f"{label}: the folder {here} on the way is a symbolic link: the grader never "
-                          "follows links; submit the files themselves", LINK)
+        raise PathRefused(
+            f"{label}: the folder {here} on the way is a symbolic link: the grader never "
+            "follows links; submit the files themselves",
+            LINK,
+        )
     raise PathRefused(f"{full}: no such file ({here} is not a folder)", MISSING)
 
 
@@ -182,8 +191,9 @@ def _open_file(dir_fd: int, name: str, label: str, full: str) -> int:
         raise _refusal(label, opened.st_mode)
     if _O_PATH and (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino):
         os.close(fd)
-        raise PathRefused(f"{full} was replaced while it was being opened: grade it again once it stays put",
-                          UNREADABLE)
+        raise PathRefused(
+            f"{full} was replaced while it was being opened: grade it again once it stays put", UNREADABLE
+        )
     os.set_blocking(fd, True)
     return fd
 

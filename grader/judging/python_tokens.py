@@ -18,6 +18,7 @@ changes the cell from some line on, tokenizing resumes at that line instead of
 at the top. IPython re-tokenizes the whole cell after each of up to 500
 rewrites; resuming keeps a 64 KiB cell linear.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -48,9 +49,55 @@ def _string_prefixes() -> set[str]:
 
 
 # Python 3.11's exact operator tokens (3.12 added "!").
-_OPERATORS = ("!=", "%", "%=", "&", "&=", "(", ")", "*", "**", "**=", "*=", "+", "+=", ",", "-", "-=", "->", ".",
-              "...", "/", "//", "//=", "/=", ":", ":=", ";", "<", "<<", "<<=", "<=", "=", "==", ">", ">=", ">>",
-              ">>=", "@", "@=", "[", "]", "^", "^=", "{", "|", "|=", "}", "~")
+_OPERATORS = (
+    "!=",
+    "%",
+    "%=",
+    "&",
+    "&=",
+    "(",
+    ")",
+    "*",
+    "**",
+    "**=",
+    "*=",
+    "+",
+    "+=",
+    ",",
+    "-",
+    "-=",
+    "->",
+    ".",
+    "...",
+    "/",
+    "//",
+    "//=",
+    "/=",
+    ":",
+    ":=",
+    ";",
+    "<",
+    "<<",
+    "<<=",
+    "<=",
+    "=",
+    "==",
+    ">",
+    ">=",
+    ">>",
+    ">>=",
+    "@",
+    "@=",
+    "[",
+    "]",
+    "^",
+    "^=",
+    "{",
+    "|",
+    "|=",
+    "}",
+    "~",
+)
 _PREFIXES = _string_prefixes()
 _Whitespace = r"[ \f\t]*"
 _Comment = r"#[^\r\n]*"
@@ -74,8 +121,10 @@ _Double3 = r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
 _Triple = _group(_StringPrefix + "'''", _StringPrefix + '"""')
 _Special = _group(*map(re.escape, sorted(_OPERATORS, reverse=True)))
 _Funny = _group(r"\r?\n", _Special)
-_ContStr = _group(_StringPrefix + r"'[^\n'\\]*(?:\\.[^\n'\\]*)*" + _group("'", r"\\\r?\n"),
-                  _StringPrefix + r'"[^\n"\\]*(?:\\.[^\n"\\]*)*' + _group('"', r"\\\r?\n"))
+_ContStr = _group(
+    _StringPrefix + r"'[^\n'\\]*(?:\\.[^\n'\\]*)*" + _group("'", r"\\\r?\n"),
+    _StringPrefix + r'"[^\n"\\]*(?:\\.[^\n"\\]*)*' + _group('"', r"\\\r?\n"),
+)
 _PseudoExtras = _group(r"\\\r?\n|\Z", _Comment, _Triple)
 PSEUDO_TOKEN = re.compile(_Whitespace + _group(_PseudoExtras, _Number, _Funny, _ContStr, _Name), re.UNICODE)
 
@@ -92,15 +141,16 @@ TRIPLE_QUOTED = {p + q for p in _PREFIXES for q in ("'''", '"""')}
 @dataclass(frozen=True)
 class LineState:
     """Everything the tokenizer carries from one line to the next."""
+
     parenlev: int = 0
     continued: bool = False
     indents: tuple[int, ...] = (0,)
-    contstr: str = ""                 # a string still open at the end of the last line
-    needcont: bool = False            # ... opened with a backslash continuation
+    contstr: str = ""  # a string still open at the end of the last line
+    needcont: bool = False  # ... opened with a backslash continuation
     contline: str = ""
     strstart: tuple[int, int] = (0, 0)
-    endpat: str = ""                  # ENDPATS key of the open string
-    last_line: str = ""               # the line before (an implicit NEWLINE at the end depends on it)
+    endpat: str = ""  # ENDPATS key of the open string
+    last_line: str = ""  # the line before (an implicit NEWLINE at the end depends on it)
 
 
 def _indentation(line: str) -> tuple[int, int]:
@@ -126,7 +176,7 @@ class _Line:
         self.line, self.lnum, self.s = line, lnum, state
         self.pos = 0
         self.tokens: list[TokenInfo] = []
-        self.stop = False             # the tokenizer stops here (end of input)
+        self.stop = False  # the tokenizer stops here (end of input)
 
     def token(self, kind: int, text: str, start: tuple[int, int], end: tuple[int, int], line: str) -> None:
         self.tokens.append(TokenInfo(kind, text, start, end, line))
@@ -139,7 +189,7 @@ class _Line:
         m = ENDPATS[s.endpat].match(line)
         if m:
             self.pos = m.end(0)
-            self.token(STRING, s.contstr + line[:self.pos], s.strstart, (self.lnum, self.pos), s.contline + line)
+            self.token(STRING, s.contstr + line[: self.pos], s.strstart, (self.lnum, self.pos), s.contline + line)
             self.s = replace(s, contstr="", needcont=False, contline="")
             return True
         if s.needcont and line[-2:] != "\\\n" and line[-3:] != "\\\r\n":
@@ -172,8 +222,9 @@ class _Line:
             self.token(INDENT, line[:pos], (lnum, 0), (lnum, pos), line)
         while column < indents[-1]:
             if column not in indents:
-                raise IndentationError("unindent does not match any outer indentation level",
-                                       ("<tokenize>", lnum, pos, line))
+                raise IndentationError(
+                    "unindent does not match any outer indentation level", ("<tokenize>", lnum, pos, line)
+                )
             indents.pop()
             self.token(DEDENT, "", (lnum, pos), (lnum, pos), line)
         self.s = replace(self.s, indents=tuple(indents))
@@ -187,14 +238,15 @@ class _Line:
             m = ENDPATS[text].match(line, self.pos)
             if m:
                 self.pos = m.end(0)
-                self.token(STRING, line[start:self.pos], (lnum, start), (lnum, self.pos), line)
+                self.token(STRING, line[start : self.pos], (lnum, start), (lnum, self.pos), line)
                 return True
             self.s = replace(self.s, strstart=(lnum, start), contstr=line[start:], contline=line, endpat=text)
             return False
         if text[-1] == "\n":
             key = next(k for k in (initial, text[1:2], text[2:3]) if k in ENDPATS)
-            self.s = replace(self.s, strstart=(lnum, start), endpat=key, contstr=line[start:], needcont=True,
-                             contline=line)
+            self.s = replace(
+                self.s, strstart=(lnum, start), endpat=key, contstr=line[start:], needcont=True, contline=line
+            )
             return False
         self.token(STRING, text, (lnum, start), (lnum, start + len(text)), line)
         return True
@@ -214,8 +266,9 @@ class _Line:
             self.token(NL if self.s.parenlev > 0 else NEWLINE, text, spos, epos, line)
         elif initial == "#":
             self.token(COMMENT, text, spos, epos, line)
-        elif text in TRIPLE_QUOTED or initial in SINGLE_QUOTED or text[:2] in SINGLE_QUOTED \
-                or text[:3] in SINGLE_QUOTED:
+        elif (
+            text in TRIPLE_QUOTED or initial in SINGLE_QUOTED or text[:2] in SINGLE_QUOTED or text[:3] in SINGLE_QUOTED
+        ):
             return self.string_token(text, start, initial)
         elif initial.isidentifier():
             self.token(NAME, text, spos, epos, line)
@@ -245,8 +298,7 @@ class _Line:
             if m:
                 go_on = self.one_token(m)
             else:
-                self.token(ERRORTOKEN, self.line[self.pos], (self.lnum, self.pos), (self.lnum, self.pos + 1),
-                           self.line)
+                self.token(ERRORTOKEN, self.line[self.pos], (self.lnum, self.pos), (self.lnum, self.pos + 1), self.line)
                 self.pos += 1
         return self.s
 
@@ -263,8 +315,7 @@ def _end_tokens(s: LineState, lnum: int) -> list[TokenInfo]:
     return out
 
 
-def tokens_from(lines: list[str], first: int, state: LineState,
-                states: list[LineState]) -> Iterator[TokenInfo]:
+def tokens_from(lines: list[str], first: int, state: LineState, states: list[LineState]) -> Iterator[TokenInfo]:
     """The tokens of lines[first:], the tokenizer starting in `state`. The state at the start
     of each line it reads is written to states[i] (the list is extended as it goes), so a
     later call can resume there. Raises TokenError and IndentationError as 3.11's does."""

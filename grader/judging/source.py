@@ -7,6 +7,7 @@ named (missing, a directory, a symlink, unreadable) raise SubmissionUnreadable
 (exit 2); problems with its *content*, or with the file inside a student's
 upload, are compilation errors (CE) with a message that says what to fix.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,10 +42,10 @@ class Submission:
     path: Path
     display_name: str
     raw: bytes
-    source: str          # Python source to run (extracted from a notebook if needed)
-    kind: str            # "python" or "notebook"
+    source: str  # Python source to run (extracted from a notebook if needed)
+    kind: str  # "python" or "notebook"
     line_map: tuple[str, ...] = ()  # for notebooks: "cell 3, line 2" per source line
-    skipped: tuple[str, ...] = ()   # for notebooks: why some cells are not run (cell magics)
+    skipped: tuple[str, ...] = ()  # for notebooks: why some cells are not run (cell magics)
 
     @property
     def sha256(self) -> str:
@@ -54,9 +55,9 @@ class Submission:
 @dataclass(frozen=True)
 class StaticCheck:
     ok: bool
-    message: str                     # empty when ok
+    message: str  # empty when ok
     line: int | None = None
-    imports: tuple[str, ...] = ()    # modules imported outside `if __name__ == "__main__"`
+    imports: tuple[str, ...] = ()  # modules imported outside `if __name__ == "__main__"`
 
 
 def is_notebook(name: str) -> bool:
@@ -101,8 +102,10 @@ def _bytes_problem(raw: bytes, limit: int, max_bytes: int, notebook: bool) -> st
     """Why these bytes are no submission (over `limit`, empty, binary); None if they may be one."""
     if len(raw) > limit:
         if notebook:
-            return (f"the notebook file is larger than {limit >> 20} MiB, saved outputs included: clear its "
-                    "outputs (Kernel > Restart & Clear Output), save it and submit it again")
+            return (
+                f"the notebook file is larger than {limit >> 20} MiB, saved outputs included: clear its "
+                "outputs (Kernel > Restart & Clear Output), save it and submit it again"
+            )
         return f"the file is larger than the {max_bytes // 1024} KiB limit for a submission"
     if not raw.strip():
         return "the file is empty: define vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)"
@@ -114,12 +117,16 @@ def _bytes_problem(raw: bytes, limit: int, max_bytes: int, notebook: bool) -> st
 def _notebook_submission(path: Path, raw: bytes, text: str, max_bytes: int) -> tuple[Submission | None, StaticCheck]:
     """A notebook's code cells as the submission, or why they cannot be one (a CE check)."""
     from .notebook import CellSyntaxError, CodeTooLarge, NotebookError, extract
+
     try:
         code = extract(text, max_bytes)
     except CodeTooLarge as exc:
-        return None, StaticCheck(False, f"the notebook's code cells hold {exc.size / 1024:.1f} KiB of code, over the "
-                                        f"{max_bytes // 1024} KiB limit for a submission (outputs and markdown "
-                                        "do not count)")
+        return None, StaticCheck(
+            False,
+            f"the notebook's code cells hold {exc.size / 1024:.1f} KiB of code, over the "
+            f"{max_bytes // 1024} KiB limit for a submission (outputs and markdown "
+            "do not count)",
+        )
     except CellSyntaxError as exc:
         return None, StaticCheck(False, str(exc))
     except NotebookError as exc:
@@ -139,9 +146,12 @@ def _is_main_guard(node: ast.stmt) -> bool:
         return False
     t = node.test
     names = [t.left, *t.comparators]
-    return (len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq)
-            and any(isinstance(n, ast.Name) and n.id == "__name__" for n in names)
-            and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in names))
+    return (
+        len(t.ops) == 1
+        and isinstance(t.ops[0], ast.Eq)
+        and any(isinstance(n, ast.Name) and n.id == "__name__" for n in names)
+        and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in names)
+    )
 
 
 def _imports(tree: ast.Module) -> list[tuple[str, int, int]]:
@@ -156,8 +166,11 @@ def _imports(tree: ast.Module) -> list[tuple[str, int, int]]:
             base = node.module or ""
             found.append((base, node.lineno, node.level))
             # `from numpy import linalg` may name a submodule: check it too.
-            found += [(f"{base}.{a.name}", node.lineno, node.level) for a in node.names
-                      if base and a.name != "*" and not _too_long(base)]
+            found += [
+                (f"{base}.{a.name}", node.lineno, node.level)
+                for a in node.names
+                if base and a.name != "*" and not _too_long(base)
+            ]
         stack.extend(c for c in ast.iter_child_nodes(node) if not (isinstance(c, ast.stmt) and _is_main_guard(c)))
     return sorted(found, key=lambda t: t[1])
 
@@ -171,7 +184,7 @@ def _bound_elsewhere(tree: ast.Module, name: str) -> bool:
         node = stack.pop()
         if _binds(node, name, tree.body):
             return True
-        if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):   # another scope
+        if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):  # another scope
             stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
     return False
 
@@ -214,15 +227,20 @@ def _function_problem(tree: ast.Module, spec: ProblemSpec) -> tuple[str, int | N
     positional = [p.arg for p in a.posonlyargs + a.args]
     required_kwonly = [k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
     if required_kwonly:
-        return (f"{name} has keyword-only parameters without defaults ({', '.join(required_kwonly)}); "
-                f"it is called with 8 positional arguments"), fn.lineno
+        return (
+            f"{name} has keyword-only parameters without defaults ({', '.join(required_kwonly)}); "
+            f"it is called with 8 positional arguments"
+        ), fn.lineno
     n_required = len(positional) - len(a.defaults)
     if a.vararg is None and len(positional) < len(wanted):
-        return (f"{name} takes {len(positional)} positional parameter(s) but is called with "
-                f"{len(wanted)}: ({', '.join(wanted)})"), fn.lineno
+        return (
+            f"{name} takes {len(positional)} positional parameter(s) but is called with "
+            f"{len(wanted)}: ({', '.join(wanted)})"
+        ), fn.lineno
     if n_required > len(wanted):
-        return (f"{name} requires {n_required} arguments but is called with {len(wanted)}: "
-                f"({', '.join(wanted)})"), fn.lineno
+        return (
+            f"{name} requires {n_required} arguments but is called with {len(wanted)}: ({', '.join(wanted)})"
+        ), fn.lineno
     return None
 
 
@@ -241,8 +259,9 @@ def _compile_problem(tree: ast.Module, filename: str) -> StaticCheck | None:
 
 
 def _too_long(module: str) -> bool:
-    return len(module) > MAX_MODULE_NAME or any(len(p.encode("utf-8", "replace")) > MAX_MODULE_PART
-                                                for p in module.split("."))
+    return len(module) > MAX_MODULE_NAME or any(
+        len(p.encode("utf-8", "replace")) > MAX_MODULE_PART for p in module.split(".")
+    )
 
 
 def _private_part(module: str) -> str | None:
@@ -300,15 +319,27 @@ def _import_problem(imports: list[tuple[str, int, int]], allowed: AllowedImports
         if level:
             return StaticCheck(False, "relative imports are not possible: submit a single file", line)
         if _too_long(module):
-            return StaticCheck(False, f"import of '{module[:60]}...' is not possible (line {line}): a module "
-                                      f"name is at most {MAX_MODULE_NAME} characters, each part at most "
-                                      f"{MAX_MODULE_PART} bytes", line)
+            return StaticCheck(
+                False,
+                f"import of '{module[:60]}...' is not possible (line {line}): a module "
+                f"name is at most {MAX_MODULE_NAME} characters, each part at most "
+                f"{MAX_MODULE_PART} bytes",
+                line,
+            )
         private = _private_part(module)
         if private:
-            return StaticCheck(False, f"import of '{module}' is not allowed (line {line}): '{private}' is a "
-                                      "private or test module; use the public NumPy API", line)
+            return StaticCheck(
+                False,
+                f"import of '{module}' is not allowed (line {line}): '{private}' is a "
+                "private or test module; use the public NumPy API",
+                line,
+            )
         if not allowed.allows(module):
             stdlib = ", ".join(allowed.stdlib)
-            return StaticCheck(False, f"import of '{module}' is not allowed (line {line}); allowed: NumPy "
-                                      f"and the standard-library modules {stdlib}", line)
+            return StaticCheck(
+                False,
+                f"import of '{module}' is not allowed (line {line}); allowed: NumPy "
+                f"and the standard-library modules {stdlib}",
+                line,
+            )
     return None

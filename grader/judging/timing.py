@@ -23,6 +23,7 @@ least limit is within the limit everywhere. `grade` runs its tests under the
 least limit first and reads the probe only when a run goes beyond it
 (judging/case_steps.py), then judges that run's test afresh under the measured limit.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,11 +54,11 @@ MEASURED, GIVEN, OFF, NOT_NEEDED = "measured", "given", "off", "not needed"
 class EffectiveLimits:
     cpu_s: float
     wall_s: float
-    scale: float | None     # from the probe here vs on the calibration machine (1 inside the noise band);
-                            # None while the probe is NOT_NEEDED (the limits are then the least ones)
-    probe_s: float | None   # None when scaling was switched off or the probe was not needed
-    time_factor: float      # extra multiplier (verify's 1.5x tolerant run)
-    probe: str = MEASURED   # MEASURED in this grading, GIVEN (one reading for a batch), OFF, NOT_NEEDED
+    scale: float | None  # from the probe here vs on the calibration machine (1 inside the noise band);
+    # None while the probe is NOT_NEEDED (the limits are then the least ones)
+    probe_s: float | None  # None when scaling was switched off or the probe was not needed
+    time_factor: float  # extra multiplier (verify's 1.5x tolerant run)
+    probe: str = MEASURED  # MEASURED in this grading, GIVEN (one reading for a batch), OFF, NOT_NEEDED
 
     @property
     def pending(self) -> bool:
@@ -85,20 +86,33 @@ def machine_scale(spec: ProblemSpec, probe_s: float) -> float:
     return min(hi, max(lo, ratio))
 
 
-def effective_limits(spec: ProblemSpec, probe_s: float | None, time_factor: float = 1.0,
-                     source: str = MEASURED) -> EffectiveLimits:
+def effective_limits(
+    spec: ProblemSpec, probe_s: float | None, time_factor: float = 1.0, source: str = MEASURED
+) -> EffectiveLimits:
     """Per-case CPU and wall limits for this machine (`source`: how `probe_s` was obtained)."""
     scale = machine_scale(spec, probe_s) if probe_s is not None else 1.0
     cpu = spec.limits.time_per_test_s * scale * time_factor
-    return EffectiveLimits(cpu_s=cpu, wall_s=wall_limit(spec.limits.wall_factor, cpu), scale=scale, probe_s=probe_s,
-                           time_factor=time_factor, probe=source if probe_s is not None else OFF)
+    return EffectiveLimits(
+        cpu_s=cpu,
+        wall_s=wall_limit(spec.limits.wall_factor, cpu),
+        scale=scale,
+        probe_s=probe_s,
+        time_factor=time_factor,
+        probe=source if probe_s is not None else OFF,
+    )
 
 
 def least_limits(spec: ProblemSpec, time_factor: float = 1.0) -> EffectiveLimits:
     """The limits at the clamp's lower bound: what no machine's probe can go below."""
     cpu = spec.limits.time_per_test_s * SCALE_BOUNDS[0] * time_factor
-    return EffectiveLimits(cpu_s=cpu, wall_s=wall_limit(spec.limits.wall_factor, cpu), scale=None, probe_s=None,
-                           time_factor=time_factor, probe=NOT_NEEDED)
+    return EffectiveLimits(
+        cpu_s=cpu,
+        wall_s=wall_limit(spec.limits.wall_factor, cpu),
+        scale=None,
+        probe_s=None,
+        time_factor=time_factor,
+        probe=NOT_NEEDED,
+    )
 
 
 def within_least_limits(cpu_s: float, ended_by_a_limit: bool, least: EffectiveLimits) -> bool:

@@ -1,4 +1,5 @@
 """Verdict records and how case results add up to groups, a score and one verdict."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -7,9 +8,14 @@ from typing import Any
 
 VERDICTS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "JE")
 VERDICT_NAMES = {
-    "AC": "Accepted", "WA": "Wrong Answer", "TLE": "Time Limit Exceeded",
-    "MLE": "Memory Limit Exceeded", "RE": "Run-Time Error", "CE": "Compilation Error",
-    "OLE": "Output Limit Exceeded", "JE": "Judging Error",
+    "AC": "Accepted",
+    "WA": "Wrong Answer",
+    "TLE": "Time Limit Exceeded",
+    "MLE": "Memory Limit Exceeded",
+    "RE": "Run-Time Error",
+    "CE": "Compilation Error",
+    "OLE": "Output Limit Exceeded",
+    "JE": "Judging Error",
 }
 # Which check decided a case, in the order they are applied.
 CHECKS = ("compile", "limits", "run", "type", "dtype", "shape", "finite", "tolerance", "passed")
@@ -18,11 +24,12 @@ CHECKS = ("compile", "limits", "run", "type", "dtype", "shape", "finite", "toler
 @dataclass(frozen=True)
 class ErrorSummary:
     """How far a returned array is from the expected one, and where."""
+
     max_abs_error: float
     max_abs_at: tuple[int, ...]
     max_rel_error: float
     max_rel_at: tuple[int, ...]
-    outside: int                          # elements outside the tolerance
+    outside: int  # elements outside the tolerance
     total: int
     expected_at_worst: float | None = None  # only where feedback may show values
     received_at_worst: float | None = None
@@ -35,12 +42,12 @@ class CaseResult:
     group: str
     visible: bool
     verdict: str
-    check: str                 # one of CHECKS: the check that decided
+    check: str  # one of CHECKS: the check that decided
     message: str
     time_s: float | None = None
     memory_mib: float | None = None
     error: ErrorSummary | None = None
-    stdout: str = ""           # captured output, kept for visible cases only
+    stdout: str = ""  # captured output, kept for visible cases only
     stderr: str = ""
     diagnosis: dict[str, Any] | None = None
 
@@ -55,12 +62,12 @@ class GroupResult:
     points: int
     score: int
     description: str = ""
-    exercises: tuple[str, ...] = ()   # what the group isolates (problem.yaml), for the report
+    exercises: tuple[str, ...] = ()  # what the group isolates (problem.yaml), for the report
 
 
 @dataclass(frozen=True)
 class CompileResult:
-    verdict: str               # "OK", or the verdict every case inherits (CE, RE, TLE, ...)
+    verdict: str  # "OK", or the verdict every case inherits (CE, RE, TLE, ...)
     message: str
     line: int | None = None
 
@@ -85,9 +92,19 @@ def group_results(groups: Sequence[Any], cases: Sequence[CaseResult], scored: bo
         verdict = overall_verdict(mine)
         points = g.points if scored else 0
         visible = g.visible or all(c.visible for c in mine)
-        out.append(GroupResult(g.name, visible, verdict, passed, len(mine), points,
-                               points if verdict == "AC" else 0, g.description,
-                               tuple(getattr(g, "exercises", ()))))
+        out.append(
+            GroupResult(
+                g.name,
+                visible,
+                verdict,
+                passed,
+                len(mine),
+                points,
+                points if verdict == "AC" else 0,
+                g.description,
+                tuple(getattr(g, "exercises", ())),
+            )
+        )
     return out
 
 
@@ -96,12 +113,13 @@ class SubmissionInfo:
     file: str
     sha256: str
     bytes: int
-    kind: str                  # "python" or "notebook"
+    kind: str  # "python" or "notebook"
 
 
 @dataclass(frozen=True)
 class GradeReport:
     """Everything one grading run decided; the JSON and text reports render this."""
+
     verdict: str
     score: int
     max_score: int
@@ -112,11 +130,11 @@ class GradeReport:
     bundle_id: str
     bundle_version: str
     grader_version: str
-    selection: str             # "sample", "practice" or "all"
-    hidden_set: str            # "published" or "secret-seed"
+    selection: str  # "sample", "practice" or "all"
+    hidden_set: str  # "published" or "secret-seed"
     submission: SubmissionInfo | None = None
-    sandbox: Any = None        # sandbox.records.SandboxInfo
-    limits: Any = None         # timing.EffectiveLimits
+    sandbox: Any = None  # sandbox.records.SandboxInfo
+    limits: Any = None  # timing.EffectiveLimits
     diagnosis: dict[str, Any] | None = None
-    complete: bool = True      # False when judging stopped at the first failure
+    complete: bool = True  # False when judging stopped at the first failure
     secret_seed: int | None = None  # the seed of a fresh hidden set (--secret-seed), to reproduce it

@@ -6,6 +6,7 @@ top-level folder, written by itself), then checks the manifest, that the files a
 what `pack` would have chosen for the flavour, and runs the archive's own
 grader as the platform would on upload.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ from .pack import PackError, flavour_entries, select_files
 from .unpack import Caps, safe_unpack
 
 # --- checking an unpacked archive ----------------------------------------------------------
+
 
 def _listing(root: Path) -> dict[str, Path]:
     out = {}
@@ -74,13 +76,18 @@ def check_contents(root: Path, manifest: Manifest) -> ProblemSpec:
         raise ArchiveRejected(f"problem.yaml does not load: {exc}") from None
     spec = bundle.spec
     if (spec.id, spec.version) != (manifest.bundle_id, manifest.version):
-        raise ArchiveRejected(f"the manifest is for {manifest.bundle_id} {manifest.version} but problem.yaml "
-                              f"says {spec.id} {spec.version}")
+        raise ArchiveRejected(
+            f"the manifest is for {manifest.bundle_id} {manifest.version} but problem.yaml "
+            f"says {spec.id} {spec.version}"
+        )
     if bundle.flavour != manifest.flavour:
         raise ArchiveRejected(f"the manifest says {manifest.flavour} but the contents are a {bundle.flavour} bundle")
     names = set(_listing(root))
-    case_groups = {PurePosixPath(p).parts[1] for p in names
-                   if p.startswith("testcases/") and p.endswith(".json") and len(PurePosixPath(p).parts) == 3}
+    case_groups = {
+        PurePosixPath(p).parts[1]
+        for p in names
+        if p.startswith("testcases/") and p.endswith(".json") and len(PurePosixPath(p).parts) == 3
+    }
     if manifest.flavour == "practice":
         hidden = sorted(case_groups - {g.name for g in spec.groups if g.visible})
         if hidden:
@@ -99,15 +106,17 @@ def check_contents(root: Path, manifest: Manifest) -> ProblemSpec:
         raise ArchiveRejected(f"incomplete {manifest.flavour} archive: {exc}") from None
     stray = sorted(names - allowed - {MANIFEST_NAME})
     if stray:
-        raise ArchiveRejected(f"{stray[0]} is not a file a {manifest.flavour} archive holds "
-                              "(caches, VCS data and build outputs never belong in one)")
+        raise ArchiveRejected(
+            f"{stray[0]} is not a file a {manifest.flavour} archive holds "
+            "(caches, VCS data and build outputs never belong in one)"
+        )
     return spec
 
 
 @dataclass(frozen=True)
 class Step:
     name: str
-    status: str      # "ok", "failed" or "skipped"
+    status: str  # "ok", "failed" or "skipped"
     detail: str
 
 
@@ -115,7 +124,7 @@ class Step:
 class CheckReport:
     archive: Path
     ok: bool
-    reason: str                       # the first failure, one line ("" when ok)
+    reason: str  # the first failure, one line ("" when ok)
     manifest: Manifest | None = None
     steps: tuple[Step, ...] = ()
 
@@ -123,24 +132,34 @@ class CheckReport:
 @dataclass(frozen=True)
 class GraderRun:
     """One command of the archive's own grader that a platform would run on upload."""
+
     name: str
     args: tuple[str, ...]
     expect_exit: int
     timeout_s: float
-    needs: str = ""                   # a bundle path that must exist, else the step is skipped
+    needs: str = ""  # a bundle path that must exist, else the step is skipped
 
 
 def grader_runs(spec: ProblemSpec, flavour: str, root: Path) -> list[GraderRun]:
     if flavour == "practice":
         starter = f"starter/{spec.entry_file}"
-        return [GraderRun("validate", ("validate",), 0, 300),
-                # The starter raises NotImplementedError: a verdict (exit 1), never "cannot judge" (exit 2).
-                GraderRun("grade starter (practice set)", ("grade", starter, "--tests", "practice", "--json", "-"),
-                          1, 300, needs=starter)]
-    return [GraderRun("validate", ("validate",), 0, 300),
-            GraderRun("regenerate (byte-identical)", ("generate", "--check"), 0, 600),
-            GraderRun("grade reference (all tests)", ("grade", "reference/solution.py", "--json", "-"), 0, 600),
-            GraderRun("verify (expected verdicts)", ("verify",), 0, 3600, needs="grader/maintain/verify.py")]
+        return [
+            GraderRun("validate", ("validate",), 0, 300),
+            # The starter raises NotImplementedError: a verdict (exit 1), never "cannot judge" (exit 2).
+            GraderRun(
+                "grade starter (practice set)",
+                ("grade", starter, "--tests", "practice", "--json", "-"),
+                1,
+                300,
+                needs=starter,
+            ),
+        ]
+    return [
+        GraderRun("validate", ("validate",), 0, 300),
+        GraderRun("regenerate (byte-identical)", ("generate", "--check"), 0, 600),
+        GraderRun("grade reference (all tests)", ("grade", "reference/solution.py", "--json", "-"), 0, 600),
+        GraderRun("verify (expected verdicts)", ("verify",), 0, 3600, needs="grader/maintain/verify.py"),
+    ]
 
 
 def _grader_env() -> dict[str, str]:
@@ -160,8 +179,15 @@ def run_grader_step(root: Path, run: GraderRun) -> Step:
         return Step(run.name, "skipped", f"{run.needs} is not in this archive")
     cmd = [sys.executable, "-m", "grader", "--bundle", str(root), *run.args]
     try:
-        proc = subprocess.run(cmd, cwd=root, env=_grader_env(), capture_output=True, text=True,
-                              timeout=run.timeout_s, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            cmd,
+            cwd=root,
+            env=_grader_env(),
+            capture_output=True,
+            text=True,
+            timeout=run.timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return Step(run.name, "failed", f"did not finish within {run.timeout_s:g} s")
     shown = "python -m grader " + " ".join(run.args)
@@ -190,11 +216,22 @@ def check_archive(archive: Path, caps: Caps = Caps(), run_grader: bool = True) -
             root = safe_unpack(archive, Path(tmp), caps)
             steps.append(Step("unpack", "ok", f"one top-level folder {root.name}/, regular files only"))
             manifest = verify_manifest(root)
-            steps.append(Step("manifest", "ok", f"{len(manifest.files)} files, {manifest.total_bytes} bytes: "
-                                                f"sizes and sha256 match, nothing unlisted"))
+            steps.append(
+                Step(
+                    "manifest",
+                    "ok",
+                    f"{len(manifest.files)} files, {manifest.total_bytes} bytes: "
+                    f"sizes and sha256 match, nothing unlisted",
+                )
+            )
             spec = check_contents(root, manifest)
-            steps.append(Step("problem.yaml", "ok", f"{spec.id} {spec.version} loads; {manifest.flavour} "
-                                                    f"contents as the flavour requires"))
+            steps.append(
+                Step(
+                    "problem.yaml",
+                    "ok",
+                    f"{spec.id} {spec.version} loads; {manifest.flavour} contents as the flavour requires",
+                )
+            )
         except ArchiveRejected as exc:
             return CheckReport(archive, False, str(exc), manifest, tuple(steps))
         if run_grader:
@@ -224,6 +261,6 @@ def render_check(report: CheckReport) -> str:
     lines = [f"{step.status:<8}{step.name}: {step.detail}" for step in report.steps]
     if report.ok:
         m = report.manifest
-        assert m is not None   # an accepted archive has its manifest
+        assert m is not None  # an accepted archive has its manifest
         lines.append(f"archive OK: {m.bundle_id} {m.version} ({m.flavour}), {len(m.files)} files")
     return "".join(f"{ln}\n" for ln in lines)

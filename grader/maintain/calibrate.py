@@ -22,6 +22,7 @@ and the limit is accepted only if time_per_test_s * tle_margin <= T_tle.
 The evidence goes to calibration.yaml; `--write` also sets the two figures in
 problem.yaml. Every measurement is a median and records its spread.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,27 +52,53 @@ from .verify import find_submissions
 
 # The pieces live in measure.py, limit_rule.py and calibration_record.py; these
 # names are the calibration's public API (the CLI and the tests use them from here).
-__all__ = ["BackgroundLoad", "Calibration", "Derivation", "ProbeStats", "Spread", "Timing", "calibrate",
-           "derive", "measure_probe", "measure_submission", "probe_center", "record", "render_probe",
-           "render_record", "render_summary", "round_up", "set_problem_yaml_limits", "spread",
-           "write_calibration", "TIME_RESOLUTION_S", "PROBE_GROUP"]
+__all__ = [
+    "BackgroundLoad",
+    "Calibration",
+    "Derivation",
+    "ProbeStats",
+    "Spread",
+    "Timing",
+    "calibrate",
+    "derive",
+    "measure_probe",
+    "measure_submission",
+    "probe_center",
+    "record",
+    "render_probe",
+    "render_record",
+    "render_summary",
+    "round_up",
+    "set_problem_yaml_limits",
+    "spread",
+    "write_calibration",
+    "TIME_RESOLUTION_S",
+    "PROBE_GROUP",
+]
 
-CALIBRATION_LOAD = 2          # busy processes for the loaded probe readings
+CALIBRATION_LOAD = 2  # busy processes for the loaded probe readings
 
 
 # --- the whole calibration ------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Calibration:
-    probes: tuple[tuple[str, ProbeStats, float], ...]   # (condition, readings, load average)
+    probes: tuple[tuple[str, ProbeStats, float], ...]  # (condition, readings, load average)
     accepted: tuple[Timing, ...]
     tle: tuple[Timing, ...]
     derivation: Derivation
     data: dict[str, Any]
 
 
-def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s: float | None = None,
-              isolation: str = "auto", progress: Callable[[str], None] = lambda _: None) -> Calibration:
+def calibrate(
+    bundle: Bundle,
+    repeats: int = 3,
+    probe_runs: int = 25,
+    tle_cap_s: float | None = None,
+    isolation: str = "auto",
+    progress: Callable[[str], None] = lambda _: None,
+) -> Calibration:
     """Measure everything and derive the limit (nothing is written)."""
     if bundle.flavour != "judge":
         raise BundleError("calibrate needs the judge bundle (submissions/ and the hidden cases)")
@@ -88,8 +115,9 @@ def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s:
     progress(f"probe: {probe_runs} readings as found, then with {CALIBRATION_LOAD} busy processes")
     probes = [("as_found", measure_probe(bundle, probe_runs, isolation), os.getloadavg()[0])]
     with BackgroundLoad(CALIBRATION_LOAD):
-        probes.append((f"with_{CALIBRATION_LOAD}_busy", measure_probe(bundle, probe_runs, isolation),
-                       os.getloadavg()[0]))
+        probes.append(
+            (f"with_{CALIBRATION_LOAD}_busy", measure_probe(bundle, probe_runs, isolation), os.getloadavg()[0])
+        )
     # Accepted runs get a cap far above any sensible limit: they must never be cut short.
     ac_cap = max(10.0, 10 * spec.limits.time_per_test_s)
     accepted = []
@@ -104,15 +132,21 @@ def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s:
         progress(f"time_limit_exceeded/{s.path.name}: up to {repeats} runs, cap {cap:g} s")
         tle.append(measure_submission(bundle, s, cap, repeats, isolation, cases))
     d = derive(accepted, tle, spec.time_calibration.safety_factor, spec.time_calibration.tle_margin)
-    method = {"probe_readings": probe_runs, "probe_runs_per_reading": PROBE_GROUP,
-              "probe_reading": "minimum CPU time of the runs in one worker",
-              "probe_time_s": "median of every reading, as found and loaded",
-              "probe_band_factor": PROBE_BAND, "repeats": repeats,
-              "accepted_cap_s": ac_cap, "tle_cap_s": cap,
-              "safety_factor": spec.time_calibration.safety_factor,
-              "tle_margin": spec.time_calibration.tle_margin, "time_resolution_s": TIME_RESOLUTION_S,
-              "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
-                      "require time_per_test_s * tle_margin <= fastest TLE"}
+    method = {
+        "probe_readings": probe_runs,
+        "probe_runs_per_reading": PROBE_GROUP,
+        "probe_reading": "minimum CPU time of the runs in one worker",
+        "probe_time_s": "median of every reading, as found and loaded",
+        "probe_band_factor": PROBE_BAND,
+        "repeats": repeats,
+        "accepted_cap_s": ac_cap,
+        "tle_cap_s": cap,
+        "safety_factor": spec.time_calibration.safety_factor,
+        "tle_margin": spec.time_calibration.tle_margin,
+        "time_resolution_s": TIME_RESOLUTION_S,
+        "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
+        "require time_per_test_s * tle_margin <= fastest TLE",
+    }
     data = record(bundle, probes, accepted, tle, d, machine_info(mode), method)
     return Calibration(tuple(probes), tuple(accepted), tuple(tle), d, data)
 
@@ -120,8 +154,9 @@ def calibrate(bundle: Bundle, repeats: int = 3, probe_runs: int = 25, tle_cap_s:
 def write_calibration(bundle: Bundle, cal: Calibration) -> list[Path]:
     """Write calibration.yaml and the two figures of problem.yaml; return the paths changed."""
     if not cal.derivation.ok:
-        raise BundleError("the calibration failed its checks; nothing was written: "
-                          + "; ".join(cal.derivation.problems))
+        raise BundleError(
+            "the calibration failed its checks; nothing was written: " + "; ".join(cal.derivation.problems)
+        )
     out = bundle.calibration_file
     out.write_text(render_record(cal.data), encoding="utf-8")
     changed = [out]
@@ -143,19 +178,23 @@ def render_summary(cal: Calibration) -> str:
         else:
             med = f"{s.median:.3f}s" if s else "-"
             runs = ", ".join(f"{v:.3f}" for v in t.slowest_runs) if s else "-"
-        rows.append((f"{t.submission.folder}/{t.submission.path.name}", "/".join(t.verdicts),
-                     t.slowest_case or "-", med, runs))
+        rows.append(
+            (f"{t.submission.folder}/{t.submission.path.name}", "/".join(t.verdicts), t.slowest_case or "-", med, runs)
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     dd = cal.data["derived"]
-    lines += ["",
-              f"T_ac = {d.t_ac:.3f} s ({d.t_ac_from})",
-              f"time limit = max(1, ceil({d.safety_factor:g} x {d.t_ac:.3f} / {d.resolution:g})) x "
-              f"{d.resolution:g} = {d.time_limit:g} s ({dd['headroom_over_t_ac']}x the slowest accepted case)",
-              "fastest TLE = " + ("at least the cap" if math.isinf(d.t_tle) else f"{d.t_tle:.3f} s")
-              + f" ({d.t_tle_from}); needs >= {d.tle_margin:g} x {d.time_limit:g} = {d.tle_bound:g} s",
-              f"probe_time_s = {dd['probe_time_s']:g}; wall limit per case {dd['wall_limit_s']:g} s; "
-              f"{dd['worst_case_run_s']:g} s for every case at its wall limit vs total_time_s {dd['total_time_s']:g}"]
+    lines += [
+        "",
+        f"T_ac = {d.t_ac:.3f} s ({d.t_ac_from})",
+        f"time limit = max(1, ceil({d.safety_factor:g} x {d.t_ac:.3f} / {d.resolution:g})) x "
+        f"{d.resolution:g} = {d.time_limit:g} s ({dd['headroom_over_t_ac']}x the slowest accepted case)",
+        "fastest TLE = "
+        + ("at least the cap" if math.isinf(d.t_tle) else f"{d.t_tle:.3f} s")
+        + f" ({d.t_tle_from}); needs >= {d.tle_margin:g} x {d.time_limit:g} = {d.tle_bound:g} s",
+        f"probe_time_s = {dd['probe_time_s']:g}; wall limit per case {dd['wall_limit_s']:g} s; "
+        f"{dd['worst_case_run_s']:g} s for every case at its wall limit vs total_time_s {dd['total_time_s']:g}",
+    ]
     for prob in d.problems:
         lines.append(f"FAIL {prob}")
     lines.append("calibrate: OK" if d.ok else "calibrate: FAILED")

@@ -3,6 +3,7 @@
 time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution,
 accepted only if time_per_test_s * tle_margin <= the fastest TLE submission.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .measure import Timing
 
-TIME_RESOLUTION_S = 1.0   # Kattis's default `time_resolution`
+TIME_RESOLUTION_S = 1.0  # Kattis's default `time_resolution`
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class Derivation:
     tle_margin: float
     resolution: float
     time_limit: float
-    t_tle: float                    # fastest TLE (inf when every one hit the cap)
+    t_tle: float  # fastest TLE (inf when every one hit the cap)
     t_tle_from: str
     problems: tuple[str, ...] = field(default_factory=tuple)
 
@@ -45,18 +46,34 @@ def round_up(value: float, resolution: float = TIME_RESOLUTION_S) -> float:
     return round(steps * resolution, 6)
 
 
-def derive(accepted: Sequence[Timing], tle: Sequence[Timing], safety_factor: float, tle_margin: float,
-           resolution: float = TIME_RESOLUTION_S) -> Derivation:
+def derive(
+    accepted: Sequence[Timing],
+    tle: Sequence[Timing],
+    safety_factor: float,
+    tle_margin: float,
+    resolution: float = TIME_RESOLUTION_S,
+) -> Derivation:
     """The time limit from T_ac, and the check against the fastest TLE submission."""
     problems = []
     usable = [t for t in accepted if t.slowest is not None and not t.capped]
     for t in accepted:
         if t.capped or any(v != "AC" for v in t.verdicts):
-            problems.append(f"accepted submission {t.submission.path.name} got {'/'.join(t.verdicts)} even "
-                            f"with {t.cap_s:g} s per case")
+            problems.append(
+                f"accepted submission {t.submission.path.name} got {'/'.join(t.verdicts)} even "
+                f"with {t.cap_s:g} s per case"
+            )
     if not usable:
-        return Derivation(0.0, "-", safety_factor, tle_margin, resolution, 0.0, math.inf, "-",
-                          tuple(problems + ["no accepted submission produced a timing"]))
+        return Derivation(
+            0.0,
+            "-",
+            safety_factor,
+            tle_margin,
+            resolution,
+            0.0,
+            math.inf,
+            "-",
+            tuple(problems + ["no accepted submission produced a timing"]),
+        )
     worst = max(usable, key=lambda t: t.time_s)
     t_ac = worst.time_s
     limit = round_up(safety_factor * t_ac, resolution)
@@ -65,16 +82,24 @@ def derive(accepted: Sequence[Timing], tle: Sequence[Timing], safety_factor: flo
     if fastest is None:
         problems.append("there is no time-limit-exceeded submission to check the limit against")
     elif limit * tle_margin > t_tle:
-        problems.append(f"time limit {limit:g} s x tle_margin {tle_margin:g} = {limit * tle_margin:g} s is more "
-                        f"than the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s): "
-                        "no limit separates the accepted from the too-slow submissions")
+        problems.append(
+            f"time limit {limit:g} s x tle_margin {tle_margin:g} = {limit * tle_margin:g} s is more "
+            f"than the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s): "
+            "no limit separates the accepted from the too-slow submissions"
+        )
     for t in tle:
         if t.capped and t.cap_s < limit * tle_margin:
-            problems.append(f"{t.submission.path.name} hit the cap of {t.cap_s:g} s, which is below "
-                            f"{limit * tle_margin:g} s: raise --tle-cap")
+            problems.append(
+                f"{t.submission.path.name} hit the cap of {t.cap_s:g} s, which is below "
+                f"{limit * tle_margin:g} s: raise --tle-cap"
+            )
     where = f"{worst.submission.folder}/{worst.submission.path.name} on {worst.slowest_case}"
-    tle_from = "-" if fastest is None else (
-        f"{fastest.submission.folder}/{fastest.submission.path.name}"
-        + (f" on {fastest.slowest_case}" if not fastest.capped else f" (hit the {fastest.cap_s:g} s cap)"))
-    return Derivation(t_ac, where, safety_factor, tle_margin, resolution, limit, t_tle, tle_from,
-                      tuple(problems))
+    tle_from = (
+        "-"
+        if fastest is None
+        else (
+            f"{fastest.submission.folder}/{fastest.submission.path.name}"
+            + (f" on {fastest.slowest_case}" if not fastest.capped else f" (hit the {fastest.cap_s:g} s cap)")
+        )
+    )
+    return Derivation(t_ac, where, safety_factor, tle_margin, resolution, limit, t_tle, tle_from, tuple(problems))

@@ -3,6 +3,7 @@
 Everything runs in the sandbox exactly as grading runs it (same zygote, a
 fresh worker per test, every layer on). Each figure keeps its spread.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,7 @@ from ..problem.cases import TestCase
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox
 from .verify import ExpectedSubmission
 
-PROBE_GROUP = PROBE_REPEATS   # grading reads the probe as the minimum of this many runs (Sandbox.probe)
+PROBE_GROUP = PROBE_REPEATS  # grading reads the probe as the minimum of this many runs (Sandbox.probe)
 # The probe needs a compiled submission in the zygote but never runs it.
 _PROBE_SOURCE = "def vit_encoder_block(*args):\n    return None\n"
 
@@ -30,6 +31,7 @@ _PROBE_SOURCE = "def vit_encoder_block(*args):\n    return None\n"
 @dataclass(frozen=True)
 class Spread:
     """A median and how far the individual measurements strayed from it."""
+
     median: float
     low: float
     high: float
@@ -41,8 +43,13 @@ class Spread:
         return (self.high - self.low) / self.median if self.median else 0.0
 
     def as_dict(self, digits: int = 4) -> dict[str, Any]:
-        return {"median_s": round(self.median, digits), "min_s": round(self.low, digits),
-                "max_s": round(self.high, digits), "runs": self.n, "spread": round(self.relative, 3)}
+        return {
+            "median_s": round(self.median, digits),
+            "min_s": round(self.low, digits),
+            "max_s": round(self.high, digits),
+            "runs": self.n,
+            "spread": round(self.relative, 3),
+        }
 
 
 def spread(values: Sequence[float]) -> Spread:
@@ -53,7 +60,7 @@ def spread(values: Sequence[float]) -> Spread:
 
 @dataclass(frozen=True)
 class ProbeStats:
-    readings: tuple[tuple[float, ...], ...]   # per probe worker, every run's CPU seconds, in order
+    readings: tuple[tuple[float, ...], ...]  # per probe worker, every run's CPU seconds, in order
 
     @property
     def group(self) -> int:
@@ -77,12 +84,13 @@ class ProbeStats:
 @dataclass(frozen=True)
 class Timing:
     """One submission's CPU times under the generous cap, per case over the repetitions."""
+
     submission: ExpectedSubmission
-    verdicts: tuple[str, ...]                      # verdict of each repetition
-    case_times: dict[str, tuple[float, ...]]       # case -> CPU seconds, one per repetition
-    capped: bool                                   # hit the cap (CPU or wall): time >= cap
+    verdicts: tuple[str, ...]  # verdict of each repetition
+    case_times: dict[str, tuple[float, ...]]  # case -> CPU seconds, one per repetition
+    capped: bool  # hit the cap (CPU or wall): time >= cap
     cap_s: float
-    capped_by: str = ""                            # "cpu" or "wall" when capped
+    capped_by: str = ""  # "cpu" or "wall" when capped
 
     @property
     def slowest_case(self) -> str | None:
@@ -113,24 +121,34 @@ class Timing:
 def probe_sandbox(bundle: Bundle, isolation: str) -> Sandbox:
     """A sandbox for the probe alone: a stub submission, compiled but never called."""
     spec = bundle.spec
-    return Sandbox(_PROBE_SOURCE, function=spec.function, n_args=len(spec.parameters),
-                   limits=sandbox_limits(spec), allowed=sandbox_allowed(spec), preload=spec.allowed_imports.all_modules(),
-                   isolation=isolation)
+    return Sandbox(
+        _PROBE_SOURCE,
+        function=spec.function,
+        n_args=len(spec.parameters),
+        limits=sandbox_limits(spec),
+        allowed=sandbox_allowed(spec),
+        preload=spec.allowed_imports.all_modules(),
+        isolation=isolation,
+    )
 
 
-def measure_probe(bundle: Bundle, readings: int = 25, isolation: str = "auto",
-                  repeats: int = PROBE_GROUP) -> ProbeStats:
+def measure_probe(
+    bundle: Bundle, readings: int = 25, isolation: str = "auto", repeats: int = PROBE_GROUP
+) -> ProbeStats:
     """`readings` probe readings, each a fresh sandbox worker running the probe `repeats` times."""
     with probe_sandbox(bundle, isolation) as sb:
         return ProbeStats(tuple(sb.probe_runs(repeats) for _ in range(readings)))
 
 
-def probe_conditions(bundle: Bundle, readings: int, isolation: str = "auto",
-                     load: int = 0) -> list[tuple[str, ProbeStats]]:
+def probe_conditions(
+    bundle: Bundle, readings: int, isolation: str = "auto", load: int = 0
+) -> list[tuple[str, ProbeStats]]:
     """`calibrate --probe-only`: the probe's readings as found and, with `load`, again with that
     many busy processes running; each labelled with its condition and the load average then."""
+
     def condition(what: str) -> str:
         return f"{what} (load average {os.getloadavg()[0]:.1f})"
+
     stats = [(condition("as found"), measure_probe(bundle, readings, isolation))]
     if load:
         with BackgroundLoad(load):
@@ -147,8 +165,11 @@ class BackgroundLoad:
 
     def __enter__(self) -> BackgroundLoad:
         for _ in range(self.n):
-            self.procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+            self.procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+                )
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -157,13 +178,26 @@ class BackgroundLoad:
             p.wait()
 
 
-def measure_submission(bundle: Bundle, sub: ExpectedSubmission, cap_s: float, repeats: int,
-                       isolation: str = "auto", cases: list[TestCase] | None = None) -> Timing:
+def measure_submission(
+    bundle: Bundle,
+    sub: ExpectedSubmission,
+    cap_s: float,
+    repeats: int,
+    isolation: str = "auto",
+    cases: list[TestCase] | None = None,
+) -> Timing:
     """Grade `sub` `repeats` times with the CPU limit raised to `cap_s` (no probe scaling)."""
     factor = cap_s / bundle.spec.limits.time_per_test_s
     # Alone: these CPU times are the calibration's evidence, and a shared run's are upper bounds only.
-    options = GradeOptions(tests="all", isolation=isolation, time_factor=factor, scale_time=False,
-                           stop_after_failure=True, diagnose=False, second_worker=False)
+    options = GradeOptions(
+        tests="all",
+        isolation=isolation,
+        time_factor=factor,
+        scale_time=False,
+        stop_after_failure=True,
+        diagnose=False,
+        second_worker=False,
+    )
     verdicts: list[str] = []
     times: dict[str, list[float]] = {}
     capped_by = ""
@@ -178,5 +212,4 @@ def measure_submission(bundle: Bundle, sub: ExpectedSubmission, cap_s: float, re
             # Little CPU time at a TLE means the wall-clock cap (a sleeper) stopped it.
             capped_by = "cpu" if (stopped[0].time_s or 0.0) >= 0.9 * cap_s else "wall"
             break  # another run would only burn the cap again
-    return Timing(sub, tuple(verdicts), {k: tuple(v) for k, v in times.items()}, bool(capped_by), cap_s,
-                  capped_by)
+    return Timing(sub, tuple(verdicts), {k: tuple(v) for k, v in times.items()}, bool(capped_by), cap_s, capped_by)

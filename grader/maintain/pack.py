@@ -11,6 +11,7 @@ becomes the archive's README.md): the judge archive's for platform owners and
 instructors, the practice archive's for a learner in a fresh folder.
 Checking an archive as a platform would is grader/maintain/archive_check.py.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -38,9 +39,11 @@ class PackError(RuntimeError):
 
 # --- what goes into each flavour -------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Entry:
     """A glob of bundle paths (`**` = any folders); required entries must match a file."""
+
     pattern: str
     required: bool = False
 
@@ -52,11 +55,22 @@ FINGERPRINT_DATA = (Entry(f"testcases/{SAMPLE_FILE}"),)
 _PRACTICE_CASES = Entry("testcases/practice/*/*.json", required=True)
 
 _GRADER = (Entry("grader/**/*.py", required=True),) + FINGERPRINT_DATA
-_TOP_LEVEL = (Entry("problem.yaml", required=True), Entry("statement.md", required=True),
-              Entry("README.md"), Entry("pyproject.toml"), Entry("requirements.txt", required=True),
-              Entry("LICENSE*"))
-_LEARNER_DOCS = ("docs/platforms.md", "docs/feedback.md", "docs/cli.md", "docs/verdict-json.md",
-                 "docs/tolerance.md", "docs/bundle.md")
+_TOP_LEVEL = (
+    Entry("problem.yaml", required=True),
+    Entry("statement.md", required=True),
+    Entry("README.md"),
+    Entry("pyproject.toml"),
+    Entry("requirements.txt", required=True),
+    Entry("LICENSE*"),
+)
+_LEARNER_DOCS = (
+    "docs/platforms.md",
+    "docs/feedback.md",
+    "docs/cli.md",
+    "docs/verdict-json.md",
+    "docs/tolerance.md",
+    "docs/bundle.md",
+)
 
 
 def _calibration(spec: ProblemSpec) -> Entry:
@@ -66,21 +80,50 @@ def _calibration(spec: ProblemSpec) -> Entry:
 def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
     """The allowlist of one flavour (the practice one depends on which groups are visible)."""
     if flavour == "judge":
-        return _TOP_LEVEL + _GRADER + (
-            _calibration(spec), Entry("CHANGELOG.md"), Entry("requirements*.txt"), Entry("Dockerfile"),
-            Entry(".dockerignore"),
-            Entry("reference/*.py", required=True), Entry("starter/*.py", required=True),
-            Entry("starter/*.ipynb"), Entry("testcases/*/*.json", required=True), _PRACTICE_CASES,
-            Entry("submissions/*/*.py"), Entry("submissions/*/*.ipynb"),
-            Entry("schemas/*.json"), Entry("docs/**/*.md"), Entry("docs/**/*.png"), Entry("docs/**/*.svg"),
-            Entry("tests/**/*.py"), Entry("tests/**/*.ipynb"), Entry("tests/data/*.json"),
-            *(Entry(f"tests/golden/**/*.{ext}") for ext in ("json", "txt", "xml", "md", "ansi", "csv")),
-            Entry("scripts/*.sh"), Entry("scripts/*.py"), Entry(".ci/*"))
+        return (
+            _TOP_LEVEL
+            + _GRADER
+            + (
+                _calibration(spec),
+                Entry("CHANGELOG.md"),
+                Entry("requirements*.txt"),
+                Entry("Dockerfile"),
+                Entry(".dockerignore"),
+                Entry("reference/*.py", required=True),
+                Entry("starter/*.py", required=True),
+                Entry("starter/*.ipynb"),
+                Entry("testcases/*/*.json", required=True),
+                _PRACTICE_CASES,
+                Entry("submissions/*/*.py"),
+                Entry("submissions/*/*.ipynb"),
+                Entry("schemas/*.json"),
+                Entry("docs/**/*.md"),
+                Entry("docs/**/*.png"),
+                Entry("docs/**/*.svg"),
+                Entry("tests/**/*.py"),
+                Entry("tests/**/*.ipynb"),
+                Entry("tests/data/*.json"),
+                *(Entry(f"tests/golden/**/*.{ext}") for ext in ("json", "txt", "xml", "md", "ansi", "csv")),
+                Entry("scripts/*.sh"),
+                Entry("scripts/*.py"),
+                Entry(".ci/*"),
+            )
+        )
     if flavour == "practice":
         visible = tuple(Entry(f"testcases/{g.name}/*.json", required=True) for g in spec.groups if g.visible)
-        return _TOP_LEVEL + _GRADER + visible + (
-            _PRACTICE_CASES, _calibration(spec), Entry("starter/*.py", required=True), Entry("starter/*.ipynb"),
-            Entry("schemas/*.json"), *(Entry(p) for p in _LEARNER_DOCS))
+        return (
+            _TOP_LEVEL
+            + _GRADER
+            + visible
+            + (
+                _PRACTICE_CASES,
+                _calibration(spec),
+                Entry("starter/*.py", required=True),
+                Entry("starter/*.ipynb"),
+                Entry("schemas/*.json"),
+                *(Entry(p) for p in _LEARNER_DOCS),
+            )
+        )
     raise PackError(f"unknown flavour {flavour!r} (use {' or '.join(FLAVOURS)})")
 
 
@@ -117,8 +160,9 @@ def select_files(root: Path, entries: Sequence[Entry]) -> list[str]:
             except ValueError:
                 raise PackError(f"{entry.pattern!r} reaches outside the bundle") from None
             parts = rel.parts
-            if "__pycache__" in parts or any(p.startswith(".") and not _hidden_part_allowed(p, entry.pattern)
-                                             for p in parts):
+            if "__pycache__" in parts or any(
+                p.startswith(".") and not _hidden_part_allowed(p, entry.pattern) for p in parts
+            ):
                 continue
             if path.is_symlink() or any((root / Path(*parts[:i])).is_symlink() for i in range(1, len(parts))):
                 raise PackError(f"{rel.as_posix()} is a symbolic link: archives hold regular files only")
@@ -131,6 +175,7 @@ def select_files(root: Path, entries: Sequence[Entry]) -> list[str]:
 
 
 # --- writing reproducible archives -------------------------------------------------------
+
 
 def archive_stem(spec: ProblemSpec, flavour: str) -> str:
     return f"{spec.id}-{spec.version}-{flavour}"
@@ -152,8 +197,10 @@ def tar_gz_bytes(prefix: str, manifest: Manifest, root: Path, sources: Mapping[s
     (`sources`: archive path -> bundle path for renamed files)."""
     sources = sources or {}
     buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=COMPRESSLEVEL, mtime=0) as gz, \
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=COMPRESSLEVEL, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.USTAR_FORMAT) as tar,
+    ):
         data = manifest.to_json().encode("utf-8")
         tar.addfile(_tar_info(f"{prefix}/{MANIFEST_NAME}", len(data), False), io.BytesIO(data))
         for rec in manifest.files:
@@ -162,9 +209,15 @@ def tar_gz_bytes(prefix: str, manifest: Manifest, root: Path, sources: Mapping[s
     return buf.getvalue()
 
 
-def write_tar_gz(dest: Path, prefix: str, manifest: Manifest, root: Path,
-                 sources: Mapping[str, str] | None = None, force: bool = False,
-                 protected: Sequence[Path] = ()) -> None:
+def write_tar_gz(
+    dest: Path,
+    prefix: str,
+    manifest: Manifest,
+    root: Path,
+    sources: Mapping[str, str] | None = None,
+    force: bool = False,
+    protected: Sequence[Path] = (),
+) -> None:
     """The archive written to `dest` by problem/safe_write.py's rules (WriteRefused if it may not be)."""
     write_file(dest, tar_gz_bytes(prefix, manifest, root, sources), force, protected)
 
@@ -177,8 +230,10 @@ class PackResult:
 
     def summary(self) -> str:
         m = self.manifest
-        return (f"wrote {self.path} ({len(m.files)} files, {m.total_bytes / 1e6:.2f} MB unpacked, "
-                f"{self.path.stat().st_size / 1e6:.2f} MB packed)\nsha256 {self.sha256}")
+        return (
+            f"wrote {self.path} ({len(m.files)} files, {m.total_bytes / 1e6:.2f} MB unpacked, "
+            f"{self.path.stat().st_size / 1e6:.2f} MB packed)\nsha256 {self.sha256}"
+        )
 
 
 def pack(bundle: Bundle, flavour: str, out_dir: Path, force: bool = False) -> PackResult:
@@ -197,7 +252,7 @@ def pack(bundle: Bundle, flavour: str, out_dir: Path, force: bool = False) -> Pa
     dest = out_dir / f"{stem}.tar.gz"
     try:
         make_output_folder(out_dir, protected)
-        problem = target_problem(dest, force, protected)      # refused before the archive is built
+        problem = target_problem(dest, force, protected)  # refused before the archive is built
         if problem:
             raise WriteRefused(problem)
         write_tar_gz(dest, stem, manifest, bundle.root, sources, force, protected)

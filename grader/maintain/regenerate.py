@@ -5,6 +5,7 @@ mistakes' outputs on the samples (testcases/mistakes-sample.json, used for
 fingerprints in the practice archive) come from feedback/. Composing the two
 here keeps the problem model free of feedback imports.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,6 +32,8 @@ def check_testcases(bundle: Bundle) -> list[str]:
     if not path.is_file():
         problems.append(f"{path.relative_to(bundle.root)}: missing")
     elif path.read_bytes() != text.encode("utf-8"):
-        problems.append(f"{path.relative_to(bundle.root)}: differs from a fresh regeneration"
-                        f" ({first_difference(path.read_bytes(), text)})")
+        problems.append(
+            f"{path.relative_to(bundle.root)}: differs from a fresh regeneration"
+            f" ({first_difference(path.read_bytes(), text)})"
+        )
     return problems

@@ -10,6 +10,7 @@ Examples are printed as the exercise page prints them: nested lists without
 spaces, outputs rounded to 6 decimals with trailing zeros stripped (`1`,
 `2.729574`).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,6 +37,7 @@ class StatementError(ValueError):
 @dataclass(frozen=True)
 class BlockDiff:
     """One generated block whose text in statement.md is not what would be generated."""
+
     name: str
     source: str
     current: str
@@ -43,6 +45,7 @@ class BlockDiff:
 
 
 # --- number and array formatting ----------------------------------------------
+
 
 def format_output_number(v: float) -> str:
     """Round to 6 decimals, strip trailing zeros (and the point): 1.0 -> '1', -0.0 -> '0'."""
@@ -87,12 +90,20 @@ def example_output(case: TestCase) -> str:
 
 # --- generated blocks -----------------------------------------------------------
 
+
 def render_examples(spec: ProblemSpec, samples: list[TestCase]) -> str:
     out = []
     for i, case in enumerate(samples, 1):
-        out += [f"### Example {i}", "", "```text",
-                f"Input: {example_input(case)}", "",
-                f"Output: {example_output(case)}", "```", ""]
+        out += [
+            f"### Example {i}",
+            "",
+            "```text",
+            f"Input: {example_input(case)}",
+            "",
+            f"Output: {example_output(case)}",
+            "```",
+            "",
+        ]
         if case.explanation:
             out += [f"Explanation: {case.explanation}", ""]
     return "\n".join(out).rstrip("\n")
@@ -105,40 +116,43 @@ def _sci(v: float) -> str:
 
 def render_comparison(spec: ProblemSpec, samples: list[TestCase]) -> str:
     c = spec.comparison
-    return "\n".join([
-        "Every element of your result must satisfy",
-        "",
-        "$$",
-        r"\lvert z_{\text{yours}} - z_{\text{expected}} \rvert \le \text{atol} + "
-        r"\text{rtol} \cdot \lvert z_{\text{expected}} \rvert",
-        "$$",
-        "",
-        f"with **rtol = {_sci(c.rtol)}** and **atol = {_sci(c.atol)}**. "
-        "The shape must match exactly (nothing is broadcast), and NaN or infinity never matches "
-        "anything, not even a NaN.",
-    ])
+    return "\n".join(
+        [
+            "Every element of your result must satisfy",
+            "",
+            "$$",
+            r"\lvert z_{\text{yours}} - z_{\text{expected}} \rvert \le \text{atol} + "
+            r"\text{rtol} \cdot \lvert z_{\text{expected}} \rvert",
+            "$$",
+            "",
+            f"with **rtol = {_sci(c.rtol)}** and **atol = {_sci(c.atol)}**. "
+            "The shape must match exactly (nothing is broadcast), and NaN or infinity never matches "
+            "anything, not even a NaN.",
+        ]
+    )
 
 
 def render_limits(spec: ProblemSpec, samples: list[TestCase]) -> str:
     lim, cal = spec.limits, spec.time_calibration
-    return "\n".join([
-        f"- **Time:** {lim.time_per_test_s:g} s of CPU time per test, as measured on the calibration "
-        f"machine. The grader scales the limit to the speed of the machine it runs on: it times a fixed "
-        f"workload once a run uses more than {SCALE_BOUNDS[0]:g} × the limit or is stopped by a limit (no "
-        f"machine's limit is lower, so a faster run is within the limit anywhere); the verdict JSON's "
-        f"`limits` shows the limit used. Time spent sleeping or waiting "
-        f"counts against a wall-clock limit of {lim.wall_factor:g} × the CPU limit + 1 s. A whole "
-        f"grading run stops after {lim.total_time_s:g} s.",
-        f"- **Memory:** {lim.memory_mib} MiB of address space on top of what Python with NumPy "
-        "already uses.",
-        f"- **Output:** the returned array may be at most {lim.output_mib} MiB. Printing is allowed "
-        f"but useless (only the first {lim.captured_output_kib} KiB per test are kept, for visible "
-        f"tests only); printing more than {lim.output_flood_mib} MiB is Output Limit Exceeded.",
-        f"- **Source:** one file of at most {lim.source_kib} KiB.",
-        f"- The time limit is at least {cal.safety_factor:g} × the time of the slowest of the "
-        "bundle's accepted solutions, one with Python loops over batch, heads and tokens, so any "
-        "reasonable NumPy solution is far inside it.",
-    ])
+    return "\n".join(
+        [
+            f"- **Time:** {lim.time_per_test_s:g} s of CPU time per test, as measured on the calibration "
+            f"machine. The grader scales the limit to the speed of the machine it runs on: it times a fixed "
+            f"workload once a run uses more than {SCALE_BOUNDS[0]:g} × the limit or is stopped by a limit (no "
+            f"machine's limit is lower, so a faster run is within the limit anywhere); the verdict JSON's "
+            f"`limits` shows the limit used. Time spent sleeping or waiting "
+            f"counts against a wall-clock limit of {lim.wall_factor:g} × the CPU limit + 1 s. A whole "
+            f"grading run stops after {lim.total_time_s:g} s.",
+            f"- **Memory:** {lim.memory_mib} MiB of address space on top of what Python with NumPy already uses.",
+            f"- **Output:** the returned array may be at most {lim.output_mib} MiB. Printing is allowed "
+            f"but useless (only the first {lim.captured_output_kib} KiB per test are kept, for visible "
+            f"tests only); printing more than {lim.output_flood_mib} MiB is Output Limit Exceeded.",
+            f"- **Source:** one file of at most {lim.source_kib} KiB.",
+            f"- The time limit is at least {cal.safety_factor:g} × the time of the slowest of the "
+            "bundle's accepted solutions, one with Python loops over batch, heads and tokens, so any "
+            "reasonable NumPy solution is far inside it.",
+        ]
+    )
 
 
 def render_imports(spec: ProblemSpec, samples: list[TestCase]) -> str:
@@ -146,19 +160,23 @@ def render_imports(spec: ProblemSpec, samples: list[TestCase]) -> str:
     packages = ", ".join(f"`{p}`" for p in imp.packages)
     excluded = ", ".join(f"`{m}`" for m in imp.exclude)
     stdlib = ", ".join(f"`{m}`" for m in imp.stdlib)
-    return "\n".join([
-        f"- {packages} and all of its submodules except {excluded};",
-        f"- from the standard library: {stdlib}.",
-        "",
-        "Any other import (for example `os`, `sys`, `subprocess`, `scipy` or `torch`) is a "
-        "compilation error, reported before your code runs.",
-    ])
+    return "\n".join(
+        [
+            f"- {packages} and all of its submodules except {excluded};",
+            f"- from the standard library: {stdlib}.",
+            "",
+            "Any other import (for example `os`, `sys`, `subprocess`, `scipy` or `torch`) is a "
+            "compilation error, reported before your code runs.",
+        ]
+    )
 
 
 def render_test_data(spec: ProblemSpec, samples: list[TestCase]) -> str:
     c = spec.constraints
-    ranges = ", ".join(f"${lo} \\le {k if k != 'num_heads' else 'H'} \\le {hi}$"
-                       for k, (lo, hi) in ((k, c[k]) for k in ("B", "N", "D", "M", "num_heads")))
+    ranges = ", ".join(
+        f"${lo} \\le {k if k != 'num_heads' else 'H'} \\le {hi}$"
+        for k, (lo, hi) in ((k, c[k]) for k in ("B", "N", "D", "M", "num_heads"))
+    )
     lines = [
         f"Every test satisfies {ranges}, $D$ divisible by $H$, and every input value is finite "
         f"with magnitude at most {c['max_abs_input']:g}.",
@@ -168,13 +186,15 @@ def render_test_data(spec: ProblemSpec, samples: list[TestCase]) -> str:
     ]
     for g in spec.groups:
         lines.append(f"| `{g.name}` | {'yes' if g.visible else 'no'} | {g.points} | {g.description} |")
-    lines += ["", f"A group earns its points only when all of its tests pass "
-                  f"(maximum score {spec.max_score}).",
-              "",
-              "A visible **practice set** (`--tests practice`) has the same groups as the hidden tests, "
-              f"generated by the same recipes from the public seed {spec.practice_seed}, with the expected "
-              "outputs included: use it to find your mistakes offline. It earns no points and never "
-              "replaces the hidden tests."]
+    lines += [
+        "",
+        f"A group earns its points only when all of its tests pass (maximum score {spec.max_score}).",
+        "",
+        "A visible **practice set** (`--tests practice`) has the same groups as the hidden tests, "
+        f"generated by the same recipes from the public seed {spec.practice_seed}, with the expected "
+        "outputs included: use it to find your mistakes offline. It earns no points and never "
+        "replaces the hidden tests.",
+    ]
     return "\n".join(lines)
 
 
@@ -200,8 +220,9 @@ def _span(text: str, name: str) -> tuple[int, int]:
     """Start and end offsets of the body between the markers of block `name`."""
     begin, end = _begin(name), _end(name)
     if text.count(begin) != 1 or text.count(end) != 1:
-        raise StatementError(f"statement.md must contain exactly one pair of markers for block "
-                             f"'{name}': {begin!r} ... {end!r}")
+        raise StatementError(
+            f"statement.md must contain exactly one pair of markers for block '{name}': {begin!r} ... {end!r}"
+        )
     start = text.index(begin) + len(begin)
     stop = text.index(end)
     if stop < start:

@@ -19,6 +19,7 @@ are comparable with the tolerance on one axis. The bar a tolerance must meet:
     tol * MARGIN <= min over wrong submissions of (largest error on hidden cases)
     every wrong submission fails at least one hidden case
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -40,9 +41,9 @@ MARGIN = 100.0
 
 @dataclass(frozen=True)
 class Implementation:
-    name: str                # how it appears in the tables, e.g. "accepted/einsum_style"
+    name: str  # how it appears in the tables, e.g. "accepted/einsum_style"
     honest: bool
-    catalogue: bool          # a wrong submission whose id is in reference/variants.MISTAKES
+    catalogue: bool  # a wrong submission whose id is in reference/variants.MISTAKES
     fn: Callable[..., object]
 
 
@@ -50,9 +51,9 @@ class Implementation:
 class CaseError:
     case: str
     hidden: bool
-    error: float             # the metric above; inf when the output cannot pass at any tolerance
-    passes: bool             # under the tolerance in problem.yaml (values.compare's verdict)
-    note: str = ""           # why the error is infinite, when it is
+    error: float  # the metric above; inf when the output cannot pass at any tolerance
+    passes: bool  # under the tolerance in problem.yaml (values.compare's verdict)
+    note: str = ""  # why the error is infinite, when it is
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Row:
 @dataclass(frozen=True)
 class SetEvidence:
     """One set of cases (the published one, or a set generated from a seed)."""
+
     label: str
     rows: tuple[Row, ...]
     n_cases: int
@@ -117,7 +119,7 @@ class Evidence:
     tol: float
     rtol: float
     atol: float
-    sets: tuple[SetEvidence, ...]       # the published set first
+    sets: tuple[SetEvidence, ...]  # the published set first
     machine: tuple[tuple[str, str], ...]
 
     @property
@@ -137,9 +139,11 @@ class Evidence:
                 out.append(f"{s.label}: max honest error {s.honest_max:.3g} x {MARGIN:g} > tol {_g(self.tol)}")
             if self.tol * MARGIN > s.wrong_min:
                 tightest = s.tightest_wrong
-                assert tightest is not None   # s.wrong is not empty
-                out.append(f"{s.label}: tol {_g(self.tol)} x {MARGIN:g} > largest hidden error "
-                           f"{s.wrong_min:.3g} of {tightest.name}")
+                assert tightest is not None  # s.wrong is not empty
+                out.append(
+                    f"{s.label}: tol {_g(self.tol)} x {MARGIN:g} > largest hidden error "
+                    f"{s.wrong_min:.3g} of {tightest.name}"
+                )
             out += [f"{s.label}: {name} fails no hidden case" for name in s.uncaught]
             out += [f"{s.label}: honest {name} fails a case" for name in s.honest_failing]
         return out
@@ -161,9 +165,10 @@ class Evidence:
 
 # --- the populations -------------------------------------------------------------------
 
+
 def _load_function(path: Path, function: str) -> Callable[..., object]:
     spec = importlib.util.spec_from_file_location(f"_vit_tolerance_{path.parent.name}_{path.stem}", path)
-    assert spec is not None and spec.loader is not None   # a .py file: the source loader
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     found: Callable[..., object] = getattr(module, function)
@@ -175,18 +180,28 @@ def implementations(bundle: Bundle) -> list[Implementation]:
     function = bundle.spec.function
     reference = bundle.load_reference_module()
     variants = bundle.load_reference_module("variants")
-    honest = [Implementation("reference/solution (float64)", True, False, getattr(reference, function)),
-              Implementation("reference/variants block(Variant())", True, False,
-                             lambda *args: variants.block(*args, v=variants.Variant()))]
-    honest += [Implementation(f"accepted/{p.stem}", True, False, _load_function(p, function))
-               for p in sorted((bundle.submissions / "accepted").glob("*.py"))]
-    wrong = [Implementation(f"wrong_answer/{p.stem}", False, p.stem in variants.MISTAKES,
-                            _load_function(p, function))
-             for p in sorted((bundle.submissions / "wrong_answer").glob("*.py"))]
+    honest = [
+        Implementation("reference/solution (float64)", True, False, getattr(reference, function)),
+        Implementation(
+            "reference/variants block(Variant())",
+            True,
+            False,
+            lambda *args: variants.block(*args, v=variants.Variant()),
+        ),
+    ]
+    honest += [
+        Implementation(f"accepted/{p.stem}", True, False, _load_function(p, function))
+        for p in sorted((bundle.submissions / "accepted").glob("*.py"))
+    ]
+    wrong = [
+        Implementation(f"wrong_answer/{p.stem}", False, p.stem in variants.MISTAKES, _load_function(p, function))
+        for p in sorted((bundle.submissions / "wrong_answer").glob("*.py"))
+    ]
     return honest + wrong
 
 
 # --- measuring -----------------------------------------------------------------------------
+
 
 def normalised_error(got: np.ndarray, expected: np.ndarray) -> float:
     """Smallest t with |got - expected| <= t + t*|expected| everywhere (inf if not finite)."""
@@ -210,11 +225,13 @@ def case_error(impl: Implementation, case: TestCase, hidden: bool, rtol: float, 
     return CaseError(case.name, hidden, error, passes, "" if math.isfinite(error) else "NaN or inf")
 
 
-def measure_set(label: str, impls: list[Implementation], cases: list[TestCase], hidden_groups: set[str],
-                rtol: float, atol: float) -> SetEvidence:
-    rows = tuple(Row(i.name, i.honest, i.catalogue,
-                     tuple(case_error(i, c, c.group in hidden_groups, rtol, atol) for c in cases))
-                 for i in impls)
+def measure_set(
+    label: str, impls: list[Implementation], cases: list[TestCase], hidden_groups: set[str], rtol: float, atol: float
+) -> SetEvidence:
+    rows = tuple(
+        Row(i.name, i.honest, i.catalogue, tuple(case_error(i, c, c.group in hidden_groups, rtol, atol) for c in cases))
+        for i in impls
+    )
     return SetEvidence(label, rows, len(cases), sum(c.group in hidden_groups for c in cases))
 
 
@@ -233,8 +250,13 @@ def machine_info() -> tuple[tuple[str, str], ...]:
         blas = f"{deps.get('name', '?')} {deps.get('version', '')}".strip()
     except Exception:  # the config layout differs between NumPy versions; it is only informative
         pass
-    return (("python", sys.version.split()[0]), ("numpy", np.__version__), ("blas", blas),
-            ("platform", f"{platform.system()} {platform.machine()}"), ("cpu", cpu))
+    return (
+        ("python", sys.version.split()[0]),
+        ("numpy", np.__version__),
+        ("blas", blas),
+        ("platform", f"{platform.system()} {platform.machine()}"),
+        ("cpu", cpu),
+    )
 
 
 def measure(bundle: Bundle, extra_seeds: int = 0) -> Evidence:
@@ -243,18 +265,26 @@ def measure(bundle: Bundle, extra_seeds: int = 0) -> Evidence:
     rtol, atol = spec.comparison.rtol, spec.comparison.atol
     impls = implementations(bundle)
     hidden = {g.name for g in spec.groups if not g.visible}
-    sets = [measure_set("published testcases/", impls, load_cases(bundle.testcases, bundle.group_names("all")),
-                        hidden, rtol, atol)]
+    sets = [
+        measure_set(
+            "published testcases/", impls, load_cases(bundle.testcases, bundle.group_names("all")), hidden, rtol, atol
+        )
+    ]
     if extra_seeds:
         from ..problem.generate import hidden_cases
+
         reference = bundle.load_reference_module()
         for seed in range(1, extra_seeds + 1):
-            sets.append(measure_set(f"fresh hidden set, seed {seed}", impls,
-                                    hidden_cases(spec, reference, seed), hidden, rtol, atol))
+            sets.append(
+                measure_set(
+                    f"fresh hidden set, seed {seed}", impls, hidden_cases(spec, reference, seed), hidden, rtol, atol
+                )
+            )
     return Evidence(max(rtol, atol), rtol, atol, tuple(sets), machine_info())
 
 
 # --- figures in text --------------------------------------------------------------------------
+
 
 def _g(v: float) -> str:
     """5e-08 -> 5e-8."""

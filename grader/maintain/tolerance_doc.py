@@ -3,6 +3,7 @@
 `render_table` is what `python -m grader tolerance` prints; `render_doc` the whole page,
 which `--write` writes (`write_doc`).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,40 +22,58 @@ def _e(v: float) -> str:
 def render_table(ev: Evidence) -> str:
     """Markdown tables: honest max errors, each wrong submission's largest hidden error, the bar."""
     s = ev.published
-    lines = [f"Tolerance in problem.yaml: rtol = {_g(ev.rtol)}, atol = {_g(ev.atol)}. "
-             f"Published set: {s.n_cases} cases, {s.n_hidden} hidden.", "",
-             "| honest implementation | max error (all cases) | worst case |", "|---|---|---|"]
+    lines = [
+        f"Tolerance in problem.yaml: rtol = {_g(ev.rtol)}, atol = {_g(ev.atol)}. "
+        f"Published set: {s.n_cases} cases, {s.n_hidden} hidden.",
+        "",
+        "| honest implementation | max error (all cases) | worst case |",
+        "|---|---|---|",
+    ]
     for r in s.honest:
         w = r.worst(hidden_only=False)
         lines.append(f"| {r.name} | {_e(w.error)} | {w.case} |")
-    lines += ["", "| wrong submission | catalogue | largest hidden error | worst hidden case | hidden cases failed |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| wrong submission | catalogue | largest hidden error | worst hidden case | hidden cases failed |",
+        "|---|---|---|---|---|",
+    ]
     for r in sorted(s.wrong, key=lambda r: r.worst(hidden_only=True).error):
         w = r.worst(hidden_only=True)
-        lines.append(f"| {r.name} | {'yes' if r.catalogue else 'no'} | {_e(w.error)} | {w.case} | "
-                     f"{r.hidden_failures()}/{r.hidden_total} |")
+        lines.append(
+            f"| {r.name} | {'yes' if r.catalogue else 'no'} | {_e(w.error)} | {w.case} | "
+            f"{r.hidden_failures()}/{r.hidden_total} |"
+        )
     lines += [""]
     if len(ev.sets) > 1:
-        lines += ["| case set | max honest error | tightest wrong submission | its largest hidden error | "
-                  "wrong submissions failing no hidden case |", "|---|---|---|---|---|"]
+        lines += [
+            "| case set | max honest error | tightest wrong submission | its largest hidden error | "
+            "wrong submissions failing no hidden case |",
+            "|---|---|---|---|---|",
+        ]
         for st in ev.sets:
-            lines.append(f"| {st.label} | {_e(st.honest_max)} | "
-                         f"{st.tightest_wrong.name if st.tightest_wrong else '-'} | "
-                         f"{_e(st.wrong_min)} | {', '.join(st.uncaught) or 'none'} |")
+            lines.append(
+                f"| {st.label} | {_e(st.honest_max)} | "
+                f"{st.tightest_wrong.name if st.tightest_wrong else '-'} | "
+                f"{_e(st.wrong_min)} | {', '.join(st.uncaught) or 'none'} |"
+            )
         lines.append("")
     lo = max(st.honest_max for st in ev.sets)
     hi = min(st.wrong_min for st in ev.sets)
-    lines.append(f"Bar (margin {MARGIN:g}x on both sides): max honest {lo:.2e} -> margin "
-                 f"{ev.tol / lo if lo else math.inf:.0f}x; tightest mistake {hi:.2e} -> margin "
-                 f"{hi / ev.tol:.0f}x.")
+    lines.append(
+        f"Bar (margin {MARGIN:g}x on both sides): max honest {lo:.2e} -> margin "
+        f"{ev.tol / lo if lo else math.inf:.0f}x; tightest mistake {hi:.2e} -> margin "
+        f"{hi / ev.tol:.0f}x."
+    )
     problems = ev.problems()
     if problems:
         lines += ["", "BAR NOT MET:"] + [f"- {p}" for p in problems]
         if 0 < lo < hi < math.inf:
             lines.append(f"- a tolerance in the geometric middle of the gap would be {_g(ev.suggested_tol)}")
     else:
-        lines.append("BAR MET: every honest implementation passes every case and every wrong submission "
-                     "fails at least one hidden case, each with the margin above.")
+        lines.append(
+            "BAR MET: every honest implementation passes every case and every wrong submission "
+            "fails at least one hidden case, each with the margin above."
+        )
     return "\n".join(lines)
 
 
@@ -113,8 +132,10 @@ independent per-head formulation `reference/variants.block(..., Variant())`. Wro
 every file in `submissions/wrong_answer/` (catalogue = its id is in
 `reference/variants.MISTAKES`; `unknown_*` files are mistakes outside the catalogue).
 All are run in-process on all {s.n_cases} published cases ({s.n_hidden} hidden){
-f", and on {len(ev.sets) - 1} freshly generated hidden sets (what `--secret-seed` grading uses)"
-if len(ev.sets) > 1 else ""}.
+        f", and on {len(ev.sets) - 1} freshly generated hidden sets (what `--secret-seed` grading uses)"
+        if len(ev.sets) > 1
+        else ""
+    }.
 
 {render_table(ev)}
 

@@ -4,6 +4,7 @@ It streams the archive (a gzip bomb cannot exhaust memory), accepts only regular
 folders below one top-level folder, with relative paths and size caps (Caps), and writes
 them itself, never through tarfile's extraction.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -22,6 +23,7 @@ from .manifest import CHUNK, ArchiveRejected
 @dataclass(frozen=True)
 class Caps:
     """Bounds on what an archive may unpack to (the real bundle is ~5 MB in ~100 files)."""
+
     file_bytes: int = 64 << 20
     total_bytes: int = 512 << 20
     members: int = 20_000
@@ -45,7 +47,7 @@ class _CappedReader(io.RawIOBase):
         self.count += len(data)
         if self.count > self._cap:
             raise ArchiveRejected(f"the archive unpacks to more than {_size(self._cap)}")
-        buf[:len(data)] = data
+        buf[: len(data)] = data
         return len(data)
 
 
@@ -89,7 +91,7 @@ def _write_member(tar: tarfile.TarFile, m: tarfile.TarInfo, dest: Path) -> None:
     except FileExistsError:
         raise ArchiveRejected(f"member {m.name!r} appears twice") from None
     src = tar.extractfile(m)
-    assert src is not None   # a regular file's member
+    assert src is not None  # a regular file's member
     left = m.size
     with os.fdopen(fd, "wb") as out:
         while left:
@@ -159,5 +161,3 @@ def safe_unpack(archive: Path, dest: Path, caps: Caps = Caps()) -> Path:
     if top is None:
         raise ArchiveRejected("the archive is empty")
     return dest / top
-
-

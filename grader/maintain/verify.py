@@ -14,6 +14,7 @@ Kattis has no folder for compilation errors; `compile_error/` is checked here
 as well, because a grader that wrongly rejects or accepts a file before
 running it is as much a bundle bug as a wrong verdict.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,7 +49,7 @@ class BundleCheck:
     name: str
     ok: bool
     detail: str
-    blocking: bool = True     # a failed blocking check makes judging pointless
+    blocking: bool = True  # a failed blocking check makes judging pointless
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,10 @@ class ExpectedSubmission:
 @dataclass(frozen=True)
 class Judgement:
     """One grading run of one submission, reduced to what verify needs."""
+
     verdict: str
     time_factor: float
-    cpu_limit_s: float | None      # None when nothing ran (CE before the sandbox)
+    cpu_limit_s: float | None  # None when nothing ran (CE before the sandbox)
     slowest_s: float | None
     slowest_case: str | None
     summary: str
@@ -86,13 +88,17 @@ class SubmissionCheck:
         out = []
         want = self.submission.expected
         if self.at_limit.verdict != self.at_margin.verdict:
-            out.append(f"time-sensitive: {self.at_limit.verdict} at the limit, {self.at_margin.verdict} "
-                       f"at {self.at_margin.time_factor:g}x the limit")
+            out.append(
+                f"time-sensitive: {self.at_limit.verdict} at the limit, {self.at_margin.verdict} "
+                f"at {self.at_margin.time_factor:g}x the limit"
+            )
         if self.at_limit.verdict != want:
             out.append(f"expected {want}, got {self.at_limit.verdict}: {self.at_limit.summary}")
         elif self.at_margin.verdict != want:
-            out.append(f"expected {want} at {self.at_margin.time_factor:g}x the limit too, got "
-                       f"{self.at_margin.verdict}: {self.at_margin.summary}")
+            out.append(
+                f"expected {want} at {self.at_margin.time_factor:g}x the limit too, got "
+                f"{self.at_margin.verdict}: {self.at_margin.summary}"
+            )
         return tuple(out)
 
     @property
@@ -104,14 +110,13 @@ class SubmissionCheck:
 class VerifyReport:
     bundle_checks: tuple[BundleCheck, ...]
     submissions: tuple[SubmissionCheck, ...]
-    problems: tuple[str, ...]          # folder-level problems (no accepted submission, unknown folder)
+    problems: tuple[str, ...]  # folder-level problems (no accepted submission, unknown folder)
     time_limit_s: float
     margin_factor: float
 
     @property
     def ok(self) -> bool:
-        return (all(c.ok for c in self.bundle_checks) and not self.problems
-                and all(s.ok for s in self.submissions))
+        return all(c.ok for c in self.bundle_checks) and not self.problems and all(s.ok for s in self.submissions)
 
     @property
     def judged(self) -> bool:
@@ -119,6 +124,7 @@ class VerifyReport:
 
 
 # --- bundle checks -------------------------------------------------------------------
+
 
 def _check(name: str, fn: Callable[[], list[str]], ok_detail: str, blocking: bool = True) -> BundleCheck:
     try:
@@ -145,11 +151,15 @@ def calibration_problems(bundle: Bundle) -> list[str]:
     spec = bundle.spec
     out = []
     if not math.isclose(limit, spec.limits.time_per_test_s):
-        out.append(f"problem.yaml limits.time_per_test_s = {spec.limits.time_per_test_s:g} but {path.name} "
-                   f"derived {limit:g}: run `python -m grader calibrate --write`")
+        out.append(
+            f"problem.yaml limits.time_per_test_s = {spec.limits.time_per_test_s:g} but {path.name} "
+            f"derived {limit:g}: run `python -m grader calibrate --write`"
+        )
     if not math.isclose(probe, spec.time_calibration.probe_time_s):
-        out.append(f"problem.yaml time_calibration.probe_time_s = {spec.time_calibration.probe_time_s:g} but "
-                   f"{path.name} measured {probe:g}: run `python -m grader calibrate --write`")
+        out.append(
+            f"problem.yaml time_calibration.probe_time_s = {spec.time_calibration.probe_time_s:g} but "
+            f"{path.name} measured {probe:g}: run `python -m grader calibrate --write`"
+        )
     return out
 
 
@@ -157,20 +167,32 @@ def check_bundle(bundle: Bundle) -> list[BundleCheck]:
     """problem.yaml, validator, regeneration and calibration, in that order."""
     from ..problem.validate import validate_directory
     from .regenerate import check_testcases
+
     groups = bundle.group_names("all")
     n_cases = sum(1 for g in groups for _ in (bundle.testcases / g).glob("*.json"))
     return [
         BundleCheck("problem.yaml", True, f"loads under the strict schema ({bundle.spec.id} {bundle.spec.version})"),
-        _check("validator", lambda: validate_directory(bundle.testcases, bundle.spec, groups),
-               f"all {n_cases} test cases satisfy the constraints"),
-        _check("regeneration", lambda: check_testcases(bundle),
-               "testcases/ is byte-identical to a fresh regeneration from the published seed"),
-        _check("calibration", lambda: calibration_problems(bundle),
-               f"{bundle.spec.time_calibration.file} agrees with problem.yaml", blocking=False),
+        _check(
+            "validator",
+            lambda: validate_directory(bundle.testcases, bundle.spec, groups),
+            f"all {n_cases} test cases satisfy the constraints",
+        ),
+        _check(
+            "regeneration",
+            lambda: check_testcases(bundle),
+            "testcases/ is byte-identical to a fresh regeneration from the published seed",
+        ),
+        _check(
+            "calibration",
+            lambda: calibration_problems(bundle),
+            f"{bundle.spec.time_calibration.file} agrees with problem.yaml",
+            blocking=False,
+        ),
     ]
 
 
 # --- submissions -----------------------------------------------------------------------
+
 
 def find_submissions(bundle: Bundle) -> tuple[list[ExpectedSubmission], list[str]]:
     """Every judged file under submissions/, and folder-level problems."""
@@ -183,8 +205,10 @@ def find_submissions(bundle: Bundle) -> tuple[list[ExpectedSubmission], list[str
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))):
         expected = EXPECTED_VERDICTS.get(folder.name)
         if expected is None:
-            problems.append(f"submissions/{folder.name}/ is not a known verdict folder "
-                            f"({', '.join(EXPECTED_VERDICTS)}): its files are not judged")
+            problems.append(
+                f"submissions/{folder.name}/ is not a known verdict folder "
+                f"({', '.join(EXPECTED_VERDICTS)}): its files are not judged"
+            )
             continue
         for path in sorted(folder.iterdir()):
             if path.is_file() and path.suffix in SUBMISSION_SUFFIXES:
@@ -196,17 +220,20 @@ def find_submissions(bundle: Bundle) -> tuple[list[ExpectedSubmission], list[str
 
 def _judgement(report: GradeReport, time_factor: float) -> Judgement:
     timed = [c for c in report.tests if c.time_s is not None]
-    slowest = max(timed, key=lambda c: c.time_s or 0.0, default=None)   # each has a time_s
-    return Judgement(verdict=report.verdict, time_factor=time_factor,
-                     cpu_limit_s=report.limits.cpu_s if report.limits is not None and not report.limits.pending
-                     else None,
-                     slowest_s=slowest.time_s if slowest else None,
-                     slowest_case=slowest.name if slowest else None,
-                     summary=report.summary.splitlines()[0] if report.summary else "")
+    slowest = max(timed, key=lambda c: c.time_s or 0.0, default=None)  # each has a time_s
+    return Judgement(
+        verdict=report.verdict,
+        time_factor=time_factor,
+        cpu_limit_s=report.limits.cpu_s if report.limits is not None and not report.limits.pending else None,
+        slowest_s=slowest.time_s if slowest else None,
+        slowest_case=slowest.name if slowest else None,
+        summary=report.summary.splitlines()[0] if report.summary else "",
+    )
 
 
-def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "auto",
-                     cases: list[TestCase] | None = None) -> SubmissionCheck:
+def judge_submission(
+    bundle: Bundle, sub: ExpectedSubmission, isolation: str = "auto", cases: list[TestCase] | None = None
+) -> SubmissionCheck:
     """Grade `sub` at the limit and at tle_margin x the limit, stopping at the first failure.
 
     Both runs use one reading of the speed probe, so the second limit is exactly
@@ -227,8 +254,15 @@ def judge_submission(bundle: Bundle, sub: ExpectedSubmission, isolation: str = "
         # The first non-AC case decides the verdict, so the rest need not run
         # (a TLE submission would otherwise burn the limit on every case).
         # One worker each: --jobs already runs submissions side by side.
-        options = GradeOptions(tests="all", isolation=isolation, time_factor=factor,
-                               stop_after_failure=True, diagnose=False, probe_s=probe, second_worker=False)
+        options = GradeOptions(
+            tests="all",
+            isolation=isolation,
+            time_factor=factor,
+            stop_after_failure=True,
+            diagnose=False,
+            probe_s=probe,
+            second_worker=False,
+        )
         try:
             runs.append(_judgement(grade(bundle, sub.path, options, cases), factor))
         except SubmissionUnreadable as exc:
@@ -242,12 +276,18 @@ def _schedule(subs: Sequence[ExpectedSubmission]) -> list[ExpectedSubmission]:
     return sorted(subs, key=lambda s: weight.get(s.expected, 5))
 
 
-def verify(bundle: Bundle, jobs: int = 2, only: str | None = None, isolation: str = "auto",
-           progress: Callable[[SubmissionCheck], None] | None = None) -> VerifyReport:
+def verify(
+    bundle: Bundle,
+    jobs: int = 2,
+    only: str | None = None,
+    isolation: str = "auto",
+    progress: Callable[[SubmissionCheck], None] | None = None,
+) -> VerifyReport:
     """Check the bundle, then judge every expected-verdict submission (two at a time by default)."""
     if bundle.flavour != "judge":
-        raise BundleError("verify needs the judge bundle (reference/, hidden cases and submissions/); "
-                          "this is the practice archive")
+        raise BundleError(
+            "verify needs the judge bundle (reference/, hidden cases and submissions/); this is the practice archive"
+        )
     checks = tuple(check_bundle(bundle))
     subs, problems = find_submissions(bundle)
     if only:
@@ -263,10 +303,15 @@ def verify(bundle: Bundle, jobs: int = 2, only: str | None = None, isolation: st
             if progress is not None:
                 progress(check)
             return check
+
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             results = list(pool.map(run, _schedule(subs)))
         order = {s.path: i for i, s in enumerate(subs)}
         results.sort(key=lambda c: order[c.submission.path])
-    return VerifyReport(bundle_checks=checks, submissions=tuple(results), problems=tuple(problems),
-                        time_limit_s=bundle.spec.limits.time_per_test_s,
-                        margin_factor=bundle.spec.time_calibration.tle_margin)
+    return VerifyReport(
+        bundle_checks=checks,
+        submissions=tuple(results),
+        problems=tuple(problems),
+        time_limit_s=bundle.spec.limits.time_per_test_s,
+        margin_factor=bundle.spec.time_calibration.tle_margin,
+    )

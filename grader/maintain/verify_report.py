@@ -2,6 +2,7 @@
 its verdicts at 1x and at the margin, each failure, the accepted submissions' headroom, and
 the outcome line (maintain/verify.py does the checking).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,11 +16,12 @@ def _time(j: Judgement) -> str:
 
 def accepted_margin(report: VerifyReport) -> tuple[float, float] | None:
     """(slowest accepted case time, the CPU limit it ran under), from the runs at the limit."""
-    acc = [s.at_limit for s in report.submissions
-           if s.submission.folder == "accepted" and s.at_limit.slowest_s is not None]
+    acc = [
+        s.at_limit for s in report.submissions if s.submission.folder == "accepted" and s.at_limit.slowest_s is not None
+    ]
     if not acc:
         return None
-    worst = max(acc, key=lambda j: j.slowest_s or 0.0)   # each has a slowest_s
+    worst = max(acc, key=lambda j: j.slowest_s or 0.0)  # each has a slowest_s
     assert worst.slowest_s is not None
     return worst.slowest_s, worst.cpu_limit_s or 0.0
 
@@ -46,8 +48,16 @@ def _submission_lines(report: VerifyReport, root: Path) -> list[str]:
     m = f"{report.margin_factor:g}x"
     rows = [("submission", "expected", "got", f"got@{m}", "slowest case", "result")]
     for s in report.submissions:
-        rows.append((s.submission.display(root), s.submission.expected, s.at_limit.verdict,
-                     s.at_margin.verdict, _time(s.at_limit), "OK" if s.ok else "FAIL"))
+        rows.append(
+            (
+                s.submission.display(root),
+                s.submission.expected,
+                s.at_limit.verdict,
+                s.at_margin.verdict,
+                _time(s.at_limit),
+                "OK" if s.ok else "FAIL",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [""]
     for r in rows:
@@ -62,8 +72,10 @@ def _submission_lines(report: VerifyReport, root: Path) -> list[str]:
     if margin is not None and margin[1]:
         slowest, limit = margin
         lines.append("")
-        lines.append(f"  slowest accepted case: {slowest:.3f} s of CPU time against a limit of {limit:.3f} s "
-                     f"here ({limit / slowest:.1f}x headroom)")
+        lines.append(
+            f"  slowest accepted case: {slowest:.3f} s of CPU time against a limit of {limit:.3f} s "
+            f"here ({limit / slowest:.1f}x headroom)"
+        )
     return lines
 
 
@@ -72,9 +84,13 @@ def _outcome(report: VerifyReport) -> str:
     n = len(report.submissions)
     bad = sum(not s.ok for s in report.submissions)
     if report.ok:
-        return (f"verify: OK ({n} submissions got their folder's verdict at 1x and "
-                f"{report.margin_factor:g}x the time limit)")
-    what = [f"{bad} of {n} submissions failed" if bad else "",
-            "bundle checks failed" if not all(c.ok for c in report.bundle_checks) else "",
-            f"{len(report.problems)} folder problem(s)" if report.problems else ""]
+        return (
+            f"verify: OK ({n} submissions got their folder's verdict at 1x and "
+            f"{report.margin_factor:g}x the time limit)"
+        )
+    what = [
+        f"{bad} of {n} submissions failed" if bad else "",
+        "bundle checks failed" if not all(c.ok for c in report.bundle_checks) else "",
+        f"{len(report.problems)} folder problem(s)" if report.problems else "",
+    ]
     return "verify: FAILED (" + "; ".join(w for w in what if w) + ")"

@@ -21,6 +21,7 @@ interface page gives for `message` ("if the value contains multibyte
 characters, the effective max length is smaller", so the cap is on UTF-8
 bytes).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,14 +45,14 @@ OUTPUT_LIMIT = 500
 TRUNCATION_NOTICE = "\nOutput was truncated. Please limit to 500 chars"
 MESSAGE_LIMIT_BYTES = 65535
 TEST_CODE_LIMIT_BYTES = 65535
-CONFIG_LIMIT_BYTES = 1 << 20   # .meta/config.json is a few hundred bytes; a bigger one is not read whole
+CONFIG_LIMIT_BYTES = 1 << 20  # .meta/config.json is a few hundred bytes; a bigger one is not read whole
 
 
 def truncate_output(text: str) -> str:
     """At most 500 characters, the notice included."""
     if len(text) <= OUTPUT_LIMIT:
         return text
-    return text[:OUTPUT_LIMIT - len(TRUNCATION_NOTICE)] + TRUNCATION_NOTICE
+    return text[: OUTPUT_LIMIT - len(TRUNCATION_NOTICE)] + TRUNCATION_NOTICE
 
 
 def cap_bytes(text: str, limit: int = MESSAGE_LIMIT_BYTES) -> str:
@@ -60,7 +61,7 @@ def cap_bytes(text: str, limit: int = MESSAGE_LIMIT_BYTES) -> str:
     if len(data) <= limit:
         return text
     marker = "\n[... truncated]"
-    return data[:limit - len(marker.encode())].decode("utf-8", errors="ignore") + marker
+    return data[: limit - len(marker.encode())].decode("utf-8", errors="ignore") + marker
 
 
 def _status(c: CaseResult) -> str:
@@ -93,8 +94,9 @@ def case_test_code(case: TestCase, spec: ProblemSpec, file_name: str | None = No
     lines.append(f"z = {spec.function}({', '.join(INPUT_ORDER)})")
     if case.expected is not None:
         lines.append(f"expected = {_literal(case.expected)}")
-        lines.append(f"np.testing.assert_allclose(z, expected, rtol={spec.comparison.rtol:g}, "
-                     f"atol={spec.comparison.atol:g})")
+        lines.append(
+            f"np.testing.assert_allclose(z, expected, rtol={spec.comparison.rtol:g}, atol={spec.comparison.atol:g})"
+        )
     return "\n".join(lines)
 
 
@@ -107,8 +109,9 @@ def diagnosis_text(r: GradeReport) -> str:
     return "\n".join(parts)
 
 
-def _test(c: CaseResult, spec: ProblemSpec | None, cases: Mapping[str, TestCase], file_name: str | None,
-          diagnosis: str = "") -> dict[str, Any]:
+def _test(
+    c: CaseResult, spec: ProblemSpec | None, cases: Mapping[str, TestCase], file_name: str | None, diagnosis: str = ""
+) -> dict[str, Any]:
     out: dict[str, Any] = {"name": c.name, "status": _status(c)}
     if c.verdict != "AC":
         message = f"{c.verdict} ({VERDICT_NAMES.get(c.verdict, c.verdict)}): {c.message}"
@@ -123,22 +126,27 @@ def _test(c: CaseResult, spec: ProblemSpec | None, cases: Mapping[str, TestCase]
     return out
 
 
-def exercism_results(r: GradeReport, spec: ProblemSpec | None = None,
-                     cases: Mapping[str, TestCase] | None = None) -> dict[str, Any]:
+def exercism_results(
+    r: GradeReport, spec: ProblemSpec | None = None, cases: Mapping[str, TestCase] | None = None
+) -> dict[str, Any]:
     """The results.json document; `cases` (visible ones) give each test its test_code."""
     if r.compile.verdict != "OK" and all(c.check == "compile" for c in r.tests):
         message = f"{VERDICT_NAMES.get(r.compile.verdict, r.compile.verdict)}: {r.compile.message}"
         return {"version": VERSION, "status": "error", "message": cap_bytes(message), "tests": []}
     if r.verdict == "JE" and all(c.verdict == "JE" for c in r.tests):
-        return {"version": VERSION, "status": "error", "message": cap_bytes(f"Judging error: {r.summary}"),
-                "tests": []}
+        return {"version": VERSION, "status": "error", "message": cap_bytes(f"Judging error: {r.summary}"), "tests": []}
     status = "pass" if r.tests and all(c.verdict == "AC" for c in r.tests) else "fail"
     file_name = r.submission.file if r.submission else None
     first_failing = next((c.name for c in r.tests if c.verdict != "AC"), None)
     diagnosis = diagnosis_text(r)
-    return {"version": VERSION, "status": status, "message": None,
-            "tests": [_test(c, spec, cases or {}, file_name, diagnosis if c.name == first_failing else "")
-                      for c in r.tests]}
+    return {
+        "version": VERSION,
+        "status": status,
+        "message": None,
+        "tests": [
+            _test(c, spec, cases or {}, file_name, diagnosis if c.name == first_failing else "") for c in r.tests
+        ],
+    }
 
 
 def exercism_error(reason: str, solution_dir: Path | None = None) -> dict[str, Any]:
@@ -173,7 +181,7 @@ def find_solution(input_dir: Path, slug: str, entry_file: str) -> Path:
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         pass
     for name in (entry_file, slug.replace("-", "_") + ".py"):
-        if os.path.lexists(input_dir / name):   # a symlink too: the grader then says what it is
+        if os.path.lexists(input_dir / name):  # a symlink too: the grader then says what it is
             return input_dir / name
     return input_dir / entry_file
 
@@ -187,6 +195,7 @@ def render_error(reason: str, solution_dir: Path | None = None) -> str:
 
 
 # --- the registry's record (registry.py) ---------------------------------------------------
+
 
 def _render(report: GradeReport, ctx: Rendering) -> str:
     return render(report, ctx.bundle.spec, visible_cases(ctx.bundle))

@@ -14,6 +14,7 @@ copy, by that grader module's definitions (`included`), which is why such a
 module imports nothing. In the repository the program imports the module, so
 it runs and type-checks as it is.
 """
+
 from __future__ import annotations
 
 import ast
@@ -86,7 +87,7 @@ def _set_config(text: str, config: Mapping[str, object], name: str) -> str:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "CONFIG":
             lines = text.splitlines(keepends=True)
             line = f"CONFIG: {ast.unparse(node.annotation)} = {dict(config)!r}\n"
-            return "".join([*lines[:node.lineno - 1], line, *lines[node.end_lineno or node.lineno:]])
+            return "".join([*lines[: node.lineno - 1], line, *lines[node.end_lineno or node.lineno :]])
     raise ExportError(f"programs/{name}.py has no CONFIG assignment")
 
 
@@ -97,13 +98,14 @@ def platform_starter(text: str, how_to_check: str) -> str:
     that does not exist there."""
     tree = ast.parse(text)
     first = tree.body[0] if tree.body else None
-    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)):
+    if not (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    ):
         return text
     title = first.value.value.strip().splitlines()[0]
     body = textwrap.fill(how_to_check, 76)
     lines = text.splitlines(keepends=True)
-    return "".join(lines[:first.lineno - 1]) + f'"""{title}\n\n{body}\n"""\n' + "".join(lines[first.end_lineno:])
+    return "".join(lines[: first.lineno - 1]) + f'"""{title}\n\n{body}\n"""\n' + "".join(lines[first.end_lineno :])
 
 
 def _checked(rel: str) -> PurePosixPath:
@@ -129,9 +131,8 @@ def write_export(out_dir: Path, files: Mapping[str, ExportFile], protected: Sequ
         for rel, f in rels:
             dest = out_dir.joinpath(*rel.parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                         0o600)
-            os.fchmod(fd, 0o755 if f.executable else 0o644)   # exact, whatever the umask
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            os.fchmod(fd, 0o755 if f.executable else 0o644)  # exact, whatever the umask
             with os.fdopen(fd, "wb") as fh:
                 fh.write(f.data)
             written.append(dest)

@@ -9,6 +9,7 @@ Each platform's own module holds the format and the export and registers
 them (registry.py); this module only checks the name, and for an export the
 output path, then dispatches through the registry.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -20,8 +21,14 @@ from ..problem.safe_write import WriteRefused, folder_problem, make_output_folde
 from .files import ExportError
 from .registry import EXPORT_PLATFORMS, PLATFORM_FORMATS, Exported, ExportTarget, Platform, Rendering, platform
 
-__all__ = ["EXPORT_PLATFORMS", "PLATFORM_FORMATS", "Exported", "export_platform", "render_platform",
-           "render_platform_error"]
+__all__ = [
+    "EXPORT_PLATFORMS",
+    "PLATFORM_FORMATS",
+    "Exported",
+    "export_platform",
+    "render_platform",
+    "render_platform_error",
+]
 
 
 def _results_platform(fmt: str) -> Platform:
@@ -30,11 +37,12 @@ def _results_platform(fmt: str) -> Platform:
     return platform(fmt)
 
 
-def render_platform(fmt: str, report: GradeReport, bundle: Bundle, elapsed_s: float | None = None,
-                    timestamp: datetime | None = None) -> str:
+def render_platform(
+    fmt: str, report: GradeReport, bundle: Bundle, elapsed_s: float | None = None, timestamp: datetime | None = None
+) -> str:
     """The report in one platform's format."""
     render = _results_platform(fmt).render
-    assert render is not None          # LISTED says it has one; tests/test_formats.py checks
+    assert render is not None  # LISTED says it has one; tests/test_formats.py checks
     return render(report, Rendering(bundle, elapsed_s, timestamp))
 
 
@@ -45,8 +53,9 @@ def render_platform_error(fmt: str, bundle: Bundle, submission: Path, reason: st
     return render_error(Rendering(bundle), Path(submission), reason)
 
 
-def export_platform(platform_name: str, bundle: Bundle, out: Path | None = None, zip_file: bool = False,
-                    force: bool = False) -> Exported:
+def export_platform(
+    platform_name: str, bundle: Bundle, out: Path | None = None, zip_file: bool = False, force: bool = False
+) -> Exported:
     """Write `platform_name`'s package into `out`, a new or empty folder (default dist/<id>-<version>-<platform>).
 
     `zip_file` (Gradescope only, the `export-gradescope` spelling): `out` names the zip itself, which
@@ -60,7 +69,7 @@ def export_platform(platform_name: str, bundle: Bundle, out: Path | None = None,
     spec = bundle.spec
     stem = f"{spec.id}-{spec.version}-{platform_name}"
     try:
-        if out is None:     # the default's folder, dist/, is made; a folder the user names must exist
+        if out is None:  # the default's folder, dist/, is made; a folder the user names must exist
             out = make_output_folder(bundle.root / "dist") / (stem + (".zip" if zip_file else ""))
         out = Path(out)
         protected = bundle.own_parts()

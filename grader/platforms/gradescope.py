@@ -29,6 +29,7 @@ student's files in /autograder/submission; run_autograder must leave
 AUTOGRADER_* environment variables so the same scripts run in a test.
 The zip is reproducible: sorted entries, fixed timestamps and modes.
 """
+
 from __future__ import annotations
 
 import io
@@ -48,8 +49,8 @@ from .registry import Exported, ExportTarget, Platform, Rendering
 from .uploads import unlocated_reason, upload_files
 
 VISIBLE, HIDDEN = "visible", "after_published"
-STDOUT_CHARS = 2000          # captured output shown per visible failing case
-MESSAGE_CHARS = 4000         # one case's message
+STDOUT_CHARS = 2000  # captured output shown per visible failing case
+MESSAGE_CHARS = 4000  # one case's message
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # pack.FIXED_MTIME: the earliest time a zip entry can hold
 
 
@@ -78,14 +79,16 @@ def _group_test(g: GroupResult, cases: list[CaseResult], number: int) -> dict[st
         head += "Hidden group: inputs, expected values and your output are not shown.\n"
     body = "\n".join(ln for c in cases for ln in case_lines(c))
     # Gradescope's statistics group tests by name across submissions: keep it free of results.
-    return {"name": f"{g.name}: {g.description}" if g.description else g.name,
-            "number": str(number),
-            "score": g.score,
-            "max_score": g.points,
-            "status": "passed" if g.verdict == "AC" else "failed",
-            "output": head + "\n" + body,
-            "output_format": "text",
-            "visibility": VISIBLE if g.visible else HIDDEN}
+    return {
+        "name": f"{g.name}: {g.description}" if g.description else g.name,
+        "number": str(number),
+        "score": g.score,
+        "max_score": g.points,
+        "status": "passed" if g.verdict == "AC" else "failed",
+        "output": head + "\n" + body,
+        "output_format": "text",
+        "visibility": VISIBLE if g.visible else HIDDEN,
+    }
 
 
 def _top_output(r: GradeReport) -> str:
@@ -108,8 +111,10 @@ def _top_output(r: GradeReport) -> str:
         nxt = "the visible tests pass; the hidden groups decide the rest of the score."
     lines.append(f"Next: {nxt}")
     if hidden:
-        lines.append(f"{len(hidden)} hidden groups ({sum(g.points for g in hidden)} points) were graded too; "
-                     "their results appear when your instructor publishes the grades.")
+        lines.append(
+            f"{len(hidden)} hidden groups ({sum(g.points for g in hidden)} points) were graded too; "
+            "their results appear when your instructor publishes the grades."
+        )
     return "\n".join(lines)
 
 
@@ -120,44 +125,66 @@ def _diagnosis_test(r: GradeReport) -> dict[str, Any] | None:
     text = "\n".join(str(r.diagnosis[k]) for k in ("summary", "next_step") if r.diagnosis.get(k))
     if not text:
         return None
-    return {"name": "diagnosis", "status": "failed", "output": text, "output_format": "text",
-            "visibility": HIDDEN}
+    return {"name": "diagnosis", "status": "failed", "output": text, "output_format": "text", "visibility": HIDDEN}
 
 
 def gradescope_results(r: GradeReport, elapsed_s: float | None = None) -> dict[str, Any]:
     """The results.json document for one grading run."""
-    tests = [_group_test(g, [c for c in r.tests if c.group == g.name], i)
-             for i, g in enumerate(r.groups, start=1)]
+    tests = [_group_test(g, [c for c in r.tests if c.group == g.name], i) for i, g in enumerate(r.groups, start=1)]
     diagnosis = _diagnosis_test(r)
     if diagnosis is not None:
         tests.append(diagnosis)
-    doc: dict[str, Any] = {"score": r.score, "output": _top_output(r), "output_format": "text",
-                           "test_output_format": "text", "test_name_format": "text",
-                           "stdout_visibility": "hidden"}
+    doc: dict[str, Any] = {
+        "score": r.score,
+        "output": _top_output(r),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "stdout_visibility": "hidden",
+    }
     if elapsed_s is not None:
         doc["execution_time"] = max(0, round(elapsed_s))
     doc["tests"] = tests
-    doc["extra_data"] = {"verdict": r.verdict, "max_score": r.max_score, "bundle": f"{r.bundle_id} {r.bundle_version}",
-                         "grader_version": r.grader_version, "selection": r.selection, "hidden_set": r.hidden_set,
-                         "submission_sha256": r.submission.sha256 if r.submission else None}
+    doc["extra_data"] = {
+        "verdict": r.verdict,
+        "max_score": r.max_score,
+        "bundle": f"{r.bundle_id} {r.bundle_version}",
+        "grader_version": r.grader_version,
+        "selection": r.selection,
+        "hidden_set": r.hidden_set,
+        "submission_sha256": r.submission.sha256 if r.submission else None,
+    }
     return doc
 
 
 def gradescope_error(spec: ProblemSpec, reason: str) -> dict[str, Any]:
     """results.json when the submission cannot be judged at all (no file, a folder, unreadable)."""
     params = ", ".join(spec.parameter_names)
-    return {"score": 0,
-            "output": f"Your submission could not be graded: {reason}\n"
-                      f"Upload one file named {spec.entry_file} that defines {spec.function}({params}).",
-            "output_format": "text", "stdout_visibility": "hidden",
-            "tests": [{"name": "submission found", "status": "failed", "score": 0, "max_score": 0,
-                       "output": reason, "output_format": "text", "visibility": VISIBLE}],
-            "extra_data": {"verdict": None, "max_score": spec.max_score, "bundle": f"{spec.id} {spec.version}"}}
+    return {
+        "score": 0,
+        "output": f"Your submission could not be graded: {reason}\n"
+        f"Upload one file named {spec.entry_file} that defines {spec.function}({params}).",
+        "output_format": "text",
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": "submission found",
+                "status": "failed",
+                "score": 0,
+                "max_score": 0,
+                "output": reason,
+                "output_format": "text",
+                "visibility": VISIBLE,
+            }
+        ],
+        "extra_data": {"verdict": None, "max_score": spec.max_score, "bundle": f"{spec.id} {spec.version}"},
+    }
 
 
 def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
     """run_autograder's results.json when the upload has no one file to grade."""
     from ..problem.bundle import open_bundle
+
     spec = open_bundle(Path(bundle_dir)).spec
     reason = unlocated_reason(spec.entry_file, upload_files(Path(upload)))
     Path(results).write_text(render_error(spec, reason), encoding="utf-8")
@@ -173,13 +200,19 @@ def render_error(spec: ProblemSpec, reason: str) -> str:
 
 # --- the Gradescope autograder zip ------------------------------------------------------
 
+
 def runtime_entries(bundle: Bundle) -> tuple[Entry, ...]:
     """What grading needs: no tests, docs, submissions or scripts (the reference stays: the
     mistake diagnosis and --secret-seed use it; submissions cannot read it in the sandbox)."""
-    return (Entry("problem.yaml", required=True), Entry("requirements.txt", required=True),
-            Entry("grader/**/*.py", required=True), *FINGERPRINT_DATA,
-                  Entry(bundle.spec.time_calibration.file), Entry("reference/*.py", required=True),
-                  Entry("testcases/*/*.json", required=True))
+    return (
+        Entry("problem.yaml", required=True),
+        Entry("requirements.txt", required=True),
+        Entry("grader/**/*.py", required=True),
+        *FINGERPRINT_DATA,
+        Entry(bundle.spec.time_calibration.file),
+        Entry("reference/*.py", required=True),
+        Entry("testcases/*/*.json", required=True),
+    )
 
 
 SETUP_SH = r"""#!/usr/bin/env bash
@@ -296,9 +329,11 @@ def gradescope_zip_members(bundle: Bundle) -> list[tuple[str, bytes, bool]]:
     rels = select_files(bundle.root, runtime_entries(bundle))
     records = file_records(bundle.root, rels)
     manifest = build_manifest(bundle, "gradescope-autograder", records)
-    members = [("setup.sh", SETUP_SH.encode(), True),
-               ("run_autograder", RUN_AUTOGRADER.replace("__ENTRY__", bundle.spec.entry_file).encode(), True),
-               ("bundle/MANIFEST.json", manifest.to_json().encode(), False)]
+    members = [
+        ("setup.sh", SETUP_SH.encode(), True),
+        ("run_autograder", RUN_AUTOGRADER.replace("__ENTRY__", bundle.spec.entry_file).encode(), True),
+        ("bundle/MANIFEST.json", manifest.to_json().encode(), False),
+    ]
     members += [(f"bundle/{r.path}", (bundle.root / r.path).read_bytes(), r.executable) for r in records]
     return sorted(members)
 
@@ -323,6 +358,7 @@ def export_gradescope(bundle: Bundle, dest: Path, force: bool = False) -> Path:
 
 # --- the registry's record (registry.py) ---------------------------------------------------
 
+
 def _render(report: GradeReport, ctx: Rendering) -> str:
     return render(report, ctx.elapsed_s)
 
@@ -334,14 +370,16 @@ def _render_error(ctx: Rendering, submission: Path, reason: str) -> str:
 def _export(target: ExportTarget) -> Exported:
     """The zip itself when `target.zip_file`, else OUT/<stem>.zip in a new or empty folder OUT."""
     if not target.zip_file:
-        write_export(target.out, {})          # the same folder checks as every export
+        write_export(target.out, {})  # the same folder checks as every export
     try:
-        path = export_gradescope(target.bundle, target.out if target.zip_file else target.out / f"{target.stem}.zip",
-                                 target.force)
+        path = export_gradescope(
+            target.bundle, target.out if target.zip_file else target.out / f"{target.stem}.zip", target.force
+        )
     except PackError as exc:
         raise ExportError(str(exc)) from None
-    return Exported(path, f"{path.stat().st_size / 1e6:.2f} MB; upload it as the autograder of a "
-                          "Gradescope programming assignment")
+    return Exported(
+        path, f"{path.stat().st_size / 1e6:.2f} MB; upload it as the autograder of a Gradescope programming assignment"
+    )
 
 
 PLATFORM = Platform("gradescope", _render, _render_error, _export)

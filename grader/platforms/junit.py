@@ -20,6 +20,7 @@ as the Ant schema requires. A visible case's captured output goes into the
 failure text (the Ant schema has no per-testcase system-out); a hidden case's
 never does. Characters XML 1.0 forbids (most control characters) are replaced.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,8 +58,9 @@ def _outcome(c: CaseResult) -> str | None:
 
 
 def _testcase(parent: ET.Element, c: CaseResult, classname: str) -> None:
-    case = ET.SubElement(parent, "testcase", {"name": c.name.split("/", 1)[-1], "classname": classname,
-                                              "time": _seconds(c.time_s)})
+    case = ET.SubElement(
+        parent, "testcase", {"name": c.name.split("/", 1)[-1], "classname": classname, "time": _seconds(c.time_s)}
+    )
     kind = _outcome(c)
     if kind is None:
         return
@@ -72,31 +74,54 @@ def _testcase(parent: ET.Element, c: CaseResult, classname: str) -> None:
     el.text = xml_text(body)
 
 
-def junit_tree(r: GradeReport, elapsed_s: float | None = None, timestamp: datetime | None = None,
-               hostname: str = "localhost") -> ET.Element:
+def junit_tree(
+    r: GradeReport, elapsed_s: float | None = None, timestamp: datetime | None = None, hostname: str = "localhost"
+) -> ET.Element:
     """The <testsuites> element for one grading run."""
     stamp = _timestamp(timestamp)
     total_time = elapsed_s if elapsed_s is not None else sum(c.time_s or 0.0 for c in r.tests)
-    root = ET.Element("testsuites", {
-        "name": f"{r.bundle_id} {r.bundle_version}", "tests": str(len(r.tests)),
-        "failures": str(sum(_outcome(c) == "failure" for c in r.tests)),
-        "errors": str(sum(_outcome(c) == "error" for c in r.tests)), "time": _seconds(total_time)})
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": f"{r.bundle_id} {r.bundle_version}",
+            "tests": str(len(r.tests)),
+            "failures": str(sum(_outcome(c) == "failure" for c in r.tests)),
+            "errors": str(sum(_outcome(c) == "error" for c in r.tests)),
+            "time": _seconds(total_time),
+        },
+    )
     for i, g in enumerate(r.groups):
         cases = [c for c in r.tests if c.group == g.name]
-        suite = ET.SubElement(root, "testsuite", {
-            "name": g.name, "tests": str(len(cases)),
-            "failures": str(sum(_outcome(c) == "failure" for c in cases)),
-            "errors": str(sum(_outcome(c) == "error" for c in cases)), "skipped": "0",
-            "time": _seconds(sum(c.time_s or 0.0 for c in cases)), "timestamp": stamp, "hostname": hostname,
-            "id": str(i), "package": r.bundle_id})
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": g.name,
+                "tests": str(len(cases)),
+                "failures": str(sum(_outcome(c) == "failure" for c in cases)),
+                "errors": str(sum(_outcome(c) == "error" for c in cases)),
+                "skipped": "0",
+                "time": _seconds(sum(c.time_s or 0.0 for c in cases)),
+                "timestamp": stamp,
+                "hostname": hostname,
+                "id": str(i),
+                "package": r.bundle_id,
+            },
+        )
         props = ET.SubElement(suite, "properties")
-        for name, value in (("verdict", g.verdict), ("points", g.points), ("score", g.score),
-                            ("visible", str(g.visible).lower()), ("grader_version", r.grader_version)):
+        for name, value in (
+            ("verdict", g.verdict),
+            ("points", g.points),
+            ("score", g.score),
+            ("visible", str(g.visible).lower()),
+            ("grader_version", r.grader_version),
+        ):
             ET.SubElement(props, "property", {"name": name, "value": str(value)})
         for c in cases:
             _testcase(suite, c, f"{r.bundle_id}.{g.name}")
         ET.SubElement(suite, "system-out").text = xml_text(
-            f"{g.name}: {g.passed}/{g.total} passed, {g.score}/{g.points} points")
+            f"{g.name}: {g.passed}/{g.total} passed, {g.score}/{g.points} points"
+        )
         ET.SubElement(suite, "system-err").text = ""
     return root
 
@@ -106,23 +131,43 @@ def _serialise(root: ET.Element) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def render(r: GradeReport, elapsed_s: float | None = None, timestamp: datetime | None = None,
-           hostname: str = "localhost") -> str:
+def render(
+    r: GradeReport, elapsed_s: float | None = None, timestamp: datetime | None = None, hostname: str = "localhost"
+) -> str:
     return _serialise(junit_tree(r, elapsed_s, timestamp, hostname))
 
 
 def render_error(spec: ProblemSpec, reason: str, timestamp: datetime | None = None) -> str:
     """One errored testcase when the submission cannot be judged at all."""
-    root = ET.Element("testsuites", {"name": f"{spec.id} {spec.version}", "tests": "1", "failures": "0",
-                                     "errors": "1", "time": "0.000"})
-    suite = ET.SubElement(root, "testsuite", {
-        "name": "submission", "tests": "1", "failures": "0", "errors": "1", "skipped": "0", "time": "0.000",
-        "timestamp": _timestamp(timestamp), "hostname": "localhost", "id": "0", "package": spec.id})
+    root = ET.Element(
+        "testsuites",
+        {"name": f"{spec.id} {spec.version}", "tests": "1", "failures": "0", "errors": "1", "time": "0.000"},
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": "submission",
+            "tests": "1",
+            "failures": "0",
+            "errors": "1",
+            "skipped": "0",
+            "time": "0.000",
+            "timestamp": _timestamp(timestamp),
+            "hostname": "localhost",
+            "id": "0",
+            "package": spec.id,
+        },
+    )
     ET.SubElement(suite, "properties")
-    case = ET.SubElement(suite, "testcase", {"name": "submission found", "classname": f"{spec.id}.submission",
-                                             "time": "0.000"})
-    err = ET.SubElement(case, "error", {"message": xml_text(reason.splitlines()[0] if reason else "cannot judge"),
-                                        "type": "cannot-judge"})
+    case = ET.SubElement(
+        suite, "testcase", {"name": "submission found", "classname": f"{spec.id}.submission", "time": "0.000"}
+    )
+    err = ET.SubElement(
+        case,
+        "error",
+        {"message": xml_text(reason.splitlines()[0] if reason else "cannot judge"), "type": "cannot-judge"},
+    )
     err.text = xml_text(reason)
     ET.SubElement(suite, "system-out").text = ""
     ET.SubElement(suite, "system-err").text = ""
@@ -130,6 +175,7 @@ def render_error(spec: ProblemSpec, reason: str, timestamp: datetime | None = No
 
 
 # --- the registry's record (registry.py) ---------------------------------------------------
+
 
 def _render(report: GradeReport, ctx: Rendering) -> str:
     return render(report, ctx.elapsed_s, ctx.timestamp)

@@ -22,6 +22,7 @@ included file whose name matches `main.*` (run/source.py, model/includes.py).
 harness's output format (type, dtype, shape, flat data); the harness never
 reads `.ans`.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,10 @@ SUBMISSION_FOLDERS = ("accepted", "wrong_answer", "time_limit_exceeded", "run_ti
 # Left out, with the reason (docs/platforms.md repeats it). problemtools limits CPU time
 # only (RLIMIT_CPU in run/program.py, no wall clock), so a sleeping submission would hold
 # verifyproblem for its whole sleep; Kattis's own judge does enforce wall time.
-EXCLUDED = {"time_limit_exceeded/sleep.py":
-            "sleeps without using CPU; problemtools enforces CPU time only, "
-            "so it would wait an hour"}
+EXCLUDED = {
+    "time_limit_exceeded/sleep.py": "sleeps without using CPU; problemtools enforces CPU time only, "
+    "so it would wait an hour"
+}
 LANGUAGES_YAML = """\
 # problemtools reads this file from the folder that holds the problem folder
 # (languages.py load_language_config). Its default python3 runs pypy3, which has
@@ -98,8 +100,12 @@ def _json(value: object) -> bytes:
 
 def case_input(case: TestCase) -> bytes:
     """The `.in` file: the arguments only, never the expected output."""
-    return _json({k: (case.inputs[k].tolist() if hasattr(case.inputs[k], "tolist") else int(case.inputs[k]))
-                  for k in INPUT_ORDER})
+    return _json(
+        {
+            k: (case.inputs[k].tolist() if hasattr(case.inputs[k], "tolist") else int(case.inputs[k]))
+            for k in INPUT_ORDER
+        }
+    )
 
 
 def case_answer(case: TestCase) -> bytes:
@@ -122,12 +128,17 @@ def problem_yaml(spec: ProblemSpec) -> bytes:
         "validation": "custom",
         # Kattis memory is the whole process; ours (limits.memory_mib) is what the
         # submission adds to a Python process with NumPy loaded.
-        "limits": {"memory": 1024 + spec.limits.memory_mib, "output": 8,
-                   "time_multiplier": TIME_MULTIPLIER,
-                   "time_safety_margin": spec.time_calibration.tle_margin},
+        "limits": {
+            "memory": 1024 + spec.limits.memory_mib,
+            "output": 8,
+            "time_multiplier": TIME_MULTIPLIER,
+            "time_safety_margin": spec.time_calibration.tle_margin,
+        },
     }
-    head = ("# Kattis problem package (legacy format), exported from "
-            f"{spec.id} {spec.version} by `python -m grader export kattis`.\n")
+    head = (
+        "# Kattis problem package (legacy format), exported from "
+        f"{spec.id} {spec.version} by `python -m grader export kattis`.\n"
+    )
     return (head + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)).encode()
 
 
@@ -138,24 +149,35 @@ def _tex_escape(text: str) -> str:
 def statement_tex(spec: ProblemSpec, markdown: str) -> bytes:
     """The statement, as preformatted text: statement.md is the single source of truth."""
     body = markdown.replace("\\end{verbatim}", "\\end {verbatim}")
-    return (f"\\problemname{{{_tex_escape(spec.title)}}}\n\n"
-            "The statement is reproduced verbatim from the bundle's statement.md.\n\n"
-            f"\\begin{{verbatim}}\n{body}\n\\end{{verbatim}}\n").encode()
+    return (
+        f"\\problemname{{{_tex_escape(spec.title)}}}\n\n"
+        "The statement is reproduced verbatim from the bundle's statement.md.\n\n"
+        f"\\begin{{verbatim}}\n{body}\n\\end{{verbatim}}\n"
+    ).encode()
 
 
 def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
     params = list(spec.parameter_names)
     ints = [p.name for p in spec.parameters if p.type == "int"]
-    harness = {"function": spec.function, "entry_file": spec.entry_file, "parameters": params,
-               "int_parameters": ints, "name_max": NAME_MAX}
+    harness = {
+        "function": spec.function,
+        "entry_file": spec.entry_file,
+        "parameters": params,
+        "int_parameters": ints,
+        "name_max": NAME_MAX,
+    }
     constraints = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in spec.constraints.items()}
     return {
         "include/python3/main.py": ExportFile(program("kattis_harness", harness)),
-        "input_validators/validate/validate.py": ExportFile(program(
-            "kattis_input_validator", {"parameters": params, "constraints": constraints})),
-        "output_validators/check/check.py": ExportFile(program(
-            "kattis_output_validator", {"rtol": spec.comparison.rtol, "atol": spec.comparison.atol,
-                                         "name_max": NAME_MAX})),
+        "input_validators/validate/validate.py": ExportFile(
+            program("kattis_input_validator", {"parameters": params, "constraints": constraints})
+        ),
+        "output_validators/check/check.py": ExportFile(
+            program(
+                "kattis_output_validator",
+                {"rtol": spec.comparison.rtol, "atol": spec.comparison.atol, "name_max": NAME_MAX},
+            )
+        ),
     }
 
 
@@ -192,13 +214,17 @@ def kattis_files(bundle: Bundle) -> dict[str, ExportFile]:
     if bundle.flavour != "judge":
         raise ExportError("the Kattis package needs the judge bundle (the hidden cases and submissions/)")
     spec = bundle.spec
-    problem = {"problem.yaml": ExportFile(problem_yaml(spec)),
-               "problem_statement/problem.en.tex": ExportFile(
-                   statement_tex(spec, bundle.statement.read_text(encoding="utf-8"))),
-               **_programs(spec), **_data(bundle), **_submissions(bundle)}
+    problem = {
+        "problem.yaml": ExportFile(problem_yaml(spec)),
+        "problem_statement/problem.en.tex": ExportFile(
+            statement_tex(spec, bundle.statement.read_text(encoding="utf-8"))
+        ),
+        **_programs(spec),
+        **_data(bundle),
+        **_submissions(bundle),
+    }
     name = shortname(spec)
-    return {"languages.yaml": ExportFile(LANGUAGES_YAML.encode()),
-            **{f"{name}/{rel}": f for rel, f in problem.items()}}
+    return {"languages.yaml": ExportFile(LANGUAGES_YAML.encode()), **{f"{name}/{rel}": f for rel, f in problem.items()}}
 
 
 def export_kattis(bundle: Bundle, out_dir: Path) -> Path:
@@ -209,11 +235,15 @@ def export_kattis(bundle: Bundle, out_dir: Path) -> Path:
 
 # --- the registry's record (registry.py) ---------------------------------------------------
 
+
 def _export(target: ExportTarget) -> Exported:
     path = export_kattis(target.bundle, target.out)
-    return Exported(path, f"check it with `{verify_command(path)}` (PyPI problemtools, with a "
-                          "python3 that has NumPy on PATH: the languages.yaml beside it makes python3 "
-                          "CPython), then upload the folder")
+    return Exported(
+        path,
+        f"check it with `{verify_command(path)}` (PyPI problemtools, with a "
+        "python3 that has NumPy on PATH: the languages.yaml beside it makes python3 "
+        "CPython), then upload the folder",
+    )
 
 
 PLATFORM = Platform("kattis", export=_export)

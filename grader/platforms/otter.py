@@ -22,6 +22,7 @@ requirements.txt (our pinned numpy and PyYAML).
 Points: each sample test gets the sample group's points / its case count, each hidden test
 its group's points, so Otter's total is our score.
 """
+
 from __future__ import annotations
 
 import io
@@ -63,10 +64,14 @@ def _markdown(text: str) -> dict[str, Any]:
 
 
 def _code(text: str, output: str | None = None) -> dict[str, Any]:
-    outputs = [] if output is None else [{"output_type": "execute_result", "execution_count": None,
-                                          "metadata": {}, "data": {"text/plain": [output]}}]
-    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": outputs,
-            "source": _lines(text)}
+    outputs = (
+        []
+        if output is None
+        else [
+            {"output_type": "execute_result", "execution_count": None, "metadata": {}, "data": {"text/plain": [output]}}
+        ]
+    )
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": outputs, "source": _lines(text)}
 
 
 def _array(value: Any) -> str:
@@ -80,14 +85,16 @@ def public_test(case: TestCase, spec: ProblemSpec, index: int) -> str:
     fn = f"_sample_{index}"
     args = "\n".join(f"    {k} = {_array(case.inputs[k])}" for k in INPUT_ORDER)
     rtol, atol = spec.comparison.rtol, spec.comparison.atol
-    return (f"# {case.name}: {case.description}\n"
-            f"def {fn}():\n"
-            f"    import numpy as np\n{args}\n"
-            f"    expected = {_array(case.expected)}\n"
-            f"    z = {spec.function}({', '.join(INPUT_ORDER)})\n"
-            f"    return bool(type(z) is np.ndarray and z.dtype == np.float64 and z.shape == expected.shape\n"
-            f"                and np.all(np.abs(z - expected) <= {atol!r} + {rtol!r} * np.abs(expected)))\n"
-            f"{fn}()\n")
+    return (
+        f"# {case.name}: {case.description}\n"
+        f"def {fn}():\n"
+        f"    import numpy as np\n{args}\n"
+        f"    expected = {_array(case.expected)}\n"
+        f"    z = {spec.function}({', '.join(INPUT_ORDER)})\n"
+        f"    return bool(type(z) is np.ndarray and z.dtype == np.float64 and z.shape == expected.shape\n"
+        f"                and np.all(np.abs(z - expected) <= {atol!r} + {rtol!r} * np.abs(expected)))\n"
+        f"{fn}()\n"
+    )
 
 
 def hidden_test(group: str) -> str:
@@ -95,9 +102,16 @@ def hidden_test(group: str) -> str:
 
 
 def assignment_config(spec: ProblemSpec) -> str:
-    config = {"name": spec.id, "requirements": "requirements.txt", "init_cell": True,
-              "check_all_cell": False, "export_cell": False, "run_tests": True, "generate": True,
-              "autograder_files": [BUNDLE_ZIP, CHECK_MODULE]}
+    config = {
+        "name": spec.id,
+        "requirements": "requirements.txt",
+        "init_cell": True,
+        "check_all_cell": False,
+        "export_cell": False,
+        "run_tests": True,
+        "generate": True,
+        "autograder_files": [BUNDLE_ZIP, CHECK_MODULE],
+    }
     return "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False)
 
 
@@ -108,30 +122,46 @@ def master_notebook(bundle: Bundle) -> dict[str, Any]:
     sample_cases = [c for g in samples for c in load_cases(bundle.testcases, [g.name])]
     if not sample_cases:
         raise ExportError("no visible test case to make a public test from")
-    points = [spec.group(c.group).points / sum(1 for d in sample_cases if d.group == c.group)
-              for c in sample_cases] + [g.points for g in hidden]
-    starter = platform_starter((bundle.root / "starter" / spec.entry_file).read_text(encoding="utf-8"),
-                               f"Read the statement above for the exact conventions, then run "
-                               f"grader.check(\"{QUESTION}\") in the cell below this one.")
+    points = [spec.group(c.group).points / sum(1 for d in sample_cases if d.group == c.group) for c in sample_cases] + [
+        g.points for g in hidden
+    ]
+    starter = platform_starter(
+        (bundle.root / "starter" / spec.entry_file).read_text(encoding="utf-8"),
+        f"Read the statement above for the exact conventions, then run "
+        f'grader.check("{QUESTION}") in the cell below this one.',
+    )
     reference = (bundle.reference_dir / "solution.py").read_text(encoding="utf-8")
     solution = starter.rstrip("\n") + "\n\n# BEGIN SOLUTION\n" + reference.rstrip("\n") + "\n# END SOLUTION\n"
     question = yaml.safe_dump({"name": QUESTION, "points": points}, sort_keys=False)
-    cells = [_raw(assignment_config(spec)),
-             _markdown(bundle.statement.read_text(encoding="utf-8")),
-             _raw("# BEGIN QUESTION\n" + question),
-             _markdown(f"Implement `{spec.function}` in the cell below, then run "
-                       f"`grader.check(\"{QUESTION}\")` to check it on the statement's examples. "
-                       f"The autograder also runs the hidden test groups."),
-             _raw("# BEGIN SOLUTION"), _code(solution), _raw("# END SOLUTION"),
-             _raw("# BEGIN TESTS"),
-             *[_code(public_test(c, spec, i), "True") for i, c in enumerate(sample_cases, start=1)],
-             *[_code(hidden_test(g.name), "True") for g in hidden],
-             _raw("# END TESTS"), _raw("# END QUESTION")]
+    cells = [
+        _raw(assignment_config(spec)),
+        _markdown(bundle.statement.read_text(encoding="utf-8")),
+        _raw("# BEGIN QUESTION\n" + question),
+        _markdown(
+            f"Implement `{spec.function}` in the cell below, then run "
+            f'`grader.check("{QUESTION}")` to check it on the statement\'s examples. '
+            f"The autograder also runs the hidden test groups."
+        ),
+        _raw("# BEGIN SOLUTION"),
+        _code(solution),
+        _raw("# END SOLUTION"),
+        _raw("# BEGIN TESTS"),
+        *[_code(public_test(c, spec, i), "True") for i, c in enumerate(sample_cases, start=1)],
+        *[_code(hidden_test(g.name), "True") for g in hidden],
+        _raw("# END TESTS"),
+        _raw("# END QUESTION"),
+    ]
     for i, cell in enumerate(cells):
-        cell["id"] = f"cell-{i:02d}"      # nbformat 4.5 requires ids; stable ones keep the export reproducible
-    return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                         "language_info": {"name": "python"}}}
+        cell["id"] = f"cell-{i:02d}"  # nbformat 4.5 requires ids; stable ones keep the export reproducible
+    return {
+        "cells": cells,
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+    }
 
 
 def bundle_zip(bundle: Bundle) -> bytes:
@@ -148,12 +178,21 @@ def otter_files(bundle: Bundle) -> dict[str, ExportFile]:
         raise ExportError("the Otter autograder needs the judge bundle (the hidden cases and the reference)")
     spec = bundle.spec
     nb = json.dumps(master_notebook(bundle), indent=1, ensure_ascii=False) + "\n"
-    return {notebook_name(spec): ExportFile(nb.encode()),
-            "requirements.txt": ExportFile((bundle.root / "requirements.txt").read_bytes()),
-            BUNDLE_ZIP: ExportFile(bundle_zip(bundle)),
-            CHECK_MODULE: ExportFile(program("otter_check", {"bundle_zip": BUNDLE_ZIP,
-                                                             "entry_file": spec.entry_file,
-                                                             "timeout_s": int(spec.limits.total_time_s) + 60}))}
+    return {
+        notebook_name(spec): ExportFile(nb.encode()),
+        "requirements.txt": ExportFile((bundle.root / "requirements.txt").read_bytes()),
+        BUNDLE_ZIP: ExportFile(bundle_zip(bundle)),
+        CHECK_MODULE: ExportFile(
+            program(
+                "otter_check",
+                {
+                    "bundle_zip": BUNDLE_ZIP,
+                    "entry_file": spec.entry_file,
+                    "timeout_s": int(spec.limits.total_time_s) + 60,
+                },
+            )
+        ),
+    }
 
 
 def export_otter(bundle: Bundle, out_dir: Path) -> Path:
@@ -164,13 +203,17 @@ def export_otter(bundle: Bundle, out_dir: Path) -> Path:
 
 # --- the registry's record (registry.py) ---------------------------------------------------
 
+
 def _export(target: ExportTarget) -> Exported:
     try:
         path = export_otter(target.bundle, target.out)
     except PackError as exc:
         raise ExportError(str(exc)) from None
-    return Exported(path, f"run `otter assign {path} DIST` (PyPI otter-grader): it checks that the "
-                          "reference scores 100% and writes DIST/student/ and DIST/autograder/")
+    return Exported(
+        path,
+        f"run `otter assign {path} DIST` (PyPI otter-grader): it checks that the "
+        "reference scores 100% and writes DIST/student/ and DIST/autograder/",
+    )
 
 
 PLATFORM = Platform("otter", export=_export)

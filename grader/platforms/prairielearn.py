@@ -27,6 +27,7 @@ image run as root, since the grader host makes /grade a 0700 folder of its own
 user, and the image's unprivileged user could not write there; the grader
 drops the submission's worker to an unprivileged uid itself).
 """
+
 from __future__ import annotations
 
 import html
@@ -44,9 +45,9 @@ from .registry import Exported, ExportTarget, Platform, Rendering
 from .uploads import unlocated_reason, upload_files
 
 ENTRYPOINT = "/usr/local/bin/grade-prairielearn"
-RESULTS_LIMIT = 1024 * 1024          # the grader host's cap on results.json
-OUTPUT_CHARS = 20000                 # per test; keeps the document far below the cap
-TIMEOUT_LIMIT_S = 600                # docs/externalGrading.md: "cannot exceed 600 seconds"
+RESULTS_LIMIT = 1024 * 1024  # the grader host's cap on results.json
+OUTPUT_CHARS = 20000  # per test; keeps the document far below the cap
+TIMEOUT_LIMIT_S = 600  # docs/externalGrading.md: "cannot exceed 600 seconds"
 
 
 def image_name(spec: ProblemSpec) -> str:
@@ -63,16 +64,20 @@ def _test(g: GroupResult, report: GradeReport) -> dict[str, Any]:
     head = f"{g.passed} of {g.total} tests passed; the group earns its {g.points} points only when all pass."
     if not g.visible:
         head += " Hidden group: inputs, expected values and your output are not shown."
-    return {"name": g.name, "description": g.description, "points": g.score, "max_points": g.points,
-            "message": f"{g.verdict} ({VERDICT_NAMES.get(g.verdict, g.verdict)})",
-            "output": _clip(head + "\n" + "\n".join(lines))}
+    return {
+        "name": g.name,
+        "description": g.description,
+        "points": g.score,
+        "max_points": g.points,
+        "message": f"{g.verdict} ({VERDICT_NAMES.get(g.verdict, g.verdict)})",
+        "output": _clip(head + "\n" + "\n".join(lines)),
+    }
 
 
 def not_gradable(reason: str, hint: str = "") -> dict[str, Any]:
     """results.json for a submission that cannot be graded: no points, no attempt charged."""
     message = reason + (f"\n{hint}" if hint else "")
-    return {"gradable": False, "score": 0.0, "message": message, "format_errors": [reason],
-            "output": "", "tests": []}
+    return {"gradable": False, "score": 0.0, "message": message, "format_errors": [reason], "output": "", "tests": []}
 
 
 def prairielearn_results(report: GradeReport) -> dict[str, Any]:
@@ -80,17 +85,26 @@ def prairielearn_results(report: GradeReport) -> dict[str, Any]:
     if report.compile.verdict == "CE":
         return not_gradable(f"Your file could not be run (Compilation Error): {report.compile.message}")
     if report.verdict == "JE":
-        return not_gradable(f"Judging error (a grader fault, not yours): {report.summary}",
-                            "Please tell your instructor; this attempt was not counted.")
-    message = [f"{report.verdict} ({VERDICT_NAMES.get(report.verdict, report.verdict)}): "
-               f"score {report.score}/{report.max_score}. {report.summary}"]
+        return not_gradable(
+            f"Judging error (a grader fault, not yours): {report.summary}",
+            "Please tell your instructor; this attempt was not counted.",
+        )
+    message = [
+        f"{report.verdict} ({VERDICT_NAMES.get(report.verdict, report.verdict)}): "
+        f"score {report.score}/{report.max_score}. {report.summary}"
+    ]
     if report.diagnosis:
         message += [str(report.diagnosis[k]) for k in ("summary", "next_step") if report.diagnosis.get(k)]
     score = report.score / report.max_score if report.max_score else 0.0
-    doc = {"gradable": True, "score": min(1.0, max(0.0, score)), "message": "\n".join(message),
-           "output": "\n".join(f"{g.name}: {g.passed}/{g.total} tests passed, {g.score}/{g.points} points"
-                               for g in report.groups),
-           "tests": [_test(g, report) for g in report.groups]}
+    doc = {
+        "gradable": True,
+        "score": min(1.0, max(0.0, score)),
+        "message": "\n".join(message),
+        "output": "\n".join(
+            f"{g.name}: {g.passed}/{g.total} tests passed, {g.score}/{g.points} points" for g in report.groups
+        ),
+        "tests": [_test(g, report) for g in report.groups],
+    }
     return _within_cap(doc)
 
 
@@ -112,16 +126,21 @@ def render(report: GradeReport) -> str:
 
 def render_error(spec: ProblemSpec, reason: str) -> str:
     params = ", ".join(spec.parameter_names)
-    return render_doc(not_gradable(f"Your submission could not be graded: {reason}",
-                                   f"Submit one file named {spec.entry_file} that defines "
-                                   f"{spec.function}({params})."))
+    return render_doc(
+        not_gradable(
+            f"Your submission could not be graded: {reason}",
+            f"Submit one file named {spec.entry_file} that defines {spec.function}({params}).",
+        )
+    )
 
 
 # --- the question folder --------------------------------------------------------------
 
+
 def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
     """The entry program's results.json when the upload has no one file to grade."""
     from ..problem.bundle import open_bundle  # the entry program calls this alone, in the image
+
     spec = open_bundle(Path(bundle_dir)).spec
     reason = unlocated_reason(spec.entry_file, upload_files(Path(upload)))
     Path(results).write_text(render_error(spec, reason), encoding="utf-8")
@@ -183,8 +202,9 @@ ENTRYPOINT ["{ENTRYPOINT}"]
 
 
 # What the starter's docstring says in PrairieLearn's editor (there is no grader command there).
-STARTER_CHECK = ("Read the statement above for the exact conventions, then press Save & Grade: "
-                 "the external grader runs the tests.")
+STARTER_CHECK = (
+    "Read the statement above for the exact conventions, then press Save & Grade: the external grader runs the tests."
+)
 
 
 def prairielearn_files(bundle: Bundle) -> dict[str, ExportFile]:
@@ -207,6 +227,7 @@ def export_prairielearn(bundle: Bundle, out_dir: Path) -> Path:
 
 # --- the registry's record (registry.py) ---------------------------------------------------
 
+
 def _render(report: GradeReport, ctx: Rendering) -> str:
     return render(report)
 
@@ -217,8 +238,11 @@ def _render_error(ctx: Rendering, submission: Path, reason: str) -> str:
 
 def _export(target: ExportTarget) -> Exported:
     path = export_prairielearn(target.bundle, target.out)
-    return Exported(path, f"copy it into your course's questions/ folder; build and push the grading image "
-                          f"{image_name(target.bundle.spec)} with {path}/image/Dockerfile (docs/platforms.md)")
+    return Exported(
+        path,
+        f"copy it into your course's questions/ folder; build and push the grading image "
+        f"{image_name(target.bundle.spec)} with {path}/image/Dockerfile (docs/platforms.md)",
+    )
 
 
 PLATFORM = Platform("prairielearn", _render, _render_error, _export)

@@ -13,6 +13,7 @@ import: a platform's module, with what it pulls in (PyYAML, the packer), is
 imported only when that platform is used. tests/test_formats.py checks that
 every module's record offers exactly what `LISTED` says.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -28,6 +29,7 @@ from ..problem.bundle import Bundle
 @dataclass(frozen=True)
 class Rendering:
     """What a renderer may read besides the report: the bundle, the run's duration, the time to stamp."""
+
     bundle: Bundle
     elapsed_s: float | None = None
     timestamp: datetime | None = None
@@ -37,6 +39,7 @@ class Rendering:
 class ExportTarget:
     """Where an export goes: `out` (already checked by formats.py), the default file stem
     (<id>-<version>-<platform>), and whether `out` names a zip file that `force` may replace."""
+
     bundle: Bundle
     out: Path
     stem: str
@@ -47,19 +50,21 @@ class ExportTarget:
 @dataclass(frozen=True)
 class Exported:
     """What an export wrote: the main path, and the one line telling the owner what to do with it."""
+
     path: Path
     next_step: str
 
 
 # The one signature of each kind. An export raises files.ExportError with a one-line reason.
 Render = Callable[[GradeReport, Rendering], str]
-RenderError = Callable[[Rendering, Path, str], str]          # (context, submission, reason)
+RenderError = Callable[[Rendering, Path, str], str]  # (context, submission, reason)
 Export = Callable[[ExportTarget], Exported]
 
 
 @dataclass(frozen=True)
 class Platform:
     """One platform as its module registers it."""
+
     name: str
     render: Render | None = None
     render_error: RenderError | None = None
@@ -69,9 +74,10 @@ class Platform:
 @dataclass(frozen=True)
 class Listing:
     """Where a platform's module is and what its record offers (checked against the record by a test)."""
+
     module: str
-    results: bool       # a results format for `grade --format` (render and render_error)
-    exports: bool       # a package for `export`
+    results: bool  # a results format for `grade --format` (render and render_error)
+    exports: bool  # a package for `export`
 
 
 # In the order the command line lists them.

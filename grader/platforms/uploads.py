@@ -6,6 +6,7 @@ file or notebook); when the rule finds none, both explain it in the same
 words from here. Names come from the upload and are shown through
 judging.paths.shown (no control characters, bounded length).
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,10 @@ def unlocated_reason(entry: str, files: list[str]) -> str:
     if len(named) > 1:
         return f"the upload has {len(named)} files named {entry} ({_listed(named)}); keep only one"
     if code:
-        return (f"the upload has {len(code)} Python files or notebooks ({_listed(code)}) and none named {entry}, "
-                "so which one to grade is unclear")
+        return (
+            f"the upload has {len(code)} Python files or notebooks ({_listed(code)}) and none named {entry}, "
+            "so which one to grade is unclear"
+        )
     if files:
         return f"the upload has no {entry} and no other Python file or notebook, only {_listed(files)}"
     return "the upload is empty"

@@ -11,6 +11,7 @@ and `practice` (samples and the visible practice set under
 testcases/practice/<group>/: the hidden groups' recipes from a separate
 public seed; it earns no points and never replaces the hidden set).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from .spec import ProblemSpec, SpecError, load_spec
 
-if TYPE_CHECKING:   # cases imports NumPy: not at import time, so parsing the command line stays light
+if TYPE_CHECKING:  # cases imports NumPy: not at import time, so parsing the command line stays light
     from .cases import TestCase
 
 SELECTIONS = ("sample", "practice", "all")
@@ -31,9 +32,28 @@ SELECTIONS = ("sample", "practice", "all")
 # checks the two agree, plus its VCS data): no command writes an output into one of them, even
 # with --force (problem/safe_write.py). The calibration file and the grader's own source, wherever
 # it is installed, are added by Bundle.own_parts.
-OWN_PARTS = ("problem.yaml", "statement.md", "README.md", "CHANGELOG.md", "pyproject.toml", "Dockerfile",
-             ".dockerignore", "requirements*.txt", "LICENSE*", "reference", "starter", "testcases",
-             "submissions", "schemas", "docs", "tests", "scripts", "grader", ".ci", ".git")
+OWN_PARTS = (
+    "problem.yaml",
+    "statement.md",
+    "README.md",
+    "CHANGELOG.md",
+    "pyproject.toml",
+    "Dockerfile",
+    ".dockerignore",
+    "requirements*.txt",
+    "LICENSE*",
+    "reference",
+    "starter",
+    "testcases",
+    "submissions",
+    "schemas",
+    "docs",
+    "tests",
+    "scripts",
+    "grader",
+    ".ci",
+    ".git",
+)
 
 
 class BundleError(RuntimeError):
@@ -73,12 +93,14 @@ class Bundle:
     @property
     def practice_cases_dir(self) -> Path:
         from .cases import PRACTICE_DIR
+
         return self.testcases / PRACTICE_DIR
 
     def own_parts(self) -> tuple[Path, ...]:
         """The bundle's own files and folders (OWN_PARTS, the calibration file, the grader's source)."""
-        found = [p for pattern in OWN_PARTS
-                 for p in (self.root.glob(pattern) if "*" in pattern else (self.root / pattern,))]
+        found = [
+            p for pattern in OWN_PARTS for p in (self.root.glob(pattern) if "*" in pattern else (self.root / pattern,))
+        ]
         return (*found, self.calibration_file, Path(__file__).resolve().parents[1])
 
     def group_names(self, which: str) -> tuple[str, ...]:
@@ -92,6 +114,7 @@ class Bundle:
     def case_sources(self, which: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """(folder under testcases/, groups) pairs read, in order, for a selection."""
         from .cases import PRACTICE_DIR
+
         visible = self.group_names("sample")
         if which == "practice":
             hidden = tuple(g for g in self.group_names("all") if g not in visible)
@@ -104,8 +127,12 @@ class Bundle:
         `read` reads one case file: cases.read_case by default; grading passes
         case_cache.read_case_cached, which gives the same cases from its cache."""
         from .cases import load_cases, read_case
-        return [c for under, groups in self.case_sources(which)
-                for c in load_cases(self.testcases, groups, under, read or read_case)]
+
+        return [
+            c
+            for under, groups in self.case_sources(which)
+            for c in load_cases(self.testcases, groups, under, read or read_case)
+        ]
 
     def load_reference_module(self, name: str = "solution") -> ModuleType:
         """Import reference/<name>.py by path (trusted code, judge bundle only)."""
@@ -113,7 +140,7 @@ class Bundle:
         if not path.is_file():
             raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
         spec = importlib.util.spec_from_file_location(f"_vit_reference_{name}", path)
-        assert spec is not None and spec.loader is not None   # a .py file: the source loader
+        assert spec is not None and spec.loader is not None  # a .py file: the source loader
         module = importlib.util.module_from_spec(spec)
         # dataclasses (reference/variants.py) look their module up in sys.modules while the
         # class body runs, so the module must be registered before it executes.

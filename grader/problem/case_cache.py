@@ -16,6 +16,7 @@ container) is simply not used, and neither is a folder or an entry that
 another user owns or could write (`trusted`): an entry decides what a grading
 compares against.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -108,9 +109,15 @@ def _encode(case: TestCase) -> bytes:
     arrays = {k: np.ascontiguousarray(case.inputs[k], dtype="<f8") for k in ARRAY_INPUTS}
     if case.expected is not None:
         arrays["expected"] = np.ascontiguousarray(case.expected, dtype="<f8")
-    head = {"name": case.name, "group": case.group, "description": case.description,
-            "explanation": case.explanation, "extra": case.extra, "num_heads": int(case.inputs["num_heads"]),
-            "arrays": [[k, list(a.shape)] for k, a in arrays.items()]}
+    head = {
+        "name": case.name,
+        "group": case.group,
+        "description": case.description,
+        "explanation": case.explanation,
+        "extra": case.extra,
+        "num_heads": int(case.inputs["num_heads"]),
+        "arrays": [[k, list(a.shape)] for k, a in arrays.items()],
+    }
     raw = json.dumps(head, sort_keys=True).encode("utf-8")
     return MAGIC + struct.pack("<Q", len(raw)) + raw + b"".join(a.tobytes() for a in arrays.values())
 
@@ -121,19 +128,28 @@ def _decode(data: bytes) -> TestCase | None:
             return None
         (n,) = struct.unpack_from("<Q", data, len(MAGIC))
         start = len(MAGIC) + 8
-        head = json.loads(data[start:start + n].decode("utf-8"))
+        head = json.loads(data[start : start + n].decode("utf-8"))
         offset, arrays = start + n, {}
         for key, shape in head["arrays"]:
             count = math.prod(shape)
-            arrays[key] = np.frombuffer(data, dtype="<f8", count=count, offset=offset).reshape(shape).astype(
-                np.float64, copy=True)
+            arrays[key] = (
+                np.frombuffer(data, dtype="<f8", count=count, offset=offset)
+                .reshape(shape)
+                .astype(np.float64, copy=True)
+            )
             offset += 8 * count
         if offset != len(data) or set(arrays) - {"expected"} != set(ARRAY_INPUTS):
             return None
         inputs = {"num_heads": int(head["num_heads"]), **{k: arrays[k] for k in ARRAY_INPUTS}}
-        return TestCase(name=str(head["name"]), group=str(head["group"]), description=str(head["description"]),
-                        inputs=inputs, expected=arrays.get("expected"), explanation=str(head["explanation"]),
-                        extra=dict(head["extra"]))
+        return TestCase(
+            name=str(head["name"]),
+            group=str(head["group"]),
+            description=str(head["description"]),
+            inputs=inputs,
+            expected=arrays.get("expected"),
+            explanation=str(head["explanation"]),
+            extra=dict(head["extra"]),
+        )
     except Exception:  # a damaged or foreign entry is a miss, never an error: the JSON decides
         return None
 

@@ -5,6 +5,7 @@ Python's shortest round-trip repr, so every float64 survives a write/read
 cycle bit for bit, and the writer is deterministic (byte-identical output for
 identical arrays), which is what the regeneration check relies on.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ import numpy as np
 FORMAT = "vit-encoder-block/testcase/1"
 ARRAY_INPUTS = ("x", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
 INPUT_ORDER = ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
-PRACTICE_DIR = "practice"    # testcases/practice/<group>/*.json, case names "practice/<group>/<stem>"
+PRACTICE_DIR = "practice"  # testcases/practice/<group>/*.json, case names "practice/<group>/<stem>"
 
 
 class CaseFileError(ValueError):
@@ -31,12 +32,12 @@ class TestCase:
 
     __test__ = False  # not a pytest class
 
-    name: str                      # "<group>/<file stem>", unique in the bundle
+    name: str  # "<group>/<file stem>", unique in the bundle
     group: str
     description: str
-    inputs: dict[str, Any]         # INPUT_ORDER keys; arrays are float64 ndarrays
+    inputs: dict[str, Any]  # INPUT_ORDER keys; arrays are float64 ndarrays
     expected: np.ndarray | None = None
-    explanation: str = ""          # shown with the statement's examples
+    explanation: str = ""  # shown with the statement's examples
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -52,17 +53,18 @@ class TestCase:
 
     def args(self) -> tuple[Any, ...]:
         """Positional arguments for vit_encoder_block, as fresh copies."""
-        return tuple(np.array(self.inputs[k], copy=True) if k in ARRAY_INPUTS
-                     else int(self.inputs[k]) for k in INPUT_ORDER)
+        return tuple(
+            np.array(self.inputs[k], copy=True) if k in ARRAY_INPUTS else int(self.inputs[k]) for k in INPUT_ORDER
+        )
 
     @property
     def dims(self) -> dict[str, int]:
         B, N, D = self.inputs["x"].shape
-        return {"B": B, "N": N, "D": D, "M": self.inputs["W1"].shape[1],
-                "num_heads": int(self.inputs["num_heads"])}
+        return {"B": B, "N": N, "D": D, "M": self.inputs["W1"].shape[1], "num_heads": int(self.inputs["num_heads"])}
 
 
 # --- writing ----------------------------------------------------------------
+
 
 def _num(v: float) -> str:
     r = repr(float(v))
@@ -84,8 +86,7 @@ def case_to_text(case: TestCase) -> str:
     """Serialise a case deterministically (sorted keys, fixed layout, final newline)."""
     if case.expected is None:
         raise CaseFileError(f"{case.name}: a case file must contain its expected output")
-    head = {"format": FORMAT, "name": case.name, "group": case.group,
-            "description": case.description}
+    head = {"format": FORMAT, "name": case.name, "group": case.group, "description": case.description}
     if case.explanation:
         head["explanation"] = case.explanation
     for k, v in sorted(case.extra.items()):
@@ -166,9 +167,15 @@ def case_from_json(raw: Any, where: str) -> TestCase:
     for key in ("name", "group", "description"):
         if not isinstance(raw.get(key), str):
             raise CaseFileError(f"{where}: '{key}' must be a string")
-    return TestCase(name=raw["name"], group=raw["group"], description=raw["description"],
-                    inputs=inputs, expected=expected, explanation=raw.get("explanation", ""),
-                    extra={k: v for k, v in raw.items() if k not in known})
+    return TestCase(
+        name=raw["name"],
+        group=raw["group"],
+        description=raw["description"],
+        inputs=inputs,
+        expected=expected,
+        explanation=raw.get("explanation", ""),
+        extra={k: v for k, v in raw.items() if k not in known},
+    )
 
 
 def case_from_bytes(data: bytes, where: str) -> TestCase:
@@ -202,8 +209,9 @@ def expected_name(path: Path, under: str = "") -> str:
     return f"{under}/{name}" if under else name
 
 
-def load_cases(root: Path, groups: Iterable[str], under: str = "",
-               read: Callable[[Path], TestCase] = read_case) -> list[TestCase]:
+def load_cases(
+    root: Path, groups: Iterable[str], under: str = "", read: Callable[[Path], TestCase] = read_case
+) -> list[TestCase]:
     """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder
     (`read`: read_case, or case_cache.read_case_cached)."""
     cases = []

@@ -14,6 +14,7 @@ bound; expected outputs are finite (problem/validate.py refuses others), so
 the bound always is. It lives in problem/, the lowest layer, because
 judging/ and feedback/ both import it (spec.py parses rtol and atol).
 """
+
 from __future__ import annotations
 
 import numpy as np

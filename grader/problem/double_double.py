@@ -16,6 +16,7 @@ the same operation, with lo = 0. Algorithms: Dekker (1971) and Knuth's
 error-free transformations; Hida, Li and Bailey's QD library for division,
 square root and the order of renormalisation.
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -24,13 +25,13 @@ import numpy as np
 
 Pair = tuple[np.ndarray, np.ndarray]
 
-_SPLITTER = 134217729.0            # 2^27 + 1: Dekker's split into two 26-bit halves
-_SPLIT_LIMIT = 2.0 ** 995          # above this the split's product would overflow
+_SPLITTER = 134217729.0  # 2^27 + 1: Dekker's split into two 26-bit halves
+_SPLIT_LIMIT = 2.0**995  # above this the split's product would overflow
 
 
 def from_fraction(value: Fraction) -> tuple[float, float]:
     """The double-double nearest an exact rational (each part correctly rounded)."""
-    hi = float(value)              # CPython's int/int division is correctly rounded
+    hi = float(value)  # CPython's int/int division is correctly rounded
     return hi, float(value - Fraction(hi))
 
 
@@ -49,16 +50,18 @@ def _three_parts(value: Fraction) -> tuple[float, float, float]:
     return first, second, float(value - Fraction(first) - Fraction(second))
 
 
-_LN2_PARTS = _three_parts(_LN2)   # k * ln 2 to ~160 bits for |k| < 2^11
+_LN2_PARTS = _three_parts(_LN2)  # k * ln 2 to ~160 bits for |k| < 2^11
 _INV_LN2 = float(1 / _LN2)
-_REDUCE_BITS = 10                  # exp's argument is divided by 2^10 before the series
-_EXP_TERMS = tuple(from_fraction(Fraction(1, _factorial)) for _factorial in
-                   (1, 2, 6, 24, 120, 720, 5040, 40320, 362880, 3628800))   # 1/n!, n = 1..10
-_ERF_TERMS = 320                   # series terms for erf on |x| <= _ERF_LIMIT
-_ERF_LIMIT = 9.0                   # beyond it 1 - |erf(x)| < 4.2e-37, below the precision
+_REDUCE_BITS = 10  # exp's argument is divided by 2^10 before the series
+_EXP_TERMS = tuple(
+    from_fraction(Fraction(1, _factorial)) for _factorial in (1, 2, 6, 24, 120, 720, 5040, 40320, 362880, 3628800)
+)  # 1/n!, n = 1..10
+_ERF_TERMS = 320  # series terms for erf on |x| <= _ERF_LIMIT
+_ERF_LIMIT = 9.0  # beyond it 1 - |erf(x)| < 4.2e-37, below the precision
 
 
 # --- error-free transformations -------------------------------------------------------
+
 
 def two_sum(a: np.ndarray, b: np.ndarray) -> Pair:
     """s + e == a + b exactly, s = fl(a + b) (Knuth)."""
@@ -76,11 +79,11 @@ def quick_two_sum(a: np.ndarray, b: np.ndarray) -> Pair:
 def split(a: np.ndarray) -> Pair:
     """a == hi + lo with hi and lo of at most 26 significant bits each (Dekker)."""
     big = np.abs(a) > _SPLIT_LIMIT
-    scaled = np.where(big, a * 2.0 ** -28, a)
+    scaled = np.where(big, a * 2.0**-28, a)
     c = _SPLITTER * scaled
     hi = c - (c - scaled)
     lo = scaled - hi
-    return np.where(big, hi * 2.0 ** 28, hi), np.where(big, lo * 2.0 ** 28, lo)
+    return np.where(big, hi * 2.0**28, hi), np.where(big, lo * 2.0**28, lo)
 
 
 def two_prod(a: np.ndarray, b: np.ndarray, sa: Pair | None = None, sb: Pair | None = None) -> Pair:
@@ -92,6 +95,7 @@ def two_prod(a: np.ndarray, b: np.ndarray, sa: Pair | None = None, sb: Pair | No
 
 
 # --- arithmetic ------------------------------------------------------------------------
+
 
 def finish(hi: np.ndarray, lo: np.ndarray, plain: np.ndarray) -> Pair:
     """Where the result is not finite, the plain float64 result with lo = 0."""
@@ -171,9 +175,10 @@ def _pow2(k: np.ndarray) -> np.ndarray:
 
 # --- exp and friends -------------------------------------------------------------------
 
+
 def _expm1_reduced(r: Pair) -> Pair:
     """expm1(r) for |r| <= ln(2)/2: the series on r/2^10, then expm1(2t) = expm1(t)(2 + expm1(t))."""
-    t = (r[0] * 2.0 ** -_REDUCE_BITS, r[1] * 2.0 ** -_REDUCE_BITS)
+    t = (r[0] * 2.0**-_REDUCE_BITS, r[1] * 2.0**-_REDUCE_BITS)
     acc = _full(t[0], _EXP_TERMS[-1])
     for coefficient in reversed(_EXP_TERMS[:-1]):
         acc = add(mul(acc, t), _full(t[0], coefficient))

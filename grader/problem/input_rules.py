@@ -13,6 +13,7 @@ and on broken ones.
 Each function returns the problems as sentences (an empty list: none), in a
 fixed order; the Kattis validator reports the first.
 """
+
 from __future__ import annotations
 
 # The sizes problem.yaml bounds, in the order they are checked.

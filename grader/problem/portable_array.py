@@ -23,6 +23,7 @@ portable_arithmetic.py. Anything else (a NumPy function called on one of
 these arrays, np.asarray of one) raises TypeError rather than silently
 leaving the fixed arithmetic.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -38,7 +39,8 @@ Index = Any
 
 class PortableArray:
     """Structure shared by both arithmetics; `parts` are float arrays of one shape."""
-    __array_ufunc__ = None            # NumPy defers to our reflected operators, refuses its ufuncs
+
+    __array_ufunc__ = None  # NumPy defers to our reflected operators, refuses its ufuncs
 
     parts: tuple[np.ndarray, ...]
 
@@ -181,11 +183,11 @@ def _lexicographic_max(parts: Sequence[np.ndarray], axis: int, keepdims: bool) -
 
 
 def _columns(a: np.ndarray, j: int) -> np.ndarray:
-    return a[..., :, j:j + 1]
+    return a[..., :, j : j + 1]
 
 
 def _rows(b: np.ndarray, j: int) -> np.ndarray:
-    return b[..., j:j + 1, :]
+    return b[..., j : j + 1, :]
 
 
 class DoubleDoubleArray(PortableArray):
@@ -196,7 +198,7 @@ class DoubleDoubleArray(PortableArray):
         self.lo = None if lo is None else np.asarray(lo, dtype=np.float64)
 
     @property
-    def parts(self) -> tuple[np.ndarray, ...]:     # type: ignore[override]  # read-only here: computed from the fields
+    def parts(self) -> tuple[np.ndarray, ...]:  # type: ignore[override]  # read-only here: computed from the fields
         return (self.hi, self._lo())
 
     def _lo(self) -> np.ndarray:
@@ -250,7 +252,7 @@ def _dd(a: PortableArray) -> DoubleDoubleArray:
     return a
 
 
-_BLOCK_ELEMENTS = 1 << 15      # output elements per block: the temporaries stay in cache
+_BLOCK_ELEMENTS = 1 << 15  # output elements per block: the temporaries stay in cache
 
 
 def _dot2(a: np.ndarray, a_lo: np.ndarray | None, b: np.ndarray, b_lo: np.ndarray | None) -> dd.Pair:
@@ -264,14 +266,13 @@ def _dot2(a: np.ndarray, a_lo: np.ndarray | None, b: np.ndarray, b_lo: np.ndarra
     blocks = []
     for r0 in range(0, a.shape[-2], rows):
         sel = (..., slice(r0, r0 + rows), slice(None))
-        blocks.append(_dot2_block(a[sel], None if a_lo is None else a_lo[sel], (sa[0][sel], sa[1][sel]),
-                                  b, b_lo, sb))
-    return (np.concatenate([blk[0] for blk in blocks], axis=-2),
-            np.concatenate([blk[1] for blk in blocks], axis=-2))
+        blocks.append(_dot2_block(a[sel], None if a_lo is None else a_lo[sel], (sa[0][sel], sa[1][sel]), b, b_lo, sb))
+    return (np.concatenate([blk[0] for blk in blocks], axis=-2), np.concatenate([blk[1] for blk in blocks], axis=-2))
 
 
-def _dot2_block(a: np.ndarray, a_lo: np.ndarray | None, sa: dd.Pair,
-                b: np.ndarray, b_lo: np.ndarray | None, sb: dd.Pair) -> dd.Pair:
+def _dot2_block(
+    a: np.ndarray, a_lo: np.ndarray | None, sa: dd.Pair, b: np.ndarray, b_lo: np.ndarray | None, sb: dd.Pair
+) -> dd.Pair:
     """One block of rows: s + c accumulates the exact products p + e with two_sum, in place."""
     shape = np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
     s, c = np.zeros(shape), np.zeros(shape)
@@ -279,7 +280,7 @@ def _dot2_block(a: np.ndarray, a_lo: np.ndarray | None, sa: dd.Pair,
     for j in range(a.shape[-1]):
         a_j, b_j = _columns(a, j), _rows(b, j)
         ah, al, bh, bl = _columns(sa[0], j), _columns(sa[1], j), _rows(sb[0], j), _rows(sb[1], j)
-        np.multiply(a_j, b_j, out=p)                      # e = ((ah*bh - p) + ah*bl + al*bh) + al*bl
+        np.multiply(a_j, b_j, out=p)  # e = ((ah*bh - p) + ah*bl + al*bh) + al*bl
         np.multiply(ah, bh, out=e)
         e -= p
         for x, y in ((ah, bl), (al, bh), (al, bl)):
@@ -291,13 +292,13 @@ def _dot2_block(a: np.ndarray, a_lo: np.ndarray | None, sa: dd.Pair,
         if b_lo is not None:
             np.multiply(a_j, _rows(b_lo, j), out=t)
             e += t
-        np.add(s, p, out=s2)                              # two_sum(s, p) -> (s2, t)
+        np.add(s, p, out=s2)  # two_sum(s, p) -> (s2, t)
         np.subtract(s2, s, out=bb)
         np.subtract(s2, bb, out=t)
         np.subtract(s, t, out=t)
         np.subtract(p, bb, out=bb)
         t += bb
-        t += e                                            # c = c + (err + e)
+        t += e  # c = c + (err + e)
         c += t
         s, s2 = s2, s
     hi, lo = dd.quick_two_sum(s, c)
@@ -317,7 +318,7 @@ class RoundedArray(PortableArray):
         self.value = np.asarray(value, dtype=self.dtype)
 
     @property
-    def parts(self) -> tuple[np.ndarray, ...]:     # type: ignore[override]  # read-only here: computed from the fields
+    def parts(self) -> tuple[np.ndarray, ...]:  # type: ignore[override]  # read-only here: computed from the fields
         return (self.value,)
 
     def _new(self, parts: Sequence[np.ndarray]) -> PortableArray:
@@ -358,6 +359,7 @@ class RoundedArray(PortableArray):
 
 # --- converting into each arithmetic ----------------------------------------------------------
 
+
 def as_double_double(value: Any, dtype: Any = None) -> DoubleDoubleArray:
     """A double-double array of a float64-exact value (Python ints and floats, float arrays).
 
@@ -367,7 +369,7 @@ def as_double_double(value: Any, dtype: Any = None) -> DoubleDoubleArray:
         return value
     if isinstance(value, PortableArray):
         raise TypeError(f"cannot mix {type(value).__name__} into double-double arithmetic")
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 53:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
         raise ValueError("integer not exactly representable in float64")
     return DoubleDoubleArray(np.asarray(value, dtype=np.float64))
 

@@ -26,6 +26,7 @@ An output folder (`batch --out`, `export --out`, `pack --out`) follows the same 
 path (`folder_problem`, `make_output_folder`): its parent must exist, it is created if absent, and
 it must be a real folder, outside the bundle's parts; what is written into it is the caller's rule.
 """
+
 from __future__ import annotations
 
 import errno
@@ -113,8 +114,9 @@ def target_problem(path: Path, force: bool = False, protected: Iterable[Path] = 
     return None if force else f"{path} exists: not overwritten ({FORCE_HINT})"
 
 
-def write_file(path: Path, data: bytes | str, force: bool = False, protected: Iterable[Path] = (),
-               mode: int = 0o644) -> None:
+def write_file(
+    path: Path, data: bytes | str, force: bool = False, protected: Iterable[Path] = (), mode: int = 0o644
+) -> None:
     """Write `data` (str: as UTF-8) to `path` by the module docstring's rules; WriteRefused if not."""
     path = Path(path)
     protected = tuple(protected)
@@ -147,13 +149,13 @@ _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, er
 
 def _put_in_place(tmp: Path, path: Path, force: bool) -> None:
     if force:
-        problem = target_problem(path, True)    # became a folder or a link meanwhile: still refused
+        problem = target_problem(path, True)  # became a folder or a link meanwhile: still refused
         if problem:
             raise WriteRefused(problem)
         os.replace(tmp, path)
         return
     try:
-        os.link(tmp, path)      # fails if anything at all is at `path` now
+        os.link(tmp, path)  # fails if anything at all is at `path` now
         return
     except FileExistsError:
         raise WriteRefused(target_problem(path) or f"{path} exists: not overwritten ({FORCE_HINT})") from None
@@ -205,7 +207,7 @@ def make_output_folder(path: Path, protected: Iterable[Path] = ()) -> Path:
     try:
         os.mkdir(path, 0o755)
     except FileExistsError:
-        problem = folder_problem(path)     # made meanwhile: still a real folder?
+        problem = folder_problem(path)  # made meanwhile: still a real folder?
         if problem:
             raise WriteRefused(problem) from None
     except OSError as exc:

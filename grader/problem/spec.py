@@ -11,6 +11,7 @@ which scripts/problem_schema.py saves as schemas/problem.schema.json
 (tests/test_schema.py fails when the saved file differs, and checks that the
 loader and the schema agree on valid and broken documents).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,22 @@ from .spec_rules import (
     json_schema,
 )
 
-__all__ = ["PROBLEM_YAML", "AllowedImports", "Comparison", "Feedback", "Group", "Limits", "Parameter", "ProblemSpec",
-           "SpecError", "TimeCalibration", "load_spec", "parse_spec", "problem_schema", "problem_schema_text"]
+__all__ = [
+    "PROBLEM_YAML",
+    "AllowedImports",
+    "Comparison",
+    "Feedback",
+    "Group",
+    "Limits",
+    "Parameter",
+    "ProblemSpec",
+    "SpecError",
+    "TimeCalibration",
+    "load_spec",
+    "parse_spec",
+    "problem_schema",
+    "problem_schema_text",
+]
 
 
 @dataclass(frozen=True)
@@ -134,7 +149,7 @@ class ProblemSpec:
     feedback: Feedback
     generator_seed: int
     groups: tuple[Group, ...]
-    practice_seed: int = 0      # the visible practice set's public seed (tests.practice_seed)
+    practice_seed: int = 0  # the visible practice set's public seed (tests.practice_seed)
 
     def group(self, name: str) -> Group:
         for g in self.groups:
@@ -154,61 +169,110 @@ class ProblemSpec:
 # --- problem.yaml, once: the loader and schemas/problem.schema.json both come from this ---
 
 _ARRAY_DTYPE = "arrays must be float64"
-_PARAMETER = Record({
-    "name": Text(),
-    "type": Choice(("ndarray", "int"), "must be 'ndarray' or 'int', got {value!r}", typed_as=str),
-    "dtype": Choice(("float64",), _ARRAY_DTYPE),
-    "shape": TextList(),
-}, optional=frozenset({"dtype"}), required_when=RequiredWhen("dtype", "type", "ndarray", _ARRAY_DTYPE),
-    def_name="parameter")
-_GROUP = Record({
-    "name": Text(pattern="[a-z0-9_]+", message="use lower-case letters, digits and '_' ({value!r})"),
-    "visible": Boolean(),
-    "points": Integer(minimum=0, message="must be >= 0"),
-    "description": Text(),
-    "exercises": TextList(),
-}, def_name="group")
+_PARAMETER = Record(
+    {
+        "name": Text(),
+        "type": Choice(("ndarray", "int"), "must be 'ndarray' or 'int', got {value!r}", typed_as=str),
+        "dtype": Choice(("float64",), _ARRAY_DTYPE),
+        "shape": TextList(),
+    },
+    optional=frozenset({"dtype"}),
+    required_when=RequiredWhen("dtype", "type", "ndarray", _ARRAY_DTYPE),
+    def_name="parameter",
+)
+_GROUP = Record(
+    {
+        "name": Text(pattern="[a-z0-9_]+", message="use lower-case letters, digits and '_' ({value!r})"),
+        "visible": Boolean(),
+        "points": Integer(minimum=0, message="must be >= 0"),
+        "description": Text(),
+        "exercises": TextList(),
+    },
+    def_name="group",
+)
 _FEEDBACK_LEVEL = Choice(("full", "summary"), "must be 'full' or 'summary', got {value!r}")
 
-PROBLEM_YAML = Record({
-    "schema_version": Choice((1,), "only version 1 is understood, got {value!r}"),
-    "id": Text(),
-    "title": Text(),
-    "version": Text(),
-    "track": Record({"name": Text(), "step": Integer(), "steps": Integer()}),
-    "difficulty": Text(),
-    "license": Record({"statement": Text(), "code": Text()}),
-    "credits": TextList(),
-    "entry_point": Record({"file": Text(), "function": Text(),
-                           "parameters": ListOf(_PARAMETER, unique_key="name", noun="parameter")}),
-    "output": Record({"type": Choice(("ndarray",), "only 'ndarray' is supported, got {value!r}"),
-                      "dtype": Choice(("float64",), "only 'float64' is supported, got {value!r}"),
-                      "shape": TextList()}),
-    "constraints": Record({"B": IntRange(), "N": IntRange(), "D": IntRange(), "M": IntRange(),
-                           "num_heads": IntRange(), "max_abs_input": PositiveNumber()}),
-    "comparison": Record({"rule": Text(), "rtol": PositiveNumber(), "atol": PositiveNumber(), "evidence": Text()}),
-    "limits": Record({"time_per_test_s": PositiveNumber(), "wall_factor": PositiveNumber(),
-                      "total_time_s": PositiveNumber(), "memory_mib": PositiveInteger(),
-                      "output_mib": PositiveInteger(), "captured_output_kib": PositiveInteger(),
-                      "output_flood_mib": PositiveInteger(), "source_kib": PositiveInteger()}),
-    "time_calibration": Record({"probe_time_s": PositiveNumber(), "safety_factor": PositiveNumber(),
-                                "tle_margin": PositiveNumber(), "file": Text()}),
-    "allowed_imports": Record({"packages": TextList(), "exclude": TextList(), "stdlib": TextList()}),
-    "feedback": Record({"visible": _FEEDBACK_LEVEL, "hidden": _FEEDBACK_LEVEL}),
-    "tests": Record({"generator_seed": Integer(), "practice_seed": Integer(),
-                     "groups": ListOf(_GROUP, First({"name": "sample", "visible": True},
-                                                    "the first group must be the visible 'sample' group",
-                                                    "The first group is the visible sample group."),
-                                      unique_key="name", noun="group")}),
-})
+PROBLEM_YAML = Record(
+    {
+        "schema_version": Choice((1,), "only version 1 is understood, got {value!r}"),
+        "id": Text(),
+        "title": Text(),
+        "version": Text(),
+        "track": Record({"name": Text(), "step": Integer(), "steps": Integer()}),
+        "difficulty": Text(),
+        "license": Record({"statement": Text(), "code": Text()}),
+        "credits": TextList(),
+        "entry_point": Record(
+            {"file": Text(), "function": Text(), "parameters": ListOf(_PARAMETER, unique_key="name", noun="parameter")}
+        ),
+        "output": Record(
+            {
+                "type": Choice(("ndarray",), "only 'ndarray' is supported, got {value!r}"),
+                "dtype": Choice(("float64",), "only 'float64' is supported, got {value!r}"),
+                "shape": TextList(),
+            }
+        ),
+        "constraints": Record(
+            {
+                "B": IntRange(),
+                "N": IntRange(),
+                "D": IntRange(),
+                "M": IntRange(),
+                "num_heads": IntRange(),
+                "max_abs_input": PositiveNumber(),
+            }
+        ),
+        "comparison": Record({"rule": Text(), "rtol": PositiveNumber(), "atol": PositiveNumber(), "evidence": Text()}),
+        "limits": Record(
+            {
+                "time_per_test_s": PositiveNumber(),
+                "wall_factor": PositiveNumber(),
+                "total_time_s": PositiveNumber(),
+                "memory_mib": PositiveInteger(),
+                "output_mib": PositiveInteger(),
+                "captured_output_kib": PositiveInteger(),
+                "output_flood_mib": PositiveInteger(),
+                "source_kib": PositiveInteger(),
+            }
+        ),
+        "time_calibration": Record(
+            {
+                "probe_time_s": PositiveNumber(),
+                "safety_factor": PositiveNumber(),
+                "tle_margin": PositiveNumber(),
+                "file": Text(),
+            }
+        ),
+        "allowed_imports": Record({"packages": TextList(), "exclude": TextList(), "stdlib": TextList()}),
+        "feedback": Record({"visible": _FEEDBACK_LEVEL, "hidden": _FEEDBACK_LEVEL}),
+        "tests": Record(
+            {
+                "generator_seed": Integer(),
+                "practice_seed": Integer(),
+                "groups": ListOf(
+                    _GROUP,
+                    First(
+                        {"name": "sample", "visible": True},
+                        "the first group must be the visible 'sample' group",
+                        "The first group is the visible sample group.",
+                    ),
+                    unique_key="name",
+                    noun="group",
+                ),
+            }
+        ),
+    }
+)
 
 SCHEMA_TITLE = "problem.yaml of the ViT Encoder Block bundle (schema_version 1)"
-SCHEMA_DESCRIPTION = ("Generated from PROBLEM_YAML in grader/problem/spec.py, the rules the grader checks "
-                      "problem.yaml against at every run (python3 scripts/problem_schema.py writes this file). "
-                      "Every object is closed (additionalProperties: false), so an unknown key is an error, as in "
-                      "the Kattis problem format. The grader also refuses what JSON Schema cannot say: an integer "
-                      "written as a float (4.0), NaN and infinity, a range whose min exceeds its max, and two "
-                      "parameters or groups of the same name.")
+SCHEMA_DESCRIPTION = (
+    "Generated from PROBLEM_YAML in grader/problem/spec.py, the rules the grader checks "
+    "problem.yaml against at every run (python3 scripts/problem_schema.py writes this file). "
+    "Every object is closed (additionalProperties: false), so an unknown key is an error, as in "
+    "the Kattis problem format. The grader also refuses what JSON Schema cannot say: an integer "
+    "written as a float (4.0), NaN and infinity, a range whose min exceeds its max, and two "
+    "parameters or groups of the same name."
+)
 _DEF_ORDER = ("string_list", "positive_number", "positive_integer", "int_range", "parameter", "group")
 
 
@@ -228,12 +292,22 @@ def parse_spec(raw: Any) -> ProblemSpec:
     entry, out, tests = doc["entry_point"], doc["output"], doc["tests"]
     track, lim, cal, imp = doc["track"], doc["limits"], doc["time_calibration"], doc["allowed_imports"]
     return ProblemSpec(
-        schema_version=1, id=doc["id"], title=doc["title"], version=doc["version"],
-        track_name=track["name"], track_step=track["step"], track_steps=track["steps"],
-        difficulty=doc["difficulty"], license=doc["license"], credits=doc["credits"],
-        entry_file=entry["file"], function=entry["function"],
+        schema_version=1,
+        id=doc["id"],
+        title=doc["title"],
+        version=doc["version"],
+        track_name=track["name"],
+        track_step=track["step"],
+        track_steps=track["steps"],
+        difficulty=doc["difficulty"],
+        license=doc["license"],
+        credits=doc["credits"],
+        entry_file=entry["file"],
+        function=entry["function"],
         parameters=tuple(Parameter(p["name"], p["type"], p.get("dtype"), p["shape"]) for p in entry["parameters"]),
-        output_type=out["type"], output_dtype=out["dtype"], output_shape=out["shape"],
+        output_type=out["type"],
+        output_dtype=out["dtype"],
+        output_shape=out["shape"],
         constraints=doc["constraints"],
         comparison=Comparison(**doc["comparison"]),
         limits=Limits(**lim),
@@ -254,6 +328,7 @@ def load_spec(path: Path) -> ProblemSpec:
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read {path}: {exc}") from None
     from .spec_cache import parsed_cached
+
     try:
         return parsed_cached(data, lambda _: _parse_yaml(text), parse_spec)
     except _YAMLError as exc:
@@ -266,8 +341,8 @@ class _YAMLError(Exception):
 
 def _parse_yaml(text: str) -> Any:
     import yaml
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise _YAMLError(str(exc)) from None
-

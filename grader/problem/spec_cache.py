@@ -10,6 +10,7 @@ the source of truth: a changed file has a new hash and is parsed again, and
 spec.parse_spec validates the document either way. Only a document that JSON
 represents exactly is cached; nothing is unpickled.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,9 +33,9 @@ def _key(data: bytes) -> str:
 
 def _store(folder: Path, key: str, doc: Any) -> None:
     try:
-        text = json.dumps(doc, allow_nan=False)   # in the document's order: errors are reported in it
+        text = json.dumps(doc, allow_nan=False)  # in the document's order: errors are reported in it
         if not _same(json.loads(text), doc):
-            return   # not exactly JSON (dates, sets, integer keys): always parsed
+            return  # not exactly JSON (dates, sets, integer keys): always parsed
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".spec.json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -16,6 +16,7 @@ min <= max in a range, and unique names in a list. The loader enforces them;
 the schema states them in a description where it has room, and
 tests/test_schema.py lists them as the only places where the two differ.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 JSON = dict[str, Any]
-ROOT = "problem.yaml"          # the name errors give the document itself
+ROOT = "problem.yaml"  # the name errors give the document itself
 
 
 class SpecError(ValueError):
@@ -56,6 +57,7 @@ def same_json(a: Any, b: Any) -> bool:
 class Rule:
     """One rule of problem.yaml; a `def_name` puts its schema under $defs. The kinds are plain
     classes, not dataclasses: spec.py builds its tree at import, on every command's start."""
+
     __slots__ = ()
     def_name: str | None = None
 
@@ -70,13 +72,14 @@ class Rule:
         if self.def_name is None:
             return self.own_schema(defs)
         if self.def_name not in defs:
-            defs[self.def_name] = {}                  # reserved first: the order of first use
+            defs[self.def_name] = {}  # reserved first: the order of first use
             defs[self.def_name] = self.own_schema(defs)
         return {"$ref": f"#/$defs/{self.def_name}"}
 
 
 class Text(Rule):
     """A string; with `pattern`, one that matches it whole (`message` says what is allowed)."""
+
     __slots__ = ("pattern", "message")
 
     def __init__(self, pattern: str | None = None, message: str = "") -> None:
@@ -98,6 +101,7 @@ class Text(Rule):
 class Choice(Rule):
     """One of `values` (as JSON compares them); `typed_as` first requires that type. `message`
     follows "where: ", with {value} standing for the value found."""
+
     __slots__ = ("values", "message", "typed_as")
 
     def __init__(self, values: tuple[Any, ...], message: str, typed_as: type | None = None) -> None:
@@ -127,6 +131,7 @@ class Boolean(Rule):
 
 class Integer(Rule):
     """An integer (not a bool, not 4.0); with `minimum`, at least that (`message` if not)."""
+
     __slots__ = ("minimum", "message")
 
     def __init__(self, minimum: int | None = None, message: str = "") -> None:
@@ -154,6 +159,7 @@ def _positive(value: Any, where: str) -> float:
 
 class PositiveNumber(Rule):
     """A finite number above 0, as a float."""
+
     def_name = "positive_number"
 
     def check(self, value: Any, where: str) -> float:
@@ -165,6 +171,7 @@ class PositiveNumber(Rule):
 
 class PositiveInteger(Rule):
     """An integer above 0."""
+
     def_name = "positive_integer"
 
     def check(self, value: Any, where: str) -> int:
@@ -176,6 +183,7 @@ class PositiveInteger(Rule):
 
 class TextList(Rule):
     """A list of strings, as a tuple."""
+
     def_name = "string_list"
 
     def check(self, value: Any, where: str) -> tuple[str, ...]:
@@ -188,6 +196,7 @@ class TextList(Rule):
 
 class IntRange(Rule):
     """An inclusive [min, max] of integers, 1 <= min <= max, as a tuple."""
+
     def_name = "int_range"
 
     def check(self, value: Any, where: str) -> tuple[int, int]:
@@ -200,14 +209,19 @@ class IntRange(Rule):
 
     def own_schema(self, defs: dict[str, JSON]) -> JSON:
         bound = {"type": "integer", "minimum": 1}
-        return {"description": "Inclusive [min, max], 1 <= min <= max (min <= max is checked by "
-                               "grader/problem/spec.py).",
-                "type": "array", "prefixItems": [dict(bound), dict(bound)], "minItems": 2, "maxItems": 2,
-                "items": False}
+        return {
+            "description": "Inclusive [min, max], 1 <= min <= max (min <= max is checked by grader/problem/spec.py).",
+            "type": "array",
+            "prefixItems": [dict(bound), dict(bound)],
+            "minItems": 2,
+            "maxItems": 2,
+            "items": False,
+        }
 
 
 class RequiredWhen:
     """`key` must be present when `other` has the value `equals` (else `where.key: message`)."""
+
     __slots__ = ("key", "other", "equals", "message")
 
     def __init__(self, key: str, other: str, equals: Any, message: str) -> None:
@@ -217,10 +231,16 @@ class RequiredWhen:
 class Record(Rule):
     """A mapping with exactly these keys (those in `optional` may be left out); its values checked
     in this order and returned as a dict in this order. `def_name`: its name under $defs, if any."""
+
     __slots__ = ("fields", "optional", "required_when", "def_name")
 
-    def __init__(self, fields: Mapping[str, Rule], optional: frozenset[str] = frozenset(),
-                 required_when: RequiredWhen | None = None, def_name: str | None = None) -> None:
+    def __init__(
+        self,
+        fields: Mapping[str, Rule],
+        optional: frozenset[str] = frozenset(),
+        required_when: RequiredWhen | None = None,
+        def_name: str | None = None,
+    ) -> None:
         self.fields, self.optional, self.required_when, self.def_name = fields, optional, required_when, def_name
 
     def check(self, value: Any, where: str) -> dict[str, Any]:
@@ -240,9 +260,12 @@ class Record(Rule):
         return out
 
     def own_schema(self, defs: dict[str, JSON]) -> JSON:
-        out: JSON = {"type": "object", "additionalProperties": False,
-                     "required": sorted(set(self.fields) - self.optional),
-                     "properties": {key: rule.schema(defs) for key, rule in self.fields.items()}}
+        out: JSON = {
+            "type": "object",
+            "additionalProperties": False,
+            "required": sorted(set(self.fields) - self.optional),
+            "properties": {key: rule.schema(defs) for key, rule in self.fields.items()},
+        }
         when = self.required_when
         if when is not None:
             out["if"] = {"properties": {when.other: {"const": when.equals}}}
@@ -253,6 +276,7 @@ class Record(Rule):
 class First:
     """The list's first item must exist and have these values (else `where: message`); the
     schema says so with `description`."""
+
     __slots__ = ("values", "message", "description")
 
     def __init__(self, values: Mapping[str, Any], message: str, description: str) -> None:
@@ -262,16 +286,17 @@ class First:
 class ListOf(Rule):
     """A list of `item`s, as a tuple; `first` constrains the first item, `unique_key` names a key
     no two items may share (`where: duplicate <noun> names`; not expressible in JSON Schema)."""
+
     __slots__ = ("item", "first", "unique_key", "noun")
 
-    def __init__(self, item: Rule, first: First | None = None, unique_key: str | None = None,
-                 noun: str = "") -> None:
+    def __init__(self, item: Rule, first: First | None = None, unique_key: str | None = None, noun: str = "") -> None:
         self.item, self.first, self.unique_key, self.noun = item, first, unique_key, noun
 
     def check(self, value: Any, where: str) -> tuple[Any, ...]:
         items = tuple(self.item.check(v, f"{where}[{i}]") for i, v in enumerate(typed(value, list, where)))
-        if self.first is not None and not (items and all(same_json(items[0].get(k), v)
-                                                         for k, v in self.first.values.items())):
+        if self.first is not None and not (
+            items and all(same_json(items[0].get(k), v) for k, v in self.first.values.items())
+        ):
             raise SpecError(f"{where}: {self.first.message}")
         if self.unique_key is not None:
             names = [item[self.unique_key] for item in items]
@@ -285,8 +310,13 @@ class ListOf(Rule):
             out["minItems"] = 1
         out["items"] = self.item.schema(defs)
         if self.first is not None:
-            out["prefixItems"] = [{**self.item.schema(defs), "description": self.first.description,
-                                   "properties": {k: {"const": v} for k, v in self.first.values.items()}}]
+            out["prefixItems"] = [
+                {
+                    **self.item.schema(defs),
+                    "description": self.first.description,
+                    "properties": {k: {"const": v} for k, v in self.first.values.items()},
+                }
+            ]
         return out
 
 
@@ -297,5 +327,10 @@ def json_schema(rule: Rule, title: str, description: str, def_order: tuple[str, 
     body = rule.schema(defs)
     ordered = {name: defs[name] for name in def_order if name in defs}
     ordered.update({name: d for name, d in defs.items() if name not in ordered})
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": title, "description": description,
-            "$defs": ordered, **body}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "description": description,
+        "$defs": ordered,
+        **body,
+    }

@@ -4,6 +4,7 @@ Run on the checked-in cases (CI), on freshly generated hidden sets (before a
 --secret-seed run uses them) and on uploaded archives. Each problem is one
 readable sentence naming the case and the violated rule.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,9 +39,11 @@ def _symmetric_problems(case: TestCase) -> list[str]:
     zero matrices are the deliberate exception of the attention_only / mlp_only groups."""
     if case.group == "sample" or case.dims["D"] <= 1:
         return []
-    return [f"{key} is symmetric in a hidden case (it would hide transposition bugs)"
-            for key in ("Wq", "Wk", "Wv", "Wo")
-            if np.any(case.inputs[key]) and np.array_equal(case.inputs[key], case.inputs[key].T)]
+    return [
+        f"{key} is symmetric in a hidden case (it would hide transposition bugs)"
+        for key in ("Wq", "Wk", "Wv", "Wo")
+        if np.any(case.inputs[key]) and np.array_equal(case.inputs[key], case.inputs[key].T)
+    ]
 
 
 def case_problems(case: TestCase, spec: ProblemSpec) -> list[str]:

@@ -18,6 +18,7 @@ Advice names the learner's own file and command (`Invocation`): a learner who
 typed `vit-grader grade my_solution.py` is told to run `vit-grader grade
 my_solution.py --tests sample`, not another file or another command form.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -32,11 +33,11 @@ from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResul
 
 _COLOURS = {"AC": "32", "WA": "31", "TLE": "33", "MLE": "33", "RE": "35", "CE": "35", "OLE": "33", "JE": "41"}
 MARKS = {"AC": ".", "WA": "W", "TLE": "T", "MLE": "M", "RE": "R", "CE": "C", "OLE": "O", "JE": "J"}
-DEFAULT_WIDTH = 80        # when neither the terminal nor COLUMNS says
+DEFAULT_WIDTH = 80  # when neither the terminal nor COLUMNS says
 MIN_WIDTH, MAX_WIDTH = 40, 160
-SCREEN_LINES = 24         # the default report of one named mistake fits an 80x24 terminal
-MESSAGE_LINES = 6         # lines of one message before "[... more in --json ...]"
-DETAILED_FAILURES = 1     # failing tests shown in full with --verbose
+SCREEN_LINES = 24  # the default report of one named mistake fits an 80x24 terminal
+MESSAGE_LINES = 6  # lines of one message before "[... more in --json ...]"
+DETAILED_FAILURES = 1  # failing tests shown in full with --verbose
 # The checks that decide before any value is compared: their message is the next step.
 STRUCTURAL_CHECKS = ("type", "dtype", "shape")
 
@@ -44,9 +45,10 @@ STRUCTURAL_CHECKS = ("type", "dtype", "shape")
 @dataclass(frozen=True)
 class Invocation:
     """How the learner ran the grader, so that advice is a command they can run as printed."""
-    program: str = "python -m grader"   # what came before the subcommand: "vit-grader", ".venv/bin/python -m grader"
-    command: str = "grade"              # "grade", or "watch" (which grades again at every save)
-    path: str | None = None             # the file as they named it; None: the report's own file name
+
+    program: str = "python -m grader"  # what came before the subcommand: "vit-grader", ".venv/bin/python -m grader"
+    command: str = "grade"  # "grade", or "watch" (which grades again at every save)
+    path: str | None = None  # the file as they named it; None: the report's own file name
 
     def file(self, r: GradeReport) -> str:
         return self.path or (r.submission.file if r.submission else "solution.py")
@@ -80,8 +82,9 @@ def _wrap(text: str, indent: str, width: int, limit: int = MESSAGE_LINES, rest: 
     rest = indent if rest is None else rest
     lines: list[str] = []
     for para in text.splitlines() or [""]:
-        wrapped = textwrap.wrap(para, width, initial_indent=indent if not lines else rest,
-                                subsequent_indent=rest, break_on_hyphens=False) or [indent]
+        wrapped = textwrap.wrap(
+            para, width, initial_indent=indent if not lines else rest, subsequent_indent=rest, break_on_hyphens=False
+        ) or [indent]
         lines += wrapped
     if len(lines) > limit:
         lines = lines[:limit] + [f"{rest}[... {len(lines) - limit} more lines in --json ...]"]
@@ -89,6 +92,7 @@ def _wrap(text: str, indent: str, width: int, limit: int = MESSAGE_LINES, rest: 
 
 
 # --- the group table ------------------------------------------------------------------------
+
 
 def _columns(r: GradeReport) -> tuple[int, int, bool]:
     name_w = max(len(g.name) + (0 if g.visible else 1) for g in r.groups) + 1
@@ -105,22 +109,29 @@ def _group_rows(r: GradeReport, colour: bool, width: int, verbose: bool) -> list
     points_w = 7 if scored else 0
     lead = 2 + name_w + 7 + marks_w + points_w
     room = width - lead
-    below = room < 16                    # a narrow terminal: "what it exercises" under each row
+    below = room < 16  # a narrow terminal: "what it exercises" under each row
     if below:
         lead, room = 4, width - 4
-    head = f"  {'group':<{name_w}}{'result':<7}{'tests':<{marks_w}}{'points':<{points_w}}" if scored \
+    head = (
+        f"  {'group':<{name_w}}{'result':<7}{'tests':<{marks_w}}{'points':<{points_w}}"
+        if scored
         else f"  {'group':<{name_w}}{'result':<7}{'tests':<{marks_w}}"
+    )
     out = [head.rstrip() if below else f"{head}what it exercises"]
     for g in r.groups:
         name = g.name + ("" if g.visible else "*")
-        marks = "".join(_verdict_paint(MARKS.get(c.verdict, "?"), c.verdict, colour)
-                        for c in r.tests if c.group == g.name)
+        marks = "".join(
+            _verdict_paint(MARKS.get(c.verdict, "?"), c.verdict, colour) for c in r.tests if c.group == g.name
+        )
         pad = " " * (marks_w - g.total)
         points = f"{f'{g.score}/{g.points}':<{points_w}}" if scored else ""
         what = _exercises(g)
         # Whole words only: shortened with "..." by default, continued on more lines with --verbose.
-        cells = (textwrap.wrap(what, room, break_on_hyphens=False) if verbose
-                 else [textwrap.shorten(what, room, placeholder=" ...")]) or [""]
+        cells = (
+            textwrap.wrap(what, room, break_on_hyphens=False)
+            if verbose
+            else [textwrap.shorten(what, room, placeholder=" ...")]
+        ) or [""]
         row = f"  {name:<{name_w}}{_verdict_paint(f'{g.verdict:<7}', g.verdict, colour)}{marks}{pad}{points}"
         if below:
             out.append(row.rstrip())
@@ -136,6 +147,7 @@ def _group_rows(r: GradeReport, colour: bool, width: int, verbose: bool) -> list
 
 
 # --- failures and diagnosis -------------------------------------------------------------------
+
 
 def _case_lines(c: CaseResult, colour: bool, width: int) -> list[str]:
     t = f", {c.time_s:.2f}s" if c.time_s is not None else ""
@@ -155,7 +167,7 @@ def _case_lines(c: CaseResult, colour: bool, width: int) -> list[str]:
 def _first_sentence(text: str) -> str:
     line = (text.strip().splitlines() or [""])[0]
     cut = line.find(". ")
-    return line if cut < 0 else line[:cut + 1]
+    return line if cut < 0 else line[: cut + 1]
 
 
 def _short_failure(c: CaseResult) -> str:
@@ -163,7 +175,7 @@ def _short_failure(c: CaseResult) -> str:
     what = _first_sentence(c.message)
     if c.check == "tolerance" and c.error is not None:
         e = c.error
-        if not c.visible:     # magnitudes only (judging/hidden.py): "all" or "some", a power of ten
+        if not c.visible:  # magnitudes only (judging/hidden.py): "all" or "some", a power of ten
             what = f"{'all' if e.outside == e.total else 'some'} values off, largest error about {e.max_abs_error:.0e}."
         else:
             what = f"{e.outside} of {e.total} values off, largest error {e.max_abs_error:.3g}."
@@ -193,7 +205,7 @@ def _diagnosis_short(r: GradeReport, colour: bool, width: int, with_failure: boo
     none = " No known mistake matches." if fp.get("status") == "no_match" else ""
     if reading or none:
         out += _wrap(f"Reading: {reading}{none}" if reading else none.strip(), "  ", width, 3)
-    if with_failure and failing and failing[0].check not in STRUCTURAL_CHECKS:   # else the next step says it
+    if with_failure and failing and failing[0].check not in STRUCTURAL_CHECKS:  # else the next step says it
         out += _wrap(_short_failure(failing[0]), "  ", width, 2)
     if fp.get("status") == "ambiguous":
         out += _wrap(fp["message"], "  ", width, 3)
@@ -209,13 +221,17 @@ def _diagnosis_lines(d: dict[str, Any], colour: bool, width: int) -> list[str]:
         for m in fp["mistakes"]:
             out += _wrap(f"Why: {m['explanation']}", "  ", width)
             s = m["statement"]
-            out += _wrap(f"Statement: section \"{s['section']}\" ({s['anchor']}): \"{s['quote']}\"", "  ", width)
+            out += _wrap(f'Statement: section "{s["section"]}" ({s["anchor"]}): "{s["quote"]}"', "  ", width)
         fit = fp.get("fit")
         if fit:
-            out += _wrap(f"Fitted {fit['title']}: {fit['value']:.6g} (the statement's: {fit['expected']:.10g}); it "
-                         f"explains all {fit['cases_explained']} tests compared, the largest difference "
-                         f"{_residual_text(fit['largest_residual'])}. Statement: section "
-                         f"\"{fit['statement']['section']}\" ({fit['statement']['anchor']}).", "  ", width)
+            out += _wrap(
+                f"Fitted {fit['title']}: {fit['value']:.6g} (the statement's: {fit['expected']:.10g}); it "
+                f"explains all {fit['cases_explained']} tests compared, the largest difference "
+                f"{_residual_text(fit['largest_residual'])}. Statement: section "
+                f'"{fit["statement"]["section"]}" ({fit["statement"]["anchor"]}).',
+                "  ",
+                width,
+            )
     if out:
         out[0] = _paint(out[0], "1", colour)
     return out
@@ -246,8 +262,9 @@ def _verbose_lines(r: GradeReport, colour: bool, width: int) -> list[str]:
             out += _case_lines(c, colour, width)
         if len(failing) > DETAILED_FAILURES:
             more = len(failing) - DETAILED_FAILURES
-            out += _wrap(f"... and {more} more failing test{'s' if more > 1 else ''} (details in --json)",
-                         "  ", width, 2)
+            out += _wrap(
+                f"... and {more} more failing test{'s' if more > 1 else ''} (details in --json)", "  ", width, 2
+            )
     diag = _diagnosis_lines(d, colour, width)
     if diag:
         out += [""] + diag
@@ -264,8 +281,14 @@ def _headline(r: GradeReport, colour: bool, width: int) -> list[str]:
     return [head] + _wrap(tail, "  ", width, 2)
 
 
-def render_text(r: GradeReport, colour: bool = False, width: int = DEFAULT_WIDTH, verbose: bool = False,
-                invocation: Invocation | None = None, rows: int = SCREEN_LINES) -> str:
+def render_text(
+    r: GradeReport,
+    colour: bool = False,
+    width: int = DEFAULT_WIDTH,
+    verbose: bool = False,
+    invocation: Invocation | None = None,
+    rows: int = SCREEN_LINES,
+) -> str:
     """Verdict, per-group results, the diagnosis in brief, the next step (detail with `verbose`).
 
     The default report fits `rows` - 1 lines where it can: the first failure's line goes
@@ -280,13 +303,14 @@ def render_text(r: GradeReport, colour: bool = False, width: int = DEFAULT_WIDTH
 
 
 def _more_detail(how: Invocation) -> str:
-    if how.command == "watch":   # watch has no --json; its flags are given when it starts
+    if how.command == "watch":  # watch has no --json; its flags are given when it starts
         return "(more detail: start watch with --verbose)"
     return "(more detail: --verbose; everything: --json)"
 
 
-def _render(r: GradeReport, colour: bool, width: int, verbose: bool, how: Invocation, budget: int,
-            with_failure: bool) -> str:
+def _render(
+    r: GradeReport, colour: bool, width: int, verbose: bool, how: Invocation, budget: int, with_failure: bool
+) -> str:
     out = _headline(r, colour, width)
     out.append("")
     if r.compile.verdict != "OK":
@@ -301,8 +325,7 @@ def _render(r: GradeReport, colour: bool, width: int, verbose: bool, how: Invoca
                 out += _verbose_lines(r, colour, width)
     if r.sandbox is not None and r.sandbox.unavailable:
         out.append("")
-        out += _wrap(f"sandbox: {r.sandbox.mode}; unavailable here: {', '.join(r.sandbox.unavailable)}",
-                     "  ", width, 2)
+        out += _wrap(f"sandbox: {r.sandbox.mode}; unavailable here: {', '.join(r.sandbox.unavailable)}", "  ", width, 2)
     out.append("")
     out += _wrap(f"Next: {next_step(r, how)}", "", width, 4)
     if not verbose and r.verdict != "AC" and r.compile.verdict == "OK":
@@ -315,8 +338,11 @@ def _render(r: GradeReport, colour: bool, width: int, verbose: bool, how: Invoca
 def _implement_step(r: GradeReport, first: CaseResult, how: Invocation) -> str:
     """The starter's NotImplementedError: write the function, then check it on the samples."""
     function = first.message.split(f" {NOT_IMPLEMENTED}", 1)[0]
-    then = ("save it: watch grades it again" if how.command == "watch"
-            else f"check it with `{how.grade(r, '--tests', 'sample')}`")
+    then = (
+        "save it: watch grades it again"
+        if how.command == "watch"
+        else f"check it with `{how.grade(r, '--tests', 'sample')}`"
+    )
     return f"write the body of {function} in {how.file(r)} as statement.md describes, then {then}."
 
 

@@ -6,6 +6,7 @@ and the screen is cleared between runs when the output is a terminal (a rule
 line separates runs otherwise, so a log keeps every report). Ctrl-C ends it
 with exit status 0 and one line, never a traceback.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from ..problem.bundle import Bundle
 from ..sandbox.early import early_zygote
 from .text_report import Invocation, render_text, terminal_width, use_colour
 
-CLEAR = "\033[H\033[2J"          # cursor home, clear screen (VT100; every terminal emulator)
+CLEAR = "\033[H\033[2J"  # cursor home, clear screen (VT100; every terminal emulator)
 POLL_S = 0.5
 
 
@@ -44,8 +45,16 @@ def status_line(path: Path, width: int) -> str:
     return "watch: Ctrl-C to stop"
 
 
-def watch(path: Path, run: Callable[[], str], out: TextIO, clear: bool, poll_s: float = POLL_S,
-          max_runs: int | None = None, sleep: Callable[[float], None] = time.sleep, width: int = 80) -> int:
+def watch(
+    path: Path,
+    run: Callable[[], str],
+    out: TextIO,
+    clear: bool,
+    poll_s: float = POLL_S,
+    max_runs: int | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    width: int = 80,
+) -> int:
     """Call `run` (one grading, rendered) whenever `path` changes; print its text. Returns 0 on Ctrl-C."""
     last: tuple[int, int, int] | None | str = "never"
     runs = 0
@@ -53,7 +62,7 @@ def watch(path: Path, run: Callable[[], str], out: TextIO, clear: bool, poll_s: 
         while max_runs is None or runs < max_runs:
             state = file_state(path)
             if state != last:
-                sleep(poll_s)                   # let a multi-write save finish
+                sleep(poll_s)  # let a multi-write save finish
                 if file_state(path) != state:
                     continue
                 last = state
@@ -79,8 +88,16 @@ class WatchError(ValueError):
     """FILE cannot be watched (it is a folder or a special file): exit status 2."""
 
 
-def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, verbose: bool,
-               no_color: bool, interval: float, invocation: Invocation | None = None) -> int:
+def watch_file(
+    bundle: Bundle,
+    path: Path,
+    tests: str | None,
+    isolation: str,
+    verbose: bool,
+    no_color: bool,
+    interval: float,
+    invocation: Invocation | None = None,
+) -> int:
     """`vit-grader watch`: the practice set by default (the samples where there is none)."""
     if path.exists() and not path.is_file():
         raise WatchError(f"{path}: not a regular file")
@@ -102,9 +119,14 @@ def watch_file(bundle: Bundle, path: Path, tests: str | None, isolation: str, ve
             if zygote is not None:
                 zygote.close()
             spare[0] = early_zygote(as_grade)
-        return render_text(report, colour=use_colour(tty, no_color, os.environ),
-                           width=terminal_width(os.environ), verbose=verbose,
-                           invocation=invocation or Invocation(command="watch", path=str(path)))
+        return render_text(
+            report,
+            colour=use_colour(tty, no_color, os.environ),
+            width=terminal_width(os.environ),
+            verbose=verbose,
+            invocation=invocation or Invocation(command="watch", path=str(path)),
+        )
+
     try:
         return watch(path, run, sys.stdout, clear=tty, poll_s=interval, width=terminal_width(os.environ))
     finally:

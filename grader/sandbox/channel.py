@@ -6,6 +6,7 @@ that arrives (the other run's pipes, its "finished"), so that two workers at
 once never block each other on a full pipe. A request sent by early.py, before
 any Sandbox existed, has no id: its run is tracked under None.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from .wire import Messages, send
 if TYPE_CHECKING:
     from .wire import Message
 
-DRAIN_S = 2.0   # after a worker's end, how long a leftover holding its pipe is waited for
+DRAIN_S = 2.0  # after a worker's end, how long a leftover holding its pipe is waited for
 
 
 class Run:
@@ -35,11 +36,11 @@ class Run:
         self.open = set(fds)
         self.captured = {fds[1]: bytearray(), fds[2]: bytearray()}
         self.totals = {fds[1]: 0, fds[2]: 0}
-        self.finished: Message | None = None   # the zygote's "finished" report
+        self.finished: Message | None = None  # the zygote's "finished" report
         self.drained_by = 0.0
         self.flood_killed = False
-        self.alone = True   # no other run was in flight at any moment of this one
-        self.refused: str | None = None   # the zygote's error about this very run
+        self.alone = True  # no other run was in flight at any moment of this one
+        self.refused: str | None = None  # the zygote's error about this very run
 
 
 class Channel:
@@ -73,7 +74,7 @@ class Channel:
 
     def forget(self, run: Run) -> None:
         """No longer track `run`; its pipes are closed."""
-        if self.tracks(run):   # once: a closed descriptor's number may be reused at once
+        if self.tracks(run):  # once: a closed descriptor's number may be reused at once
             del self.runs[run.id]
             for fd in run.fds:
                 try:
@@ -169,7 +170,7 @@ class Channel:
         event = msg.get("event")
         run = self.runs.get(msg.get("id"))
         if event == "error" and run is not None and msg.get("id") is not None:
-            run.refused = str(msg.get("message"))   # e.g. "busy": that run only
+            run.refused = str(msg.get("message"))  # e.g. "busy": that run only
             return
         if event == "error":
             raise SandboxError(f"sandbox error: {msg.get('message')}")
@@ -177,7 +178,7 @@ class Channel:
             run.finished = msg
             run.drained_by = time.monotonic() + DRAIN_S
         elif event != "started":
-            self.backlog.append(msg)   # e.g. the "ready" after a probe that ran before the submission arrived
+            self.backlog.append(msg)  # e.g. the "ready" after a probe that ran before the submission arrived
 
     def _read_pipe(self, run: Run, fd: int, lim: SandboxLimits) -> bool:
         """Read what is there on one of `run`'s pipes; False once it is closed."""

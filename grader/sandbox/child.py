@@ -36,6 +36,7 @@ and the rlimits' rules, the seccomp tables, the dumpable flag, ...), imported
 from the part that defines each, so that a name means the same object inside
 and outside the sandbox. Tests of one part's internals import that part.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -63,14 +64,40 @@ from .inside.zygote import FAILED_SHOWN, PRELOAD_MAX, preload
 from .script import PART_NAMES, source
 
 __all__ = [
-    "AUDIT_ARCH", "FAILED_SHOWN", "HEADER_CAP", "INSIDE", "MAGIC", "PARTS", "PART_NAMES", "PRELOAD_MAX",
-    "PROBE_REPEATS_CAP", "STATUS_BAD_SIGNATURE", "STATUS_CALL_EXCEPTION", "STATUS_FORBIDDEN_IMPORT",
-    "STATUS_IMPORT_EXCEPTION", "STATUS_LOADED", "STATUS_MISSING_FUNCTION", "STATUS_NOT_CALLABLE", "STATUS_OK",
-    "SYSCALLS", "TEXT_CAP", "TRACEBACK_LINES", "cpu_rlimit", "encode_frame", "get_dumpable", "part_names",
-    "preload", "prepared_program", "probe_workload", "program_for", "seccomp_program", "set_dumpable", "source",
+    "AUDIT_ARCH",
+    "FAILED_SHOWN",
+    "HEADER_CAP",
+    "INSIDE",
+    "MAGIC",
+    "PARTS",
+    "PART_NAMES",
+    "PRELOAD_MAX",
+    "PROBE_REPEATS_CAP",
+    "STATUS_BAD_SIGNATURE",
+    "STATUS_CALL_EXCEPTION",
+    "STATUS_FORBIDDEN_IMPORT",
+    "STATUS_IMPORT_EXCEPTION",
+    "STATUS_LOADED",
+    "STATUS_MISSING_FUNCTION",
+    "STATUS_NOT_CALLABLE",
+    "STATUS_OK",
+    "SYSCALLS",
+    "TEXT_CAP",
+    "TRACEBACK_LINES",
+    "cpu_rlimit",
+    "encode_frame",
+    "get_dumpable",
+    "part_names",
+    "preload",
+    "prepared_program",
+    "probe_workload",
+    "program_for",
+    "seccomp_program",
+    "set_dumpable",
+    "source",
 ]
 
-PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote)   # PART_NAMES, as modules
+PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote)  # PART_NAMES, as modules
 INSIDE = Path(__file__).resolve().parent / "inside"
 
 

@@ -17,6 +17,7 @@ This module imports no NumPy (grader/sandbox/records.py does), nor typing
 TYPE_CHECKING): importing them here would cost the very time it is meant to
 save.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ from .startup import (
 )
 from .wire import send_with_pipes
 
-TYPE_CHECKING = False   # typing's flag without typing: only a type checker takes this branch
+TYPE_CHECKING = False  # typing's flag without typing: only a type checker takes this branch
 if TYPE_CHECKING:
     from typing import IO
 
@@ -57,10 +58,11 @@ class Spawned:
     """A zygote process that has no submission yet; `take` hands it to one Sandbox, once.
     (A plain class: dataclasses would cost this first step 15 ms of importing inspect.)"""
 
-    def __init__(self, strategy: Strategy, python: str, proc: subprocess.Popen[bytes], sock: socket.socket,
-                 errlog: IO[bytes]) -> None:
+    def __init__(
+        self, strategy: Strategy, python: str, proc: subprocess.Popen[bytes], sock: socket.socket, errlog: IO[bytes]
+    ) -> None:
         self.strategy, self.python, self.proc, self.sock, self.errlog = strategy, python, proc, sock, errlog
-        self.probe_fds: tuple[int, int, int] | None = None   # our read ends of a probe run queued at the start
+        self.probe_fds: tuple[int, int, int] | None = None  # our read ends of a probe run queued at the start
         self.probe_repeats = 0
         self.taken = False
 
@@ -98,6 +100,7 @@ def site_packages(python: str) -> list[str] | None:
     if python != sys.executable or sys.flags.no_site or "site" not in sys.modules:
         return None
     import site
+
     return [d for d in site.getsitepackages() if os.path.isdir(d)]
 
 
@@ -112,14 +115,16 @@ def _scratch_file() -> IO[bytes]:
     """An anonymous file for the zygote's stderr (memfd: tempfile costs 7 ms to import)."""
     try:
         return open(os.memfd_create("zygote-stderr", os.MFD_CLOEXEC), "w+b")
-    except (AttributeError, OSError):   # no memfd here (another OS, an old kernel, a seccomp profile)
+    except (AttributeError, OSError):  # no memfd here (another OS, an old kernel, a seccomp profile)
         pass
     import tempfile
+
     return tempfile.TemporaryFile()
 
 
-def spawn(strategy: Strategy, python: str, source: str | None = None,
-          probe_repeats: int = 0) -> tuple[Spawned | None, str | None]:
+def spawn(
+    strategy: Strategy, python: str, source: str | None = None, probe_repeats: int = 0
+) -> tuple[Spawned | None, str | None]:
     """Start a zygote's process with `strategy`; (the process, None) or (None, why it could not start).
 
     With `probe_repeats`, the speed probe is queued at once: the zygote runs it in a
@@ -129,9 +134,16 @@ def spawn(strategy: Strategy, python: str, source: str | None = None,
     errlog = _scratch_file()
     cmd = zygote_command(strategy, python, script.source() if source is None else source, kid.fileno())
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=errlog, pass_fds=(kid.fileno(),), env=clean_environment(),
-                                cwd="/", start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errlog,
+            pass_fds=(kid.fileno(),),
+            env=clean_environment(),
+            cwd="/",
+            start_new_session=True,
+        )
     except OSError as exc:
         parent.close()
         errlog.close()
@@ -147,9 +159,16 @@ def spawn(strategy: Strategy, python: str, source: str | None = None,
 
 def _queue_probe(sock: socket.socket, strategy: Strategy, repeats: int) -> tuple[int, int, int] | None:
     """Send a probe run with the worker's three pipe ends; our read ends (None if the zygote is gone)."""
-    job: Message = {"mode": "probe", "args": [], "drop_uid": worker_uid(strategy), "probe_repeats": int(repeats),
-           "function": "", "filename": "", **EARLY_PROBE_LIMITS,
-           "layers": {"landlock": True, "seccomp": True}}
+    job: Message = {
+        "mode": "probe",
+        "args": [],
+        "drop_uid": worker_uid(strategy),
+        "probe_repeats": int(repeats),
+        "function": "",
+        "filename": "",
+        **EARLY_PROBE_LIMITS,
+        "layers": {"landlock": True, "seccomp": True},
+    }
     try:
         return send_with_pipes(sock, {"op": "probe", "job": job})
     except OSError:
@@ -189,7 +208,7 @@ def early_zygote(argv: Sequence[str]) -> Spawned | None:
         # batch reads the probe once, first (judge.probe_step); grade only when a run needs it
         repeats = PROBE_REPEATS if command_of(argv) == "batch" else 0
         spawned, _ = spawn(strategies("auto")[0], sys.executable, probe_repeats=repeats)
-        make_parent_nondumpable()   # after the start: it loads ctypes, and nothing secret is here yet
+        make_parent_nondumpable()  # after the start: it loads ctypes, and nothing secret is here yet
     except Exception:  # an early start is only a head start: the Sandbox retries, and reports why
         return None
     return spawned

@@ -7,6 +7,7 @@ strongest start-up strategy that works on this machine is chosen
 channel's protocol.py's, and what a run produced becomes a RunOutcome in
 outcome.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,7 +44,7 @@ from .wire import encode_args, send, send_with_pipes
 if TYPE_CHECKING:
     from .wire import Message
 
-Args = Sequence[np.ndarray[Any, Any] | SupportsInt]   # a case's arguments: arrays and ints
+Args = Sequence[np.ndarray[Any, Any] | SupportsInt]  # a case's arguments: arrays and ints
 
 # The sandbox's whole API is imported from here: Sandbox, and what its callers need of startup.py and layers.py.
 __all__ = ["Sandbox", "SandboxError", "clean_environment", "make_parent_nondumpable"]
@@ -56,10 +57,21 @@ FINISH_GRACE_S = 5.0
 class Sandbox:
     """One zygote for one submission; `run` judges one case in a fresh worker."""
 
-    def __init__(self, source: str, *, function: str, n_args: int, limits: SandboxLimits,
-                 allowed: dict[str, list[str]], preload: Sequence[str], filename: str = "solution.py",
-                 isolation: str = "auto", python: str | None = None,
-                 disable_layers: frozenset[str] = frozenset(), prelaunched: Spawned | None = None) -> None:
+    def __init__(
+        self,
+        source: str,
+        *,
+        function: str,
+        n_args: int,
+        limits: SandboxLimits,
+        allowed: dict[str, list[str]],
+        preload: Sequence[str],
+        filename: str = "solution.py",
+        isolation: str = "auto",
+        python: str | None = None,
+        disable_layers: frozenset[str] = frozenset(),
+        prelaunched: Spawned | None = None,
+    ) -> None:
         """`disable_layers` ({"landlock", "seccomp"}) is for tests only: it switches a
         worker layer off so that the report can be checked to say so. `prelaunched`
         (early.py) is a zygote started earlier, used if it was started the same way."""
@@ -78,7 +90,7 @@ class Sandbox:
         self.isolation = isolation
         self.python = python or sys.executable
         self.proc: subprocess.Popen[bytes] | None = None
-        self.chan: Channel | None = None              # the control socket and the runs in flight
+        self.chan: Channel | None = None  # the control socket and the runs in flight
         self.strategy: Strategy | None = None
         self.ready: Message = {}
         self.attempts: list[str] = []
@@ -87,7 +99,7 @@ class Sandbox:
         self._launched: tuple[Strategy, str | None, IO[bytes] | None, Run | None] | None = None
         self._early_probe: tuple[float, ...] | None = None
         self.prelaunched = prelaunched
-        self._pre_probe: tuple[Run, int] | None = None   # (run, repeats): the probe early.py queued
+        self._pre_probe: tuple[Run, int] | None = None  # (run, repeats): the probe early.py queued
         self._next_id = 0
 
     # --- life cycle ---------------------------------------------------------
@@ -112,7 +124,7 @@ class Sandbox:
         why, errlog = self._launch(strategy)
         run = None
         if why is None and probe_repeats and not (self._pre_probe and self._pre_probe[1] == probe_repeats):
-            self.strategy = strategy   # the probe worker's uid follows the strategy
+            self.strategy = strategy  # the probe worker's uid follows the strategy
             try:
                 self._next_id += 1
                 run = self._submit(self._job("probe", [], probe_repeats), b"", self._next_id)
@@ -161,13 +173,20 @@ class Sandbox:
                 return why, None
         proc, parent, errlog = spawned.proc, spawned.sock, spawned.errlog
         self.proc, self.chan = proc, Channel(parent)
-        if spawned.probe_fds is not None:   # early.py's request carries no id
+        if spawned.probe_fds is not None:  # early.py's request carries no id
             self._pre_probe = (self._track(None, spawned.probe_fds, None), spawned.probe_repeats)
             spawned.probe_fds = None
         try:
-            send(parent, {"source": self.source, "filename": self.filename,
-                          "preload": list(self.preload), "allowed": self.allowed,
-                          "job": self._job_defaults(strategy)})
+            send(
+                parent,
+                {
+                    "source": self.source,
+                    "filename": self.filename,
+                    "preload": list(self.preload),
+                    "allowed": self.allowed,
+                    "job": self._job_defaults(strategy),
+                },
+            )
         except OSError as exc:
             self._kill()
             self._drop_pre_probe()
@@ -182,14 +201,14 @@ class Sandbox:
     def _await_ready(self, errlog: IO[bytes] | None) -> str | None:
         """Wait for the zygote's "ready"; None, or why it failed (its stderr's last line)."""
         pre, self._pre_probe = self._pre_probe, None
-        if pre is not None:   # the probe early.py queued runs before "ready": collect its reading first
-            layers = self.worker_layers   # its worker had early.py's limits, not this sandbox's: not reported
+        if pre is not None:  # the probe early.py queued runs before "ready": collect its reading first
+            layers = self.worker_layers  # its worker had early.py's limits, not this sandbox's: not reported
             try:
                 # Its wait also covers the zygote's start-up, which may take as long as READY_TIMEOUT_S.
                 runs = self.collect(pre[0], READY_TIMEOUT_S + FINISH_GRACE_S).probe_runs
                 self._early_probe = runs if runs and len(runs) == pre[1] else None
             except SandboxError:
-                pass   # the zygote failed: the wait below says why
+                pass  # the zygote failed: the wait below says why
             self.worker_layers = layers
         try:
             if self.chan is None:
@@ -212,10 +231,15 @@ class Sandbox:
 
     def _job_defaults(self, strategy: Strategy) -> Message:
         linux = sys.platform.startswith("linux")
-        return {"function": self.function, "filename": self.filename,
-                "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s,
-                "memory_bytes": self.limits.memory_bytes, "result_bytes": self.limits.result_bytes,
-                "layers": {name: linux and name not in self.disable_layers for name in WORKER_LAYERS}}
+        return {
+            "function": self.function,
+            "filename": self.filename,
+            "cpu_limit_s": self.limits.cpu_s,
+            "wall_limit_s": self.limits.wall_s,
+            "memory_bytes": self.limits.memory_bytes,
+            "result_bytes": self.limits.result_bytes,
+            "layers": {name: linux and name not in self.disable_layers for name in WORKER_LAYERS},
+        }
 
     def close(self) -> None:
         """End the zygote and everything in its process group at once.
@@ -276,14 +300,16 @@ class Sandbox:
     def _uid(self) -> int | None:
         return worker_uid(self.strategy)
 
-    def run(self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run",
-            probe_repeats: int = 1) -> RunOutcome:
+    def run(
+        self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run", probe_repeats: int = 1
+    ) -> RunOutcome:
         """Run the submission on `args` in a fresh worker; `mode="load"` only imports it,
         `mode="probe"` runs the speed probe `probe_repeats` times and no submission code."""
         return self.collect(self.submit(args, expected_shape, mode, probe_repeats))
 
-    def submit(self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run",
-               probe_repeats: int = 1) -> Run:
+    def submit(
+        self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run", probe_repeats: int = 1
+    ) -> Run:
         """Start a run as `run` would, and return at once; `collect` waits for it. While another
         run is in flight the two workers run at the same time (the zygote allows two only as PID 1
         of its own namespace), and both outcomes say `alone=False`: their times are only upper bounds."""
@@ -296,7 +322,7 @@ class Sandbox:
     def collect(self, run: Run, wait_s: float | None = None) -> RunOutcome:
         """Wait for `run` to end (the other runs in flight are served meanwhile) and return its outcome."""
         lim = self.limits
-        if self.chan is None or not self.chan.tracks(run):   # ended with a zygote that has gone since
+        if self.chan is None or not self.chan.tracks(run):  # ended with a zygote that has gone since
             raise SandboxError("the sandbox process ended unexpectedly")
         try:
             self.chan.pump(run, time.monotonic() + (lim.wall_s + FINISH_GRACE_S if wait_s is None else wait_s), lim)
@@ -317,15 +343,20 @@ class Sandbox:
                 self.chan.request({"op": "kill", "reason": "parent", "id": run.id})
             self.collect(run)
         except SandboxError:
-            self._kill()   # the next run starts a new zygote, as after any failure
+            self._kill()  # the next run starts a new zygote, as after any failure
 
     def in_flight(self) -> int:
         """Runs started and not collected yet."""
         return len(self.chan.runs) if self.chan is not None else 0
 
     def _job(self, mode: str, specs: list[Message], probe_repeats: int) -> Message:
-        job: Message = {"mode": mode, "args": specs, "drop_uid": self._uid(),
-                        "cpu_limit_s": self.limits.cpu_s, "wall_limit_s": self.limits.wall_s}
+        job: Message = {
+            "mode": mode,
+            "args": specs,
+            "drop_uid": self._uid(),
+            "cpu_limit_s": self.limits.cpu_s,
+            "wall_limit_s": self.limits.wall_s,
+        }
         if mode == "probe":
             job["probe_repeats"] = int(probe_repeats)
         return job
@@ -353,8 +384,13 @@ class Sandbox:
         assert run.finished is not None, "asked once the zygote has reported the run's end"
         run.reader.finish()
         _, out_r, err_r = run.fds
-        out = build_outcome(run.finished, run.reader, (bytes(run.captured[out_r]), run.totals[out_r]),
-                            (bytes(run.captured[err_r]), run.totals[err_r]), self.source.count("\n") + 1)
+        out = build_outcome(
+            run.finished,
+            run.reader,
+            (bytes(run.captured[out_r]), run.totals[out_r]),
+            (bytes(run.captured[err_r]), run.totals[err_r]),
+            self.source.count("\n") + 1,
+        )
         if not run.alone:
             out = replace(out, alone=False)
         if out.worker_layers is not None:

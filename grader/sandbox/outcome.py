@@ -8,6 +8,7 @@ field of the wrong type, out of range, or nested junk becomes
 grader. Every string goes through `untrusted.clean` here, once: this is the
 boundary the reports rely on.
 """
+
 from __future__ import annotations
 
 from typing import Any, TypeGuard
@@ -17,16 +18,25 @@ from .protocol import ResultReader
 from .records import ErrorInfo, ReturnedValue, RunOutcome
 from .untrusted import clean, decode
 
-TYPE_CAP = 200            # characters of a type or dtype name
-DETAIL_CAP = 2000         # characters of a bad_signature / not_callable detail
+TYPE_CAP = 200  # characters of a type or dtype name
+DETAIL_CAP = 2000  # characters of a bad_signature / not_callable detail
 LAYER_DETAIL_CAP = 500
 MAX_DIMS = 32
 
 # Statuses a result frame may carry; "probe" only from a probe worker (no submission code).
-KNOWN_STATUSES = frozenset({child.STATUS_OK, child.STATUS_LOADED, child.STATUS_IMPORT_EXCEPTION,
-                            child.STATUS_MISSING_FUNCTION, child.STATUS_NOT_CALLABLE,
-                            child.STATUS_BAD_SIGNATURE, child.STATUS_FORBIDDEN_IMPORT,
-                            child.STATUS_CALL_EXCEPTION, "probe"})
+KNOWN_STATUSES = frozenset(
+    {
+        child.STATUS_OK,
+        child.STATUS_LOADED,
+        child.STATUS_IMPORT_EXCEPTION,
+        child.STATUS_MISSING_FUNCTION,
+        child.STATUS_NOT_CALLABLE,
+        child.STATUS_BAD_SIGNATURE,
+        child.STATUS_FORBIDDEN_IMPORT,
+        child.STATUS_CALL_EXCEPTION,
+        "probe",
+    }
+)
 
 
 def _install_paths() -> tuple[tuple[str, str], ...]:
@@ -37,6 +47,7 @@ def _install_paths() -> tuple[tuple[str, str], ...]:
     import sys
 
     import numpy
+
     site = os.path.dirname(os.path.dirname(numpy.__file__))
     bundle = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     pairs = {site: "<site-packages>", bundle: "<grader>"}
@@ -60,7 +71,7 @@ class Malformed(ValueError):
     """A header field of the wrong type or out of range (the submission forged it)."""
 
 
-Header = dict[str, Any]   # a result frame's header, or its "error" object: JSON the submission chose
+Header = dict[str, Any]  # a result frame's header, or its "error" object: JSON the submission chose
 
 
 def _str(h: Header, key: str, cap: int) -> str | None:
@@ -94,9 +105,12 @@ def shape_of(value: Any) -> tuple[int, ...] | None:
 
 def returned_value(h: Header, reader: ResultReader) -> ReturnedValue:
     """What an "ok" frame says the function returned; Malformed if a field has the wrong type."""
-    return ReturnedValue(type=_text(h, "type", TYPE_CAP),
-                         dtype=_str(h, "dtype", TYPE_CAP), shape=shape_of(h.get("shape")),
-                         array=reader.result_array())
+    return ReturnedValue(
+        type=_text(h, "type", TYPE_CAP),
+        dtype=_str(h, "dtype", TYPE_CAP),
+        shape=shape_of(h.get("shape")),
+        array=reader.result_array(),
+    )
 
 
 def error_info(e: Any, n_lines: int) -> ErrorInfo:
@@ -111,10 +125,12 @@ def error_info(e: Any, n_lines: int) -> ErrorInfo:
     # it would otherwise be a free integer channel out of a hidden case.
     if not (_int(line) and 1 <= line <= n_lines):
         line = None
-    return ErrorInfo(type=_str(e, "type", TYPE_CAP) or "exception",
-                     message=_str(e, "message", child.TEXT_CAP + 10) or "",
-                     traceback=tuple(redact(clean(x, child.TEXT_CAP + 10)) for x in tb[:child.TRACEBACK_LINES + 1]),
-                     line=line)
+    return ErrorInfo(
+        type=_str(e, "type", TYPE_CAP) or "exception",
+        message=_str(e, "message", child.TEXT_CAP + 10) or "",
+        traceback=tuple(redact(clean(x, child.TEXT_CAP + 10)) for x in tb[: child.TRACEBACK_LINES + 1]),
+        line=line,
+    )
 
 
 def clean_layers(layers: object) -> dict[str, list[str]] | None:
@@ -124,13 +140,17 @@ def clean_layers(layers: object) -> dict[str, list[str]] | None:
     out = {}
     for name, value in list(layers.items())[:32]:
         ok = type(value) is list and len(value) == 2 and all(type(v) is str for v in value)
-        out[clean(name, 64)] = ([clean(value[0], 32), clean(value[1], LAYER_DETAIL_CAP)] if ok
-                                else ["unavailable", "malformed layer report"])
+        out[clean(name, 64)] = (
+            [clean(value[0], 32), clean(value[1], LAYER_DETAIL_CAP)]
+            if ok
+            else ["unavailable", "malformed layer report"]
+        )
     return out
 
 
-def _from_frame(h: Header, n_lines: int, reader: ResultReader) -> tuple[
-        str, ReturnedValue | None, ErrorInfo | None, str, float | None, tuple[float, ...]]:
+def _from_frame(
+    h: Header, n_lines: int, reader: ResultReader
+) -> tuple[str, ReturnedValue | None, ErrorInfo | None, str, float | None, tuple[float, ...]]:
     """(status, value, error, detail, probe_s, probe_runs) of a result frame, or Malformed."""
     status = h.get("status")
     if type(status) is not str or status not in KNOWN_STATUSES:
@@ -151,8 +171,9 @@ def _from_frame(h: Header, n_lines: int, reader: ResultReader) -> tuple[
     return status, value, error, detail or "", probe_s, probe_runs
 
 
-def build_outcome(fin: Header, reader: ResultReader, stdout: tuple[bytes, int], stderr: tuple[bytes, int],
-                  n_lines: int) -> RunOutcome:
+def build_outcome(
+    fin: Header, reader: ResultReader, stdout: tuple[bytes, int], stderr: tuple[bytes, int], n_lines: int
+) -> RunOutcome:
     """The RunOutcome of one run: `fin` is the zygote's (trusted) report, the rest the worker's."""
     layers = clean_layers(reader.layers())
     frame = reader.result()
@@ -167,11 +188,21 @@ def build_outcome(fin: Header, reader: ResultReader, stdout: tuple[bytes, int], 
             status, detail = "protocol_error", f"malformed result frame: {exc}"
             value = error = probe_s = None
     return RunOutcome(
-        status=status, exit_code=fin.get("exit_code"), signal=fin.get("signal"),
-        cpu_s=float(fin.get("cpu_s", 0.0)), wall_s=float(fin.get("wall_s", 0.0)),
-        maxrss_kib=int(fin.get("maxrss_kib", 0)), killed_by=fin.get("killed_by"),
-        value=value, error=error, detail=detail,
-        stdout=redact(decode(*stdout)), stderr=redact(decode(*stderr)),
+        status=status,
+        exit_code=fin.get("exit_code"),
+        signal=fin.get("signal"),
+        cpu_s=float(fin.get("cpu_s", 0.0)),
+        wall_s=float(fin.get("wall_s", 0.0)),
+        maxrss_kib=int(fin.get("maxrss_kib", 0)),
+        killed_by=fin.get("killed_by"),
+        value=value,
+        error=error,
+        detail=detail,
+        stdout=redact(decode(*stdout)),
+        stderr=redact(decode(*stderr)),
         output_bytes=stdout[1] + stderr[1],
-        result_too_large=reader.stopped == "too_large", worker_layers=layers, probe_s=probe_s,
-        probe_runs=probe_runs)
+        result_too_large=reader.stopped == "too_large",
+        worker_layers=layers,
+        probe_s=probe_s,
+        probe_runs=probe_runs,
+    )

@@ -7,6 +7,7 @@ declares a float64 array of exactly the expected shape whose byte count is
 consistent and under the size cap. Anything else is recorded as a protocol
 error and the remaining bytes are counted but not stored.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,12 +22,13 @@ from .child import HEADER_CAP, MAGIC
 
 _PREFIX = len(MAGIC) + 4
 
-Header = dict[str, Any]   # a frame's header: JSON the submission may have written
+Header = dict[str, Any]  # a frame's header: JSON the submission may have written
 
 
 @dataclass
 class Frame:
     """One frame from the worker: its header, and the body it announced (a float64 result's bytes)."""
+
     header: Header
     body: bytes = b""
 
@@ -39,7 +41,7 @@ class ResultReader:
     body_cap: int
     frames: list[Frame] = field(default_factory=list)
     error: str | None = None
-    stopped: str | None = None      # "wrong_shape" or "too_large": header kept, body skipped
+    stopped: str | None = None  # "wrong_shape" or "too_large": header kept, body skipped
     discarded: int = 0
     _buf: bytearray = field(default_factory=bytearray)
     _pending: Header | None = None
@@ -86,8 +88,8 @@ class ResultReader:
         """The body announced by `header`, once all of it is here."""
         if len(self._buf) < self._need:
             return False
-        body = bytes(self._buf[:self._need])
-        del self._buf[:self._need]
+        body = bytes(self._buf[: self._need])
+        del self._buf[: self._need]
         self.frames.append(Frame(header, body))
         self._pending = None
         return True
@@ -97,17 +99,17 @@ class ResultReader:
         recording why the channel failed."""
         if len(self._buf) < _PREFIX:
             return None
-        if bytes(self._buf[:len(MAGIC)]) != MAGIC:
+        if bytes(self._buf[: len(MAGIC)]) != MAGIC:
             self._fail("the result channel does not start with a frame marker")
             return None
-        (hlen,) = struct.unpack("<I", self._buf[len(MAGIC):_PREFIX])
+        (hlen,) = struct.unpack("<I", self._buf[len(MAGIC) : _PREFIX])
         if hlen > HEADER_CAP:
             self._fail(f"frame header of {hlen} bytes is over the {HEADER_CAP}-byte cap")
             return None
         if len(self._buf) < _PREFIX + hlen:
             return None
         try:
-            header = json.loads(bytes(self._buf[_PREFIX:_PREFIX + hlen]).decode("utf-8"))
+            header = json.loads(bytes(self._buf[_PREFIX : _PREFIX + hlen]).decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             self._fail("frame header is not valid JSON")
             return None
@@ -118,7 +120,7 @@ class ResultReader:
         if why is not None:
             self._fail(why)
             return None
-        del self._buf[:_PREFIX + hlen]
+        del self._buf[: _PREFIX + hlen]
         return header
 
     def _out_of_order(self, header: Header) -> str | None:
@@ -141,8 +143,11 @@ class ResultReader:
         if header.get("kind") != "result" or header.get("dtype") != "float64":
             self._fail("a body was announced for something that is not a float64 result")
             return None
-        if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                  for d in shape) and len(shape) <= 32):
+        if not (
+            isinstance(shape, list)
+            and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+            and len(shape) <= 32
+        ):
             self._fail("the announced shape is not a list of non-negative integers")
             return None
         if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes != 8 * math.prod(shape):

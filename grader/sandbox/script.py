@@ -32,6 +32,7 @@ mean as modules: the parts in dependency order, no name bound by two of them,
 every global name the script loads defined in it, and PART_NAMES equal to
 child.PARTS.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,16 +46,18 @@ SIBLING_IMPORT = re.compile(r"^from \.(\w+) import (?:[\w, ]+|\([\w,\s]+\))\n", 
 # included), an import of an earlier part, TYPE_CHECKING and the block it guards. One pattern,
 # anchored on the newline, so that the regex engine skips from line to line: the script is built
 # before every zygote's start.
-DROPPED = re.compile(r"\n(?:[ \t]*#[^\n]*"
-                     r"|from \.\w+ import (?:[\w, ]+|\([\w,\s]+\))"
-                     r"|TYPE_CHECKING = False"
-                     r"|if TYPE_CHECKING:(?:\n[ \t]+\S[^\n]*|\n[ \t]*(?=\n))*)(?=\n)")
+DROPPED = re.compile(
+    r"\n(?:[ \t]*#[^\n]*"
+    r"|from \.\w+ import (?:[\w, ]+|\([\w,\s]+\))"
+    r"|TYPE_CHECKING = False"
+    r"|if TYPE_CHECKING:(?:\n[ \t]+\S[^\n]*|\n[ \t]*(?=\n))*)(?=\n)"
+)
 
 
 def part_body(text: str, first: bool = True) -> str:
     """A part's source as it appears in the script (`first`: as its first part)."""
     if not first and text.startswith('"""'):
-        text = text[text.index('"""', 3) + 3:]
+        text = text[text.index('"""', 3) + 3 :]
     return DROPPED.sub("", text)
 
 
@@ -65,7 +68,9 @@ def source() -> str:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
         chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text, first=not chunks))
-    chunks.append('if __name__ == "__main__":\n'
-                  '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
-                  '                json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)\n')
+    chunks.append(
+        'if __name__ == "__main__":\n'
+        '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
+        "                json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)\n"
+    )
     return "\n\n".join(chunks)

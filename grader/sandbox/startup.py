@@ -5,6 +5,7 @@ early.py) started through `unshare` (namespaces as root, a user namespace
 otherwise) or as a plain process where neither works; `launcher.Sandbox` tries
 these in order and reports which one it got.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,12 +30,32 @@ class SandboxError(RuntimeError):
 # getattr: a lazy import once locked down would be a PermissionError, i.e. RE). Not run from
 # code held in memory instead (tried): NumPy's own np.median and np.unique import numpy.ma on
 # first use, which would then cost every such test 20-30 ms of its CPU time.
-HARNESS_MODULES = ("numpy", "numpy.random", "numpy.fft", "numpy.linalg", "numpy.polynomial",
-                   "numpy.ma", "inspect", "traceback", "resource", "ctypes", "select", "signal",
-                   "time", "socket", "builtins")
+HARNESS_MODULES = (
+    "numpy",
+    "numpy.random",
+    "numpy.fft",
+    "numpy.linalg",
+    "numpy.polynomial",
+    "numpy.ma",
+    "inspect",
+    "traceback",
+    "resource",
+    "ctypes",
+    "select",
+    "signal",
+    "time",
+    "socket",
+    "builtins",
+)
 
-BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+BLAS_THREAD_VARS = (
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
 
 
 def pin_single_threaded_blas(environ: MutableMapping[str, str] | None = None) -> None:
@@ -50,8 +71,8 @@ def pin_single_threaded_blas(environ: MutableMapping[str, str] | None = None) ->
 PASSTHROUGH_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 SANDBOX_UID_RANGE = (1_000_000, 2_000_000_000)
-PROBE_REPEATS = 8   # probe runs per reading (one worker); their minimum is the reading
-WORKER_LAYERS = ("landlock", "seccomp")   # applied by the worker itself; can be switched off
+PROBE_REPEATS = 8  # probe runs per reading (one worker); their minimum is the reading
+WORKER_LAYERS = ("landlock", "seccomp")  # applied by the worker itself; can be switched off
 
 
 def clean_environment() -> dict[str, str]:
@@ -65,12 +86,14 @@ def clean_environment() -> dict[str, str]:
 def make_parent_nondumpable() -> bool:
     """Stop same-uid processes from reading this process's memory via /proc or ptrace."""
     from . import child  # here: sandbox/early.py imports this module before it may import the parts
+
     return sys.platform.startswith("linux") and child.set_dumpable(False)
 
 
 class Strategy(namedtuple("Strategy", "mode prefix drop_uid namespaces")):
     """How to start the zygote: `prefix` (the unshare command, or nothing) before `python -I`;
     `drop_uid`: each worker gets a fresh uid; `namespaces`: what the prefix unshares."""
+
     __slots__ = ()
 
 
@@ -79,7 +102,7 @@ def worker_uid(strategy: Strategy | None) -> int | None:
     if strategy is None or not strategy.drop_uid:
         return None
     span = SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]
-    return SANDBOX_UID_RANGE[0] + int.from_bytes(os.urandom(8), "little") % span   # bias < 1e-9
+    return SANDBOX_UID_RANGE[0] + int.from_bytes(os.urandom(8), "little") % span  # bias < 1e-9
 
 
 def _which(name: str) -> str | None:
@@ -106,11 +129,15 @@ def strategies(isolation: str = "auto") -> list[Strategy]:
     out = []
     if isolation == "auto" and unshare:
         if root:
-            out.append(Strategy("namespaces", (unshare, *ns_flags, "--"), True,
-                                ("pid", "net", "mount", "ipc", "uts")))
+            out.append(Strategy("namespaces", (unshare, *ns_flags, "--"), True, ("pid", "net", "mount", "ipc", "uts")))
         else:
-            out.append(Strategy("user-namespace",
-                                (unshare, "--user", "--map-current-user", *ns_flags, "--"), False,
-                                ("user", "pid", "net", "mount", "ipc", "uts")))
+            out.append(
+                Strategy(
+                    "user-namespace",
+                    (unshare, "--user", "--map-current-user", *ns_flags, "--"),
+                    False,
+                    ("user", "pid", "net", "mount", "ipc", "uts"),
+                )
+            )
     out.append(Strategy("plain", (), root, ()))
     return out

@@ -19,6 +19,7 @@ sandbox layer re-sanitises (GUIDE: "sanitised once, not at every print").
   contained this" without a terminal interpreting it;
 * it is at most `cap` characters long, with a marker saying how much was cut.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,7 +36,7 @@ def _unsafe(ch: str) -> bool:
     if ch in KEEP:
         return False
     cp = ord(ch)
-    if 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE:     # noncharacters
+    if 0xFDD0 <= cp <= 0xFDEF or (cp & 0xFFFE) == 0xFFFE:  # noncharacters
         return True
     return unicodedata.category(ch) in _UNSAFE_CATEGORIES
 
@@ -57,7 +58,7 @@ def clean(value: object, cap: int) -> str:
         text = "(text that could not be shown)"
     if len(text) > cap:
         marker = f" [... {len(text) - cap} more characters not shown]"
-        text = text[:cap - len(marker)] + marker if cap > 2 * len(marker) else text[:cap]
+        text = text[: cap - len(marker)] + marker if cap > 2 * len(marker) else text[:cap]
     return _SUSPECT.sub(_replace, text)
 
 

@@ -5,6 +5,7 @@ the worker's three pipe ends as passed file descriptors; the zygote's answers
 (ready, started, finished, error) come back as bounded JSON messages. The
 worker's result channel is protocol.py's business.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,14 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    Message = dict[str, Any]   # a JSON object on the control channel, either way
+    Message = dict[str, Any]  # a JSON object on the control channel, either way
 
 
 def encode_args(args: Sequence[np.ndarray[Any, Any] | SupportsInt]) -> tuple[list[Message], bytes]:
     """A case's arguments as a run request carries them: a spec for each (an int's value, an
     array's shape), and the arrays' float64 bytes, one after another."""
     import numpy as np  # here, not at the top: sandbox/early.py sends frames before NumPy is imported
+
     specs: list[Message] = []
     chunks: list[bytes] = []
     for a in args:
@@ -88,6 +90,6 @@ class Messages:
                 raise SandboxError("oversized message from the sandbox")
             if len(self.buf) < 4 + n:
                 break
-            out.append(json.loads(bytes(self.buf[4:4 + n])))
-            del self.buf[:4 + n]
+            out.append(json.loads(bytes(self.buf[4 : 4 + n])))
+            del self.buf[: 4 + n]
         return out

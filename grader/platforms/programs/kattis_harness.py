@@ -25,6 +25,7 @@ treats the answer as hostile (docs/platforms.md, "What the harness cannot
 prevent"). A submission that exits during the call (sys.exit, os._exit) is a
 run-time error: the harness exits non-zero, as an uncaught exception does.
 """
+
 import importlib.util
 import json
 import os
@@ -39,9 +40,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 - after the BLAS threads are set: NumPy reads them as it loads
 
-CONFIG: dict[str, Any] = {"function": "vit_encoder_block", "entry_file": "solution.py",
-                "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
-                "int_parameters": ["num_heads"], "name_max": 200}
+CONFIG: dict[str, Any] = {
+    "function": "vit_encoder_block",
+    "entry_file": "solution.py",
+    "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
+    "int_parameters": ["num_heads"],
+    "name_max": 200,
+}
 EXIT_RUN_TIME_ERROR = 3
 
 
@@ -58,8 +63,7 @@ def submission_file(here: Path) -> Path:
         if p.name == CONFIG["entry_file"]:
             return p
     if len(files) != 1:
-        fail(f"expected one Python file next to the harness, found {len(files)}: "
-             f"name it {CONFIG['entry_file']}")
+        fail(f"expected one Python file next to the harness, found {len(files)}: name it {CONFIG['entry_file']}")
     return files[0]
 
 
@@ -74,9 +78,9 @@ def arguments(raw: dict[str, Any]) -> list[Any]:
 def cut_name(text: object) -> str:
     """A type or dtype name as the answer carries it: a str of at most name_max characters."""
     limit: int = CONFIG["name_max"]
-    if type(text) is not str:             # a class may set __module__ to anything
+    if type(text) is not str:  # a class may set __module__ to anything
         return "?"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe(result: Any) -> dict[str, Any]:
@@ -102,18 +106,20 @@ def private_stdout() -> int:
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def call_submission(args: list[Any], real_exit: Callable[..., NoReturn]) -> object:
     """Import the submission and call its function; exiting during either is a run-time error."""
+
     def refuse_exit(*_args: object, **_kwargs: object) -> NoReturn:
         raise SystemExit("os._exit was called")
+
     path = submission_file(Path(__file__).resolve().parent)
     os._exit = refuse_exit
     try:
         spec = importlib.util.spec_from_file_location("submission", path)
-        assert spec is not None and spec.loader is not None   # a .py file: the source loader
+        assert spec is not None and spec.loader is not None  # a .py file: the source loader
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         function = getattr(module, CONFIG["function"], None)
@@ -133,10 +139,10 @@ def main() -> None:
     args = arguments(json.loads(sys.stdin.read()))
     result = call_submission(args, real_exit)
     write_all(answer, (json.dumps(describe(result)) + "\n").encode("utf-8"))
-    for stream in (sys.__stdout__, sys.stderr):     # what the submission printed, to stderr
+    for stream in (sys.__stdout__, sys.stderr):  # what the submission printed, to stderr
         try:
             stream.flush()  # type: ignore[union-attr]  # None only without a stdout: then it raises, as a closed one
-        except Exception:                # a closed or replaced stream: its loss only
+        except Exception:  # a closed or replaced stream: its loss only
             pass
     real_exit(0)
 

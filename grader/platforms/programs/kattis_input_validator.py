@@ -15,6 +15,7 @@ program imports them, the exported copy has the module's text pasted in
 their place (platforms/files.py), so it needs no grader. This program only
 reads the JSON form of a case into shapes and numbers.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,17 @@ from typing import Any
 
 from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
 
-CONFIG: dict[str, Any] = {"parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
-                "constraints": {"B": [1, 4], "N": [1, 256], "D": [1, 256], "M": [1, 1024],
-                                "num_heads": [1, 256], "max_abs_input": 1000.0}}
+CONFIG: dict[str, Any] = {
+    "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
+    "constraints": {
+        "B": [1, 4],
+        "N": [1, 256],
+        "D": [1, 256],
+        "M": [1, 1024],
+        "num_heads": [1, 256],
+        "max_abs_input": 1000.0,
+    },
+}
 VALID, INVALID = 42, 43
 
 
@@ -46,8 +55,9 @@ def shape_of(value: object, where: str) -> tuple[int, ...]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Invalid(f"{where}: {type(value).__name__} where a number belongs")
     finite = math.isfinite(value)
-    problem = magnitude_problem(where, finite, abs(value) if finite else math.inf,
-                                CONFIG["constraints"]["max_abs_input"])
+    problem = magnitude_problem(
+        where, finite, abs(value) if finite else math.inf, CONFIG["constraints"]["max_abs_input"]
+    )
     if problem:
         raise Invalid(f"{problem}: {value!r}")
     return ()
@@ -77,9 +87,10 @@ def main() -> int:
         raw = json.loads(text, parse_constant=lambda c: float(c))
         check(raw)
         if text != canonical(raw):
-            raise Invalid("not in canonical form (compact JSON in parameter order, shortest float repr, "
-                          "one final newline)")
-    except (Invalid, ValueError, OverflowError, RecursionError) as exc:   # OverflowError: an integer beyond float
+            raise Invalid(
+                "not in canonical form (compact JSON in parameter order, shortest float repr, one final newline)"
+            )
+    except (Invalid, ValueError, OverflowError, RecursionError) as exc:  # OverflowError: an integer beyond float
         print(f"invalid input: {exc}", file=sys.stderr)
         return INVALID
     return VALID

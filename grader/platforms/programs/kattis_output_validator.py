@@ -16,6 +16,7 @@ only when the answer is exactly a float64 numpy ndarray of the expected shape wh
 element is finite and satisfies |got - expected| <= atol + rtol * |expected|.
 Standard library only.
 """
+
 import json
 import math
 import sys
@@ -26,7 +27,7 @@ CONFIG: dict[str, Any] = {"rtol": 5e-08, "atol": 5e-08, "name_max": 200}
 ACCEPT, REJECT, JUDGE_ERROR = 42, 43, 1
 # numpy's NPY_MAXDIMS (64 since NumPy 2): no array the harness describes has more dimensions.
 MAX_DIMS = 64
-SHOWN_CHARS = 60                       # of a hostile string, in a message
+SHOWN_CHARS = 60  # of a hostile string, in a message
 
 
 class JudgeError(Exception):
@@ -51,7 +52,7 @@ def brief(value: object, chars: int = SHOWN_CHARS) -> str:
         return ascii(value[:chars])[1:-1] + ("..." if len(value) > chars else "")
     if value is None or isinstance(value, (bool, float)):
         return repr(value)
-    if isinstance(value, int):          # json refuses more than 4300 digits
+    if isinstance(value, int):  # json refuses more than 4300 digits
         digits = str(value)
         return digits if len(digits) <= 20 else f"a {len(digits.lstrip('-'))}-digit integer"
     names: dict[type, str] = {list: "a JSON array", dict: "a JSON object"}
@@ -59,8 +60,9 @@ def brief(value: object, chars: int = SHOWN_CHARS) -> str:
 
 
 def shape_reason(shape: object, expected_shape: list[int]) -> str | None:
-    if (not isinstance(shape, list) or len(shape) > MAX_DIMS
-            or not all(type(d) is int for d in shape)):       # type(): a bool is not a size
+    if (
+        not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(type(d) is int for d in shape)
+    ):  # type(): a bool is not a size
         return f"the answer's shape is {brief(shape)}, not a list of at most {MAX_DIMS} integers"
     if shape != expected_shape:
         shown = ", ".join(brief(d) for d in shape) + ("," if len(shape) == 1 else "")
@@ -72,7 +74,7 @@ def data_reason(got: list[Any], expected: list[float]) -> str | None:
     rtol, atol = CONFIG["rtol"], CONFIG["atol"]
     worst, worst_at = -1.0, None
     for i, (g, e) in enumerate(zip(got, expected)):
-        if type(g) is not float:        # the harness writes every element as a float
+        if type(g) is not float:  # the harness writes every element as a float
             return f"element {i} (flat index) is {brief(g)}, not a float"
         if not math.isfinite(g):
             return f"element {i} (flat index) is {g!r}: NaN and infinity never match"
@@ -81,8 +83,10 @@ def data_reason(got: list[Any], expected: list[float]) -> str | None:
             worst, worst_at = excess, (i, abs(g - e))
     if worst_at is not None:
         i, err = worst_at
-        return (f"wrong answer: element {i} (flat index) is off by {err:.3e}, "
-                f"more than atol + rtol*|expected| (atol={atol:g}, rtol={rtol:g})")
+        return (
+            f"wrong answer: element {i} (flat index) is off by {err:.3e}, "
+            f"more than atol + rtol*|expected| (atol={atol:g}, rtol={rtol:g})"
+        )
     return None
 
 
@@ -116,7 +120,7 @@ def parse_answer(raw: bytes, cap: int) -> tuple[object, str | None]:
         return None, "the output is not UTF-8 text"
     except RecursionError:
         return None, "the output nests deeper than any answer"
-    except ValueError as exc:           # JSONDecodeError; an integer over 4300 digits
+    except ValueError as exc:  # JSONDecodeError; an integer over 4300 digits
         return None, f"the output is not one JSON document: {brief(str(exc), 200)}"
 
 
@@ -127,9 +131,13 @@ def judge_answer(path: str) -> tuple[list[int], list[float]]:
         shape, data = judge["shape"], judge["data"]
     except (OSError, ValueError, RecursionError, KeyError, TypeError) as exc:
         raise JudgeError(f"cannot read the judge answer {path}: {type(exc).__name__}: {exc}") from None
-    if (not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape)
-            or not isinstance(data, list) or len(data) != math.prod(shape)
-            or not all(type(e) is float and math.isfinite(e) for e in data)):
+    if (
+        not isinstance(shape, list)
+        or not all(type(d) is int and d >= 0 for d in shape)
+        or not isinstance(data, list)
+        or len(data) != math.prod(shape)
+        or not all(type(e) is float and math.isfinite(e) for e in data)
+    ):
         raise JudgeError(f"the judge answer {path} is not a shape and its finite float data")
     return shape, data
 

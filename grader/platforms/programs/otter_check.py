@@ -16,6 +16,7 @@ included; the cells Otter adds or the student runs to use Otter, `import otter`,
 `grader = otter.Notebook(...)`, `grader.check(...)`, `grader.export(...)`, are not
 part of the answer): one notebook reader for `grade`, `batch`, `watch` and every export.
 """
+
 import json
 import os
 import stat
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 CONFIG: dict[str, Any] = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
-_cache: dict[str, Any] = {}                 # one grading per kernel, shared by the hidden tests
-MAX_NOTEBOOK_BYTES = 64 << 20     # read at most this much; the grader's own bound is lower
+_cache: dict[str, Any] = {}  # one grading per kernel, shared by the hidden tests
+MAX_NOTEBOOK_BYTES = 64 << 20  # read at most this much; the grader's own bound is lower
 
 
 def _here() -> Path:
@@ -72,9 +73,26 @@ def grade() -> dict[str, Any]:
     except OSError as exc:
         raise RuntimeError(f"the submitted notebook cannot be read: {exc.strerror}") from None
     out = work / "verdict.json"
-    r = subprocess.run([sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(source),
-                        "--one-worker", "--json", str(out), "--no-color"], cwd=bundle, capture_output=True, text=True,
-                       timeout=CONFIG["timeout_s"], env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "--bundle",
+            str(bundle),
+            "grade",
+            str(source),
+            "--one-worker",
+            "--json",
+            str(out),
+            "--no-color",
+        ],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+        timeout=CONFIG["timeout_s"],
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     if not out.is_file():
         raise RuntimeError(f"the grader could not judge the notebook: {r.stderr.strip()[-500:]}")
     report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
@@ -90,13 +108,19 @@ def group_passed(name: str) -> bool:
     group = groups.get(name)
     if group is not None and group.get("verdict") == "AC":
         return True
-    print(f"group {name}: " + (f"{group['verdict']}, {group['passed']}/{group['total']} tests passed"
-                               if group else f"not judged ({report.get('verdict')})"))
+    print(
+        f"group {name}: "
+        + (
+            f"{group['verdict']}, {group['passed']}/{group['total']} tests passed"
+            if group
+            else f"not judged ({report.get('verdict')})"
+        )
+    )
     diagnosis = report.get("diagnosis") or {}
     for key in ("summary", "next_step"):
         if diagnosis.get(key):
             print(diagnosis[key])
-    if not _cache.get("printed"):         # the whole report once, with the first failing group
+    if not _cache.get("printed"):  # the whole report once, with the first failing group
         _cache["printed"] = True
         print("\n".join(line for line in report["text"].splitlines() if line.strip()))
     return False

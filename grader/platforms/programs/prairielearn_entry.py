@@ -17,6 +17,7 @@ results.json, and always exits 0:
   charged and the student sees a reason.
 Paths are overridable (PL_GRADE_ROOT, PL_BUNDLE) for tests outside a container.
 """
+
 import json
 import os
 import subprocess
@@ -43,21 +44,30 @@ def locate(student: Path) -> Path | None:
 
 def explain_unlocated(bundle: Path, student: Path, results: Path) -> bool:
     """Have the grader write why no file can be graded; False if it could not."""
-    code = ("import sys; from grader.platforms.prairielearn import write_unlocated; "
-            "write_unlocated(*sys.argv[1:])")
+    code = "import sys; from grader.platforms.prairielearn import write_unlocated; write_unlocated(*sys.argv[1:])"
     try:
-        done = subprocess.run([sys.executable, "-c", code, str(bundle), str(student), str(results)],
-                              cwd=bundle, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(bundle), str(student), str(results)],
+            cwd=bundle,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
     except OSError:
         return False
     return done.returncode == 0 and results.is_file() and results.stat().st_size > 0
 
 
 def fallback(results: Path, reason: str) -> None:
-    doc = {"gradable": False, "score": 0.0, "format_errors": [reason], "output": "", "tests": [],
-           "message": f"The autograder could not grade this submission: {reason}. "
-                      "This attempt was not counted; please tell your instructor."}
+    doc = {
+        "gradable": False,
+        "score": 0.0,
+        "format_errors": [reason],
+        "output": "",
+        "tests": [],
+        "message": f"The autograder could not grade this submission: {reason}. "
+        "This attempt was not counted; please tell your instructor.",
+    }
     results.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
@@ -76,12 +86,32 @@ def main() -> int:
     if target is None and explain_unlocated(bundle, student, results):
         results.chmod(0o644)
         return 0
-    target = target or student / CONFIG["entry_file"]     # let the grader say what is missing
-    cmd = [sys.executable, "-m", "grader", "--bundle", str(bundle), "grade", str(target),
-           "--within", str(student), "--one-worker", "--format", "prairielearn", "--json", str(results)]
+    target = target or student / CONFIG["entry_file"]  # let the grader say what is missing
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader",
+        "--bundle",
+        str(bundle),
+        "grade",
+        str(target),
+        "--within",
+        str(student),
+        "--one-worker",
+        "--format",
+        "prairielearn",
+        "--json",
+        str(results),
+    ]
     try:
-        r = subprocess.run(cmd, cwd=bundle, capture_output=True, text=True, timeout=None,
-                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        r = subprocess.run(
+            cmd,
+            cwd=bundle,
+            capture_output=True,
+            text=True,
+            timeout=None,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
         sys.stdout.write(r.stdout)
         sys.stderr.write(r.stderr)
         last = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]

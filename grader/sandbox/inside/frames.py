@@ -5,6 +5,7 @@ little-endian float64 bytes of a returned array). Nothing is pickled. The
 parent's reader is grader/sandbox/protocol.py; it imports MAGIC and HEADER_CAP
 from here. Part of the code that runs inside the sandbox (grader/sandbox/child.py).
 """
+
 import json
 import os
 import struct
@@ -17,17 +18,17 @@ if TYPE_CHECKING:
     from types import ModuleType  # noqa: F401 - used in type comments
     from typing import Any, TypeVar
 
-    Header = dict[str, Any]        # a frame's JSON header
+    Header = dict[str, Any]  # a frame's JSON header
     T = TypeVar("T")
 
 MAGIC = b"VITR"
-HEADER_CAP = 64 * 1024          # a header longer than this is malformed
-TRACEBACK_LINES = 12            # submission frames kept in an error report
-TEXT_CAP = 2000                 # characters kept of an exception message
+HEADER_CAP = 64 * 1024  # a header longer than this is malformed
+TRACEBACK_LINES = 12  # submission frames kept in an error report
+TEXT_CAP = 2000  # characters kept of an exception message
 
 # Worker statuses carried in the result frame.
-STATUS_OK = "ok"                          # function returned; see "result"
-STATUS_LOADED = "loaded"                  # load-only run: module and function are fine
+STATUS_OK = "ok"  # function returned; see "result"
+STATUS_LOADED = "loaded"  # load-only run: module and function are fine
 STATUS_IMPORT_EXCEPTION = "import_exception"
 STATUS_MISSING_FUNCTION = "missing_function"
 STATUS_NOT_CALLABLE = "not_callable"
@@ -93,15 +94,18 @@ def _error_info(exc, filename, source_lines):
     def text(lineno):
         # type: (int) -> str
         return source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
+
     lines = [f"line {n}, in {name}: {text(n)}" for n, name in frames]
     if len(lines) > TRACEBACK_LINES:
         half = TRACEBACK_LINES // 2
         lines = lines[:half] + [f"... {len(lines) - 2 * half} more frames ..."] + lines[-half:]
     lineno = frames[-1][0] if frames else _guarded(lambda: getattr(exc, "lineno", None), None)
-    return {"type": _guarded(lambda: _short(type(exc).__name__), "exception"),
-            "message": _guarded(lambda: _short(exc), "(str() of the exception raised an error)"),
-            "traceback": [_short(x) for x in lines],
-            "line": lineno if type(lineno) is int else None}
+    return {
+        "type": _guarded(lambda: _short(type(exc).__name__), "exception"),
+        "message": _guarded(lambda: _short(exc), "(str() of the exception raised an error)"),
+        "traceback": [_short(x) for x in lines],
+        "line": lineno if type(lineno) is int else None,
+    }
 
 
 def _exception_frame(exc, filename, source_lines, status):
@@ -112,12 +116,20 @@ def _exception_frame(exc, filename, source_lines, status):
     try:
         if _guarded(lambda: isinstance(exc, ImportError) and "not allowed here" in str(exc), False):
             status = STATUS_FORBIDDEN_IMPORT
-        return encode_frame({"kind": "result", "status": status,
-                             "error": _error_info(exc, filename, source_lines)})
+        return encode_frame({"kind": "result", "status": status, "error": _error_info(exc, filename, source_lines)})
     except BaseException:
-        return encode_frame({"kind": "result", "status": status, "error": {
-            "type": "exception", "message": "(the exception could not be described)",
-            "traceback": [], "line": None}})
+        return encode_frame(
+            {
+                "kind": "result",
+                "status": status,
+                "error": {
+                    "type": "exception",
+                    "message": "(the exception could not be described)",
+                    "traceback": [],
+                    "line": None,
+                },
+            }
+        )
 
 
 def _describe_type(value, np):
@@ -126,7 +138,7 @@ def _describe_type(value, np):
     t = type(value)
     if t is np.ndarray:
         return "ndarray" if value.ndim else "0-d array"
-    ma = sys.modules.get("numpy.ma")   # not np.ma: that would try to import it, from files the worker cannot read
+    ma = sys.modules.get("numpy.ma")  # not np.ma: that would try to import it, from files the worker cannot read
     if ma is not None and isinstance(value, ma.MaskedArray):
         return "masked array (numpy.ma.MaskedArray)"
     if isinstance(value, np.ndarray):

@@ -3,6 +3,7 @@
 Part of the code that runs inside the sandbox (see grader/sandbox/child.py for
 how the parts are shipped); standard library only.
 """
+
 # Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ def _libc():
     # type: () -> ctypes.CDLL
     """libc, with errno kept for ctypes.get_errno (ctypes is imported on first use)."""
     import ctypes
+
     if not _LIBC:
         _LIBC.append(ctypes.CDLL(None, use_errno=True))
     return _LIBC[0]

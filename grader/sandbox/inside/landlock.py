@@ -2,6 +2,7 @@
 
 Part of the code that runs inside the sandbox (grader/sandbox/child.py).
 """
+
 import os
 import struct
 
@@ -14,6 +15,7 @@ def landlock_abi():
     # type: () -> tuple[int, str]
     # (the kernel's Landlock ABI version, or 0; why not, when 0).
     import ctypes
+
     libc = _libc()
     abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, 0, 1)  # type: int  # LANDLOCK_CREATE_RULESET_VERSION
     return abi if abi > 0 else 0, os.strerror(ctypes.get_errno()) if abi <= 0 else ""
@@ -27,16 +29,17 @@ def apply_landlock():
     if not abi:
         return False, f"Landlock unavailable ({why})"
     import ctypes
+
     libc = _libc()
-    fs = (1 << 13) - 1                      # ABI 1: execute .. make_sym
-    fs |= (1 << 13) if abi >= 2 else 0      # refer
-    fs |= (1 << 14) if abi >= 3 else 0      # truncate
-    fs |= (1 << 15) if abi >= 5 else 0      # ioctl_dev
+    fs = (1 << 13) - 1  # ABI 1: execute .. make_sym
+    fs |= (1 << 13) if abi >= 2 else 0  # refer
+    fs |= (1 << 14) if abi >= 3 else 0  # truncate
+    fs |= (1 << 15) if abi >= 5 else 0  # ioctl_dev
     fields = [fs]
     if abi >= 4:
-        fields.append(0b11)                 # bind_tcp, connect_tcp
+        fields.append(0b11)  # bind_tcp, connect_tcp
     if abi >= 6:
-        fields.append(0b11)                 # scope: abstract unix socket, signal
+        fields.append(0b11)  # scope: abstract unix socket, signal
     raw = struct.pack(f"<{len(fields)}Q", *fields)
     buf = ctypes.create_string_buffer(raw, len(raw))
     fd = libc.syscall(LANDLOCK_CREATE_RULESET, buf, len(raw), 0)  # type: int

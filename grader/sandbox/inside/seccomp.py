@@ -4,6 +4,7 @@ A deny-list over a default-allow policy (the calls NumPy and OpenBLAS need vary
 by build); docs/threat-model.md lists what is refused and why. Part of the code
 that runs inside the sandbox (grader/sandbox/child.py).
 """
+
 import os
 import struct
 
@@ -138,8 +139,7 @@ F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
 # race the harness on fd 3, and need RLIMIT_NPROC > 1 as root, so refusing
 # them everywhere keeps verdicts identical in every mode).
 _SELF_ONLY = {"kill", "tkill", "tgkill"}
-_SELF_OR_ZERO = {"prlimit64", "sched_setparam", "sched_setscheduler", "sched_setaffinity",
-                 "sched_setattr"}
+_SELF_OR_ZERO = {"prlimit64", "sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr"}
 _OPEN_LIKE = {"open", "creat", "openat", "openat2"}
 
 
@@ -160,15 +160,33 @@ def _syscall_body(name, own_pid):
     allow, deny = _ins(_RET_K, 0, 0, _ALLOW), _ins(_RET_K, 0, 0, _ERRNO | EPERM)
     if name in _SELF_ONLY:
         # arg0 (the target) must be this very process
-        return [_ins(_LD_W_ABS, 0, 0, _OFF_ARG0_HI), _ins(_JEQ_K, 0, 3, 0),
-                _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_LO), _ins(_JEQ_K, 0, 1, own_pid), allow, deny]
+        return [
+            _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_HI),
+            _ins(_JEQ_K, 0, 3, 0),
+            _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_LO),
+            _ins(_JEQ_K, 0, 1, own_pid),
+            allow,
+            deny,
+        ]
     if name in _SELF_OR_ZERO:
-        return [_ins(_LD_W_ABS, 0, 0, _OFF_ARG0_HI), _ins(_JEQ_K, 0, 4, 0),
-                _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_LO), _ins(_JEQ_K, 1, 0, 0),
-                _ins(_JEQ_K, 0, 1, own_pid), allow, deny]
+        return [
+            _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_HI),
+            _ins(_JEQ_K, 0, 4, 0),
+            _ins(_LD_W_ABS, 0, 0, _OFF_ARG0_LO),
+            _ins(_JEQ_K, 1, 0, 0),
+            _ins(_JEQ_K, 0, 1, own_pid),
+            allow,
+            deny,
+        ]
     if name == "fcntl":
-        return [_ins(_LD_W_ABS, 0, 0, _OFF_ARG1_LO), _ins(_JEQ_K, 3, 0, F_SETOWN),
-                _ins(_JEQ_K, 2, 0, F_SETSIG), _ins(_JEQ_K, 1, 0, F_SETOWN_EX), allow, deny]
+        return [
+            _ins(_LD_W_ABS, 0, 0, _OFF_ARG1_LO),
+            _ins(_JEQ_K, 3, 0, F_SETOWN),
+            _ins(_JEQ_K, 2, 0, F_SETSIG),
+            _ins(_JEQ_K, 1, 0, F_SETOWN_EX),
+            allow,
+            deny,
+        ]
     if name == "clone3":
         return [_ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
     return [_ins(_RET_K, 0, 0, _ERRNO | (EACCES if name in _OPEN_LIKE else EPERM))]
@@ -177,11 +195,13 @@ def _syscall_body(name, own_pid):
 def seccomp_program(arch, own_pid):
     # type: (str, int) -> bytes
     """The BPF filter as bytes (struct sock_filter[]), for `arch`."""
-    prog = [_ins(_LD_W_ABS, 0, 0, _OFF_ARCH),
-            _ins(_JEQ_K, 1, 0, AUDIT_ARCH[arch]),
-            _ins(_RET_K, 0, 0, _KILL_PROCESS),     # foreign ABI (i386 via int 0x80): never
-            _ins(_LD_W_ABS, 0, 0, _OFF_NR)]
-    if arch == "x86_64":                          # x32 syscalls alias the x86-64 ones
+    prog = [
+        _ins(_LD_W_ABS, 0, 0, _OFF_ARCH),
+        _ins(_JEQ_K, 1, 0, AUDIT_ARCH[arch]),
+        _ins(_RET_K, 0, 0, _KILL_PROCESS),  # foreign ABI (i386 via int 0x80): never
+        _ins(_LD_W_ABS, 0, 0, _OFF_NR),
+    ]
+    if arch == "x86_64":  # x32 syscalls alias the x86-64 ones
         prog += [_ins(_JGE_K, 0, 1, 0x40000000), _ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
 
     # Every body ends in a return on every path, so the accumulator (the syscall
@@ -233,6 +253,7 @@ def apply_seccomp(own_pid, prepared=None):
     if arch not in SYSCALLS:
         return False, f"no syscall table for {arch}"
     import ctypes
+
     libc = _libc()
     if prepared is None or prepared[0] != arch:
         prepared = _template(arch)
@@ -250,6 +271,8 @@ def apply_seccomp(own_pid, prepared=None):
         return False, f"no_new_privs failed: {os.strerror(ctypes.get_errno())}"
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         return False, f"seccomp refused: {os.strerror(ctypes.get_errno())}"
-    return True, (f"{n} BPF instructions ({arch}): no open, socket, exec, fork, threads, ptrace, "
-                  "xattr writes, host-wide kernel resources (AIO, SysV IPC, keyrings, inotify), "
-                  "or signals/rlimits/scheduling aimed at other processes")
+    return True, (
+        f"{n} BPF instructions ({arch}): no open, socket, exec, fork, threads, ptrace, "
+        "xattr writes, host-wide kernel resources (AIO, SysV IPC, keyrings, inotify), "
+        "or signals/rlimits/scheduling aimed at other processes"
+    )

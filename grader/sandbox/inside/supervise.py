@@ -10,6 +10,7 @@ The frames between the script's start and a worker's run_worker (zygote_main,
 _serve, _start_worker) are part of every deep recursion's report (worker.py,
 run_worker): _serve forks the worker itself, not through a helper.
 """
+
 import json
 import os
 import struct
@@ -28,17 +29,19 @@ if TYPE_CHECKING:
     from .seccomp import Prepared  # noqa: F401 - used in type comments
     from .worker import Job
 
-    Message = dict[str, Any]                  # a control message, either way
-    Held = tuple[Message, bytes, list[int]]   # a request received while the probe ran: (header, payload, fds)
+    Message = dict[str, Any]  # a control message, either way
+    Held = tuple[Message, bytes, list[int]]  # a request received while the probe ran: (header, payload, fds)
 
     class Worker(TypedDict):
         """A worker being supervised."""
+
         pid: int
-        id: int | None                        # the request's id, repeated in "started" and "finished"
+        id: int | None  # the request's id, repeated in "started" and "finished"
         job: Job
-        start: float                          # time.monotonic() when it was forked
-        deadline: float                       # of the wall-clock limit
-        killed_by: str | None                 # "wall", "output", "parent", "parent_gone"
+        start: float  # time.monotonic() when it was forked
+        deadline: float  # of the wall-clock limit
+        killed_by: str | None  # "wall", "output", "parent", "parent_gone"
+
 
 SWEEP_ROUNDS = 100
 
@@ -67,6 +70,7 @@ def _recv(sock):
     # type: (socket.socket) -> tuple[Message | None, bytes, list[int]]
     """One message: (header dict, payload bytes, fds); (None, b"", []) at EOF."""
     import socket as _socket
+
     head, fds, _flags, _addr = _socket.recv_fds(sock, 8, 8)
     if not head:
         return None, b"", []
@@ -119,6 +123,7 @@ def _kill_descendants(spare=()):
     but as a subreaper we still inherit it when its parent dies.
     """
     import signal
+
     for _ in range(SWEEP_ROUNDS):
         pids = [pid for pid in _children() if pid not in spare]
         if not pids:
@@ -142,15 +147,16 @@ def _sweep(job, spare=()):
     in a PID namespace, with seccomp refusing fork, so the namespace-wide kill of the next
     sweep with none running covers the rest)."""
     import signal
+
     _kill_descendants(spare)
     if spare:
         return
-    if os.getpid() == 1:                     # PID 1 of our own namespace: kill the rest
+    if os.getpid() == 1:  # PID 1 of our own namespace: kill the rest
         try:
             os.kill(-1, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    elif job.get("drop_uid") is not None:    # a uid used by nothing else: kill it all
+    elif job.get("drop_uid") is not None:  # a uid used by nothing else: kill it all
         pid = os.fork()
         if pid == 0:
             try:
@@ -170,9 +176,16 @@ def _supervise(pid, job, sock, held=None):
     "kill" that arrive meanwhile go to `held` if given (else they are dropped)."""
     import select
     import time
+
     start = time.monotonic()
-    worker = {"pid": pid, "id": None, "job": job, "start": start,
-              "deadline": start + job["wall_limit_s"], "killed_by": None}  # type: Worker
+    worker = {
+        "pid": pid,
+        "id": None,
+        "job": job,
+        "start": start,
+        "deadline": start + job["wall_limit_s"],
+        "killed_by": None,
+    }  # type: Worker
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -208,7 +221,7 @@ def _run_job(job, code, source_lines, payload, fds, sock, np, held=None):
     _send(sock, _supervise(pid, job, sock, held))
 
 
-MAX_WORKERS = 2   # at once; more than one only as PID 1 of our own namespace (see _sweep)
+MAX_WORKERS = 2  # at once; more than one only as PID 1 of our own namespace (see _sweep)
 
 
 def _start_worker(job, code, source_lines, payload, fds, sock, np, prepared):
@@ -230,6 +243,7 @@ def _kill_worker(worker, why):
     # type: (Worker, str) -> None
     # SIGKILL a worker and its process group; the first reason given is the one reported.
     import signal
+
     if worker["killed_by"] is None:
         worker["killed_by"] = why
     for kill, target in ((os.killpg, worker["pid"]), (os.kill, worker["pid"])):
@@ -243,11 +257,13 @@ def _ended(worker, active):
     # type: (Worker, dict[int, Worker]) -> Message
     """Reap an ended worker, sweep what it left, and say how it ended."""
     import time
+
     _, status, ru = os.wait4(worker["pid"], 0)
     wall = time.monotonic() - worker["start"]
     _sweep(worker["job"], spare={w["pid"] for w in active.values()})
     return {
-        "event": "finished", "id": worker["id"],
+        "event": "finished",
+        "id": worker["id"],
         "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "cpu_s": ru.ru_utime + ru.ru_stime,
@@ -264,7 +280,8 @@ def _serve(sock, init, code, source_lines, np, prepared):
     "finished"), a "kill" ends one (by id) or all, each worker's wall-clock limit is enforced
     here, and an ended worker is reaped and swept."""
     import select
-    active = {}   # type: dict[int, Worker]  # by pidfd
+
+    active = {}  # type: dict[int, Worker]  # by pidfd
     poller = select.poll()
     poller.register(sock.fileno(), select.POLLIN)
     try:
@@ -290,6 +307,7 @@ def _wait(poller, active):
     # Kill every worker past its wall-clock deadline, then wait for the next event, at most
     # until the next deadline.
     import time
+
     now = time.monotonic()
     for worker in active.values():
         if worker["killed_by"] is None and now >= worker["deadline"]:
@@ -322,8 +340,14 @@ def _admit(sock, init, msg, fds, active):
     if msg.get("op") != "run" or len(fds) != 3 or len(active) >= room:
         for fd in fds:
             os.close(fd)
-        _send(sock, {"event": "error", "id": msg.get("id"),
-                     "message": "busy" if msg.get("op") == "run" and len(fds) == 3 else "bad request"})
+        _send(
+            sock,
+            {
+                "event": "error",
+                "id": msg.get("id"),
+                "message": "busy" if msg.get("op") == "run" and len(fds) == 3 else "bad request",
+            },
+        )
         return None
     job = dict(init["job"], **msg["job"], zygote_pid=os.getpid())
     job["allowed"] = init["allowed"]
@@ -335,11 +359,18 @@ def _watch(poller, active, pid, rid, job):
     # Supervise the worker just forked: its pidfd polled, its wall-clock deadline from now.
     import select
     import time
+
     start = time.monotonic()
     pidfd = os.pidfd_open(pid)
     poller.register(pidfd, select.POLLIN)
-    active[pidfd] = {"pid": pid, "id": rid, "job": job, "start": start,
-                     "deadline": start + job["wall_limit_s"], "killed_by": None}
+    active[pidfd] = {
+        "pid": pid,
+        "id": rid,
+        "job": job,
+        "start": start,
+        "deadline": start + job["wall_limit_s"],
+        "killed_by": None,
+    }
 
 
 def _end_all(active):

@@ -6,6 +6,7 @@ applied, and only then the submission's code, whose result becomes one
 "result" frame. Part of the code that runs inside the sandbox
 (grader/sandbox/child.py).
 """
+
 import os
 import sys
 
@@ -35,11 +36,11 @@ if TYPE_CHECKING:
 
     from .seccomp import Prepared  # noqa: F401 - used in type comments
 
-    Job = dict[str, Any]             # one run's job: the zygote's defaults and the request's fields
-    Allowed = dict[str, list[str]]   # problem.yaml's allowed_imports: packages, exclude, stdlib
+    Job = dict[str, Any]  # one run's job: the zygote's defaults and the request's fields
+    Allowed = dict[str, list[str]]  # problem.yaml's allowed_imports: packages, exclude, stdlib
     Import = Callable[..., ModuleType]
 
-RESULT_FD = 3   # the result pipe's write end, in every worker
+RESULT_FD = 3  # the result pipe's write end, in every worker
 
 
 def _vm_size_bytes():
@@ -64,6 +65,7 @@ def _apply_rlimits(job):
     # type: (Job) -> tuple[bool, str]
     # Set the worker's rlimits (each capped at its current hard limit); (all of them took, detail).
     import resource
+
     cpu, cpu_hard = cpu_rlimit(job["cpu_limit_s"])
     limits = [
         (resource.RLIMIT_CPU, (cpu, cpu_hard)),
@@ -91,8 +93,9 @@ def _apply_rlimits(job):
             applied.append(item[0])
         except (ValueError, OSError):
             pass
-    return len(applied) >= 6, (f"cpu {cpu}s (hard {cpu_hard}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, "
-                               "no files, core 0")
+    return len(applied) >= 6, (
+        f"cpu {cpu}s (hard {cpu_hard}s), address space +{job.get('memory_bytes', 0) >> 20} MiB, no files, core 0"
+    )
 
 
 def _drop_privileges(uid):
@@ -128,7 +131,7 @@ def _lock_down(job, result_fd, seccomp_prepared=None):
     except OSError:
         pass
     if os.getppid() != job["zygote_pid"]:
-        os._exit(111)                       # the zygote died meanwhile
+        os._exit(111)  # the zygote died meanwhile
     if job["layers"].get("landlock"):
         ok, detail = apply_landlock()
         layers["landlock"] = ["active" if ok else "unavailable", detail]
@@ -159,6 +162,7 @@ def _guarded_import(allowed, original):
         if caller == "solution" and level == 0 and not allowed(name):
             raise ImportError(f"import of {name!r} is not allowed here", name=name)
         return original(name, globals, locals, fromlist, level)
+
     return guarded
 
 
@@ -175,6 +179,7 @@ def probe_workload(np):
     clock advances only at scheduler ticks (4 ms here) while a task runs; the
     thread clock is exact, and the worker runs one thread (single-threaded BLAS)."""
     import time
+
     rng = np.random.default_rng(12345)
     a = rng.standard_normal((96, 96))
     start = time.thread_time()
@@ -235,8 +240,7 @@ def _run_probe(job, np):
     # A probe run: no submission code in this worker, so its report is trusted.
     repeats = max(1, min(int(job.get("probe_repeats", 1)), PROBE_REPEATS_CAP))
     runs = [probe_workload(np)[0] for _ in range(repeats)]
-    _write_all(RESULT_FD, encode_frame({"kind": "result", "status": "probe", "seconds": min(runs),
-                                        "runs": runs}))
+    _write_all(RESULT_FD, encode_frame({"kind": "result", "status": "probe", "seconds": min(runs), "runs": runs}))
     os._exit(0)
 
 
@@ -248,6 +252,7 @@ def _solution_namespace(job):
     # and pickle look the defining module up in sys.modules by name.
     import builtins
     import types
+
     allowed = job["allowed"]
     builtins.__import__ = _guarded_import(lambda name: is_allowed(allowed, name), builtins.__import__)
 
@@ -285,25 +290,24 @@ def run_worker(job, code, source_lines, payload, fds, np, seccomp_prepared=None)
     args = _prepare(job, payload, fds, np, seccomp_prepared)
     if job["mode"] == "probe":
         _run_probe(job, np)
-    assert code is not None   # only a probe run, which has ended above, has no code
+    assert code is not None  # only a probe run, which has ended above, has no code
     filename = job["filename"]
     namespace = _solution_namespace(job)
     frame = None
     try:
         exec(code, namespace)
-        fn = namespace.get(job["function"])   # type: Any  # the submission's: anything at all
+        fn = namespace.get(job["function"])  # type: Any  # the submission's: anything at all
         if fn is None:
             frame = encode_frame({"kind": "result", "status": STATUS_MISSING_FUNCTION})
         elif not callable(fn):
-            frame = encode_frame({"kind": "result", "status": STATUS_NOT_CALLABLE,
-                                  "type": type(fn).__name__})
+            frame = encode_frame({"kind": "result", "status": STATUS_NOT_CALLABLE, "type": type(fn).__name__})
         else:
             import inspect
+
             try:
                 inspect.signature(fn).bind(*[None] * len(job["args"]))
             except TypeError as exc:
-                frame = encode_frame({"kind": "result", "status": STATUS_BAD_SIGNATURE,
-                                      "message": _short(exc)})
+                frame = encode_frame({"kind": "result", "status": STATUS_BAD_SIGNATURE, "message": _short(exc)})
             except ValueError:
                 pass  # no signature available (e.g. a builtin): let the call decide
     except BaseException as exc:

@@ -5,6 +5,7 @@ the wall-clock limit, reaps it, reports its exit status and resource usage, and
 kills whatever the worker left behind. Part of the code that runs inside the
 sandbox (grader/sandbox/child.py).
 """
+
 import os
 import sys
 
@@ -27,13 +28,15 @@ if TYPE_CHECKING:
 
     class Preloaded(TypedDict):
         """What preload could not import: how many, and a few of them."""
+
         count: int
         first: list[str]
 
-PRELOAD_MAX = 160               # modules imported before lock-down (harness + allowed + named)
-PRELOAD_NAME_MAX = 160          # characters of one module name
-PRELOAD_BUDGET_S = 10.0         # seconds of importing, after which the rest is skipped
-FAILED_SHOWN = 8                # failed preloads named in the "ready" message
+
+PRELOAD_MAX = 160  # modules imported before lock-down (harness + allowed + named)
+PRELOAD_NAME_MAX = 160  # characters of one module name
+PRELOAD_BUDGET_S = 10.0  # seconds of importing, after which the rest is skipped
+FAILED_SHOWN = 8  # failed preloads named in the "ready" message
 
 
 def preload(modules):
@@ -44,6 +47,7 @@ def preload(modules):
     Returns {"count": failures, "first": [a few of them]}."""
     import gc
     import time
+
     start = time.monotonic()
     failed = []  # type: list[str]
     dead = []  # type: list[str]
@@ -56,12 +60,15 @@ def preload(modules):
             if i >= PRELOAD_MAX or time.monotonic() - start > PRELOAD_BUDGET_S:
                 failed.append(f"{len(modules) - i} more not tried")
                 break
-            if type(mod) is not str or len(mod) > PRELOAD_NAME_MAX or \
-                    not all(part.isidentifier() for part in mod.split(".")):
+            if (
+                type(mod) is not str
+                or len(mod) > PRELOAD_NAME_MAX
+                or not all(part.isidentifier() for part in mod.split("."))
+            ):
                 failed.append("(an invalid module name)")
                 continue
             if any(mod.startswith(d + ".") for d in dead):
-                continue                                  # its package already failed
+                continue  # its package already failed
             try:
                 __import__(mod)
             except BaseException as exc:  # a missing (or exiting) module only limits what may be imported
@@ -77,6 +84,7 @@ def _names_in(source):
     # type: (str) -> set[str] | None
     """Every identifier and string constant of `source`; None after `from numpy import *`."""
     import ast
+
     names = set()  # type: set[str]
     try:
         tree = ast.parse(source)
@@ -128,6 +136,7 @@ def _net_interfaces():
     # type: () -> list[str]
     # The names of this process's network interfaces (only "lo" inside a network namespace).
     import socket as _socket
+
     try:
         return sorted(name for _, name in _socket.if_nameindex())
     except OSError:
@@ -142,13 +151,19 @@ def _probe_before_init(msg, fds, sock, held):
     """The speed probe, run before the submission has arrived (grader/sandbox/early.py):
     no submission code exists in this process yet. Requests that arrive meanwhile go to `held`."""
     import numpy as np
+
     if len(fds) != 3:
         for fd in fds:
             os.close(fd)
         _send(sock, {"event": "error", "message": "bad request"})
         return
-    job = dict(msg.get("job") or {}, mode="probe", args=[], zygote_pid=os.getpid(),
-               allowed={"packages": [], "exclude": [], "stdlib": []})
+    job = dict(
+        msg.get("job") or {},
+        mode="probe",
+        args=[],
+        zygote_pid=os.getpid(),
+        allowed={"packages": [], "exclude": [], "stdlib": []},
+    )
     _run_job(job, None, [], b"", fds, sock, np, held)
 
 
@@ -158,6 +173,7 @@ def use_site_dirs(dirs):
     directories on the path without running their .pth files, and define exit, quit, help,
     ... as `site` would, so that a submission sees the same builtins either way."""
     import site
+
     sys.path.extend(d for d in dirs if type(d) is str and d not in sys.path)
     site.setquit()
     site.setcopyright()
@@ -169,11 +185,12 @@ def _early_imports(early, site_dirs):
     # Imports the harness's modules `early`; whether `site` has run (it has unless started
     # with -S, and is run then when they need it).
     # Its failures are counted by the full preload below, which retries them.
-    site_ran = site_dirs is None   # else started with -S
+    site_ran = site_dirs is None  # else started with -S
     if preload(early)["count"] and not site_ran:
         # Something the harness needs is reachable only through a .pth file (a shared site-packages,
         # an editable NumPy): let `site` do everything it would have done without -S, and retry.
         import site
+
         site.main()
         site_ran = True
         preload(early)
@@ -184,6 +201,7 @@ def _compiled(sock, init):
     # type: (socket.socket, Message) -> tuple[CodeType, list[str]] | None
     # The submission compiled, and its lines; None, the parent told, if it does not compile.
     import linecache
+
     source = init["source"]
     # Tracebacks show the submission's own lines without reading any file.
     source_lines = source.splitlines(True)
@@ -202,6 +220,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
     may start this process before it has read anything: grader/sandbox/early.py).
     `site_dirs`: where to find them, when started with -S."""
     import socket as _socket
+
     if site_dirs is not None:
         use_site_dirs(site_dirs)
     sock = _socket.socket(fileno=ctrl_fd)
@@ -222,6 +241,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
     if init is None or "source" not in init:
         return
     import numpy as np
+
     failed = preload(init["preload"])
     numpy_lazy_submodules(np, init["allowed"], init["source"])
     compiled = _compiled(sock, init)
@@ -229,10 +249,22 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         return
     code, source_lines = compiled
     abi, _ = landlock_abi()
-    _send(sock, {"event": "ready", "pid": os.getpid(), "uid": os.getuid(), "euid": os.geteuid(),
-                 "pid_namespace": os.getpid() == 1, "net_interfaces": _net_interfaces(),
-                 "dumpable": get_dumpable(),
-                 "landlock_abi": abi, "arch": os.uname().machine,
-                 "python": sys.version.split()[0], "numpy": np.__version__, "site": site_ran,
-                 "preload_failed": failed})
+    _send(
+        sock,
+        {
+            "event": "ready",
+            "pid": os.getpid(),
+            "uid": os.getuid(),
+            "euid": os.geteuid(),
+            "pid_namespace": os.getpid() == 1,
+            "net_interfaces": _net_interfaces(),
+            "dumpable": get_dumpable(),
+            "landlock_abi": abi,
+            "arch": os.uname().machine,
+            "python": sys.version.split()[0],
+            "numpy": np.__version__,
+            "site": site_ran,
+            "preload_failed": failed,
+        },
+    )
     _serve(sock, init, code, source_lines, np, prepared_program(os.uname().machine))
