@@ -19,7 +19,7 @@ import pytest
 
 from ipython_corpus import CORPUS, build_corpus, corpus_text, generated_cells
 from grader.judging import python_tokens
-from grader.judging.ipython_rewrites import CellNotRunnable
+from grader.judging.ipython_rewrites import CellNotRunnable, time_statement
 from grader.judging.ipython_scan import TRANSFORM_LOOP_LIMIT
 from grader.judging.ipython_syntax import calls_on_ipython, ipython_text, transform_cell
 from grader.judging import jupyter_kernel
@@ -84,6 +84,8 @@ def test_the_kernels_magics_names_and_builtins_are_the_ones_recorded():
     assert jupyter_kernel.LINE_MAGICS == set(facts["line_magics"])
     assert jupyter_kernel.KERNEL_NAMES == set(facts["kernel_names"])
     assert jupyter_kernel.KERNEL_BUILTINS == set(facts["kernel_builtins"])
+    assert jupyter_kernel.CELL_MAGICS == set(facts["cell_magics"])
+    assert jupyter_kernel.EXTENSION_MAGICS["autoreload"] == set(facts["autoreload_magics"])
     assert (facts["automagic"], facts["autocall"]) == (True, 0)      # what the prefilter emulation assumes
 
 
@@ -232,6 +234,30 @@ def test_a_cell_needing_more_rewrites_than_ipython_makes_is_refused():
 
 # --- the program the grader runs for each cell ---------------------------------------------------------------
 
+def _time_statement(node: ast.AST) -> str | None:
+    """The statement of a `run_line_magic('time', args)` call (None: not one, or nothing to run)."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run_line_magic"
+            and [type(a) for a in node.args] == [ast.Constant, ast.Constant] and node.args[0].value == "time"):
+        return time_statement(node.args[1].value) or None
+    return None
+
+
+def _bad_time(text: str) -> bool:
+    """Does the text run `%time` on a statement that does not compile (SyntaxError when run)?"""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    for call in calls_on_ipython(tree):
+        statement = _time_statement(call)
+        if statement is not None:
+            try:
+                compile(statement, "time", "exec")
+            except (SyntaxError, ValueError):
+                return True
+    return False
+
+
 class _KernelCalls(ast.NodeTransformer):
     """IPython's calls as the grader runs them: `%time`'s statement or expression where it
     parses, None for every other call on IPython."""
@@ -241,10 +267,7 @@ class _KernelCalls(ast.NodeTransformer):
 
     @staticmethod
     def _timed(node: ast.AST) -> str | None:
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run_line_magic"
-                and [type(a) for a in node.args] == [ast.Constant, ast.Constant] and node.args[0].value == "time"):
-            return node.args[1].value.strip() or None
-        return None
+        return _time_statement(node)
 
     def visit_Expr(self, node):
         if id(node.value) in self.calls and (timed := self._timed(node.value)):
@@ -286,14 +309,29 @@ def _body_text(cell: str) -> str | None:
     return None if t.magic is not None else None
 
 
+def _unknown_magic(text: str) -> bool:
+    """Does the kernel's text call a magic the kernel does not have (UsageError when run)?"""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    for call in calls_on_ipython(tree):
+        known = {"run_line_magic": jupyter_kernel.LINE_MAGICS, "run_cell_magic": jupyter_kernel.CELL_MAGICS}
+        method = call.func.attr
+        if method in known and isinstance(call.args[0], ast.Constant) and call.args[0].value not in known[method]:
+            return True
+    return False
+
+
 def _compiles(cell: str, shell: str) -> bool:
-    """Does what a kernel runs for the cell compile (the compiler's own checks included)?"""
+    """Does what a kernel runs for the cell compile (the compiler's own checks included), and
+    does every magic it calls exist?"""
     text = shell if transform_cell(cell).magic is None else _body_text(cell)
     try:
         compile(text or "", "cell", "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
-    return True
+    return not any(check(t) for t in (shell, text or "") for check in (_unknown_magic, _bad_time))
 
 
 def _expected_program(cell: str, shell: str) -> str | None:
@@ -357,3 +395,52 @@ def test_the_help_query_is_found_as_ipythons_regex_finds_it():
         m = spec.search(line)
         assert help_target(line) == ((m.group(1), m.group(3)) if m else None), line
     assert help_target("a*" * 30000 + ")?") is None
+
+
+def test_time_statement_is_what_ipythons_own_parser_leaves():
+    """time_statement against IPython's %time argument parser itself, when installed."""
+    if _ipython() is None:
+        pytest.skip("IPython is not installed (it comes with the dev requirements)")
+    from IPython.core import magic_arguments
+    from IPython.core.magics.execution import ExecutionMagics
+    for args in ["y = f(a,  b)", "--no-raise-error x = 1", "-n1 x = 1", "--no-r x=1", 'x = "a  b"', "x = 1 # it's",
+                 "--no-raise-error=3 x", "", "-- x", "--no-raise-error --no-raise-error y", "x = 'unclosed"]:
+        try:
+            _, extra = magic_arguments.parse_argstring(ExecutionMagics.time, args, partial=True)
+            expected = " ".join(extra)
+        except Exception:  # noqa: BLE001 - IPython's UsageError: the magic refuses the arguments
+            expected = None
+        assert time_statement(args) == expected, args
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="compares with Python 3.11's own tokenize module")
+def test_the_tokenizer_reads_strings_and_escapes_as_python_3_11():
+    """Random lines of quotes, prefixes, backslashes and line ends: the shortcut that decides
+    whether a string closes gives the tokens 3.11's regex gives."""
+    import random
+    rng = random.Random(11)
+    pieces = ["'", '"', "\\", "r", "b", "f", "rb", "x", " ", "\n", "\r\n", "\r", "#", "'''", '"""', "(", ")"]
+    differ = []
+    for _ in range(4000):
+        source = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16))) + "\n"
+        lines = source.splitlines(keepends=True)
+        if _our_tokens(lines) != _stdlib_tokens(lines):
+            differ.append(source)
+    assert not differ, f"{len(differ)} sources differ, the first: {differ[0]!r}"
+
+
+def test_a_line_of_escaped_quotes_is_not_scanned_from_every_quote(monkeypatch):
+    """3.11's string pattern retries from each quote and backtracks over the rest of the line
+    (85 s for 64 KiB of `\\"`); where no string can close there, the pattern without it is used."""
+    calls = [0]
+    real = python_tokens.PSEUDO_TOKEN
+
+    class Counting:          # counts the full pattern's tries where a string may start
+        def match(self, line, pos):
+            calls[0] += line[pos] in "'\""
+            return real.match(line, pos)
+
+    monkeypatch.setattr(python_tokens, "PSEUDO_TOKEN", Counting())
+    line = 'x = "' + '\\"' * 20000 + "\n"
+    tokens = list(python_tokens.tokens_from([line], 0, python_tokens.LineState(), []))
+    assert len(tokens) > 40000 and calls[0] < 10, calls[0]

@@ -11,20 +11,23 @@ rewrite of a cell, in IPython's order).
 """
 from __future__ import annotations
 
-import ast
+import argparse
 import re
+import shlex
 import tokenize
 from dataclasses import dataclass
 from tokenize import TokenInfo
+from typing import NoReturn
 
 
 class CellNotRunnable(ValueError):
     """IPython itself would refuse to run this cell (it raises before Python sees it).
     `line` is the index of the cell's original line at fault, where one is."""
 
-    def __init__(self, message: str, line: int | None = None):
+    def __init__(self, message: str, line: int | None = None, syntax: bool = False):
         super().__init__(message)
         self.line = line
+        self.syntax = syntax      # Python's own syntax error (an indentation its tokenizer refuses)
 
 
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
@@ -234,6 +237,7 @@ class Rewrite:
     end: int
     text: str                # IPython's line
     program: str | None      # the grader's line, when IPython's calls on IPython
+    magic: tuple[str, str] | None = None     # (name, arguments) of a line magic
 
 
 def _outside_kernel(prefix: str, original: str) -> str:
@@ -241,20 +245,51 @@ def _outside_kernel(prefix: str, original: str) -> str:
     return f"{prefix}None  # {' '.join(original.split())}\n"
 
 
-def _parses(text: str, mode: str) -> bool:
+class _MagicArguments(argparse.ArgumentParser):
+    """IPython's MagicArgumentParser for %time: no help option, errors raised, not exits."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ValueError(message)
+
+
+def _arg_split(text: str) -> list[str]:
+    """IPython's arg_split(text, strict=False): shlex, quotes kept, an unclosed quote's rest one word."""
+    lex = shlex.shlex(text, posix=False)
+    lex.whitespace_split = True
+    lex.commenters = ""
+    words: list[str] = []
+    while True:
+        try:
+            words.append(next(lex))
+        except StopIteration:
+            break
+        except ValueError:
+            words.append(lex.token)
+            break
+    return words
+
+
+def time_statement(args: str) -> str | None:
+    """The statement IPython's %time runs for `%time args`: its option --no-raise-error
+    parsed out, the other words joined again by one space (IPython 9.18's
+    parse_argstring(partial=True)); None when IPython refuses the arguments."""
+    parser = _MagicArguments(prog="%time", add_help=False)
+    parser.add_argument("--no-raise-error", action="store_true")
     try:
-        ast.parse(text, mode=mode)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+        _, extra = parser.parse_known_args(_arg_split(args))
+    except ValueError:
+        return None
+    return " ".join(extra)
 
 
-def magic_program(prefix: str, name: str, args: str, original: str, value: bool = False) -> str:
+def magic_program(prefix: str, name: str, args: str, original: str) -> str:
     """What the grader runs for the line magic `name args`: `%time` runs its statement (or,
-    assigned, its expression) in the notebook's namespace, so that statement is what runs;
+    assigned, its expression) in the notebook's namespace, so that statement is what runs
+    (if it does not compile, neither does the cell: IPython raises the same SyntaxError);
     any other magic means nothing outside a kernel and is `None`."""
-    if name == "time" and args.strip() and _parses(args.strip(), "eval" if value else "exec"):
-        return f"{prefix}{args.strip()}\n"
+    statement = time_statement(args) if name == "time" else None
+    if statement:
+        return f"{prefix}{statement}\n"
     return _outside_kernel(prefix, original)
 
 
@@ -280,7 +315,7 @@ def rewrite(found: Found, lines: list[str]) -> Rewrite:
     if found.kind == "magic_assign":
         name, _, args = rest[1:].partition(" ")
         return Rewrite(start, end, prefix + _magic_call(name, args) + "\n",
-                        magic_program(prefix, name, args, rest, value=True))
+                       magic_program(prefix, name, args, rest), (name, args))
     if found.kind == "system_assign":
         call = f"get_ipython().getoutput({rest[1:]!r})"
         return Rewrite(start, end, prefix + call + "\n", _outside_kernel(prefix, rest))
@@ -288,9 +323,8 @@ def rewrite(found: Found, lines: list[str]) -> Rewrite:
     call = _escape_call(escape, rest[len(escape):])
     if escape == "%":
         name, _, args = rest[1:].partition(" ")
-        program: str | None = magic_program(prefix, name, args, rest)
-    else:
-        program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
+        return Rewrite(start, end, prefix + call + "\n", magic_program(prefix, name, args, rest), (name, args))
+    program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
     return Rewrite(start, end, prefix + call + "\n", program)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from tokenize import TokenInfo
 
 from .ipython_rewrites import FINDERS, CellNotRunnable, last_line_read, rewrite
@@ -23,15 +24,16 @@ TRANSFORM_LOOP_LIMIT = 500
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """One line as IPython holds it (a `str.splitlines(keepends=True)` piece), and the
-    original pieces it stands for: itself, or the lines a transformation replaced."""
+    original pieces it stands for: itself, or the lines a transformation replaced. (A
+    named tuple: a cell of 60,000 lines makes that many, several times over.)"""
     text: str
     first: int
     last: int
     replaced: bool = False
     program: str | None = None   # what the grader runs instead, when `text` calls on IPython
+    magic: tuple[str, str] | None = None    # (name, arguments) of the line magic it calls
 
     @property
     def runs(self) -> str:
@@ -92,7 +94,7 @@ class _Scan:
                 self.stuck[f.kind] = (k, last_line_read(f, lines))
                 continue
             end = min(r.end, len(self.pieces) - 1)    # a backslash on the last line continues past it
-            new = Piece(r.text, self.pieces[r.start].first, self.pieces[end].last, True, r.program)
+            new = Piece(r.text, self.pieces[r.start].first, self.pieces[end].last, True, r.program, r.magic)
             self.pieces[r.start: end + 1] = [new]
             line = self.starts[k][0]
             self.resume = min([k] + [g for g, last in self.stuck.values() if last >= line])
@@ -129,7 +131,7 @@ def token_transforms(pieces: list[Piece]) -> list[Piece]:
                 return scan.pieces
     except IndentationError as exc:   # from the tokenizer: IPython fails the cell
         row = (exc.lineno or 1) - 1
-        raise CellNotRunnable(exc.msg, scan.pieces[min(row, len(scan.pieces) - 1)].first) from None
+        raise CellNotRunnable(exc.msg, scan.pieces[min(row, len(scan.pieces) - 1)].first, syntax=True) from None
     except CellNotRunnable as exc:    # at a line of the scan's current text
         if exc.line is not None:
             exc.line = scan.pieces[min(exc.line, len(scan.pieces) - 1)].first

@@ -29,6 +29,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .ipython_syntax import calls_on_ipython
+from .jupyter_kernel import Magics
 
 # Otter-Grader's Notebook methods a student or `otter assign` calls in a cell of its own.
 OTTER_METHODS = frozenset({"check", "check_all", "export", "to_pdf", "run_plugin", "add_plugin_files"})
@@ -50,46 +51,51 @@ class KernelState:
     otter_modules: set[str] = field(default_factory=set)     # names `import otter` bound
     otter_notebooks: set[str] = field(default_factory=set)   # names bound to otter.Notebook(...)
     futures: list[str] = field(default_factory=list)         # features of every __future__ import
+    magics: Magics = field(default_factory=Magics)           # the magics the kernel knows by now
 
 
-_OWN_SCOPE = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp, ast.ListComp,
+              ast.SetComp, ast.DictComp)
 
 
-def _target_names(node: ast.AST | None) -> set[str]:
-    """Names an expression stores into, not counting those local to a comprehension or lambda."""
-    if node is None or isinstance(node, _OWN_SCOPE):
-        return set()
-    own = {node.id} if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else set()
-    return own.union(*(_target_names(c) for c in ast.iter_child_nodes(node)))
+def _binds(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    """(names bound, names deleted) by one module-level statement, blocks at module level
+    included; an iterative walk (a 500-term expression must not exhaust the stack). The
+    name of `except ... as e` is not counted: Python deletes it when the handler ends."""
+    bound: set[str] = set()
+    deleted: set[str] = set()
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+            deleted.add(node.id)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        if not isinstance(node, _OWN_SCOPE):    # what is inside those is another scope
+            stack.extend(ast.iter_child_nodes(node))
+    return bound, deleted
 
 
-def _pattern_names(pattern: ast.pattern) -> set[str]:
-    return {n for p in ast.walk(pattern) for n in (getattr(p, "name", None), getattr(p, "rest", None)) if n}
-
-
-def _binds(stmt: ast.stmt) -> set[str]:
-    """The module-level names one statement binds (blocks at module level included)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
-    names: set[str] = set()
-    for child in ast.iter_child_nodes(stmt):
-        if isinstance(child, ast.stmt):
-            names |= _binds(child)
-        elif isinstance(child, ast.excepthandler):
-            names |= ({child.name} if child.name else set()).union(*map(_binds, child.body))
-        elif isinstance(child, ast.match_case):
-            names |= _pattern_names(child.pattern).union(*map(_binds, child.body))
-        elif isinstance(child, ast.withitem):
-            names |= _target_names(child.optional_vars) | _target_names(child.context_expr)
-        elif isinstance(child, ast.expr):
-            names |= _target_names(child)
-    return names
+def update_bound(tree: ast.Module, bound: set[str]) -> None:
+    """Turn `bound` (the module-level names before the cell `tree` ran) into those after it."""
+    for stmt in tree.body:
+        names, deleted = _binds(stmt)
+        bound |= names
+        bound -= deleted - names
 
 
 def bound_names(tree: ast.Module) -> set[str]:
-    return set().union(*(_binds(stmt) for stmt in tree.body)) if tree.body else set()
+    bound: set[str] = set()
+    update_bound(tree, bound)
+    return bound
 
 
 def _call_on(node: ast.AST, names: set[str], methods: frozenset[str]) -> bool:
@@ -107,6 +113,12 @@ def _otter_plumbing(stmt: ast.stmt, state: KernelState) -> bool:
         state.otter_notebooks.add(stmt.targets[0].id)
         return True
     return isinstance(stmt, ast.Expr) and _call_on(stmt.value, state.otter_notebooks, OTTER_METHODS)
+
+
+def _module_global(stmt: ast.stmt) -> bool:
+    """`global x` at a cell's top level: nothing in a kernel (each cell has its own symbol
+    table), a SyntaxError in one module where x was assigned earlier."""
+    return isinstance(stmt, ast.Global)
 
 
 def _future(stmt: ast.stmt, state: KernelState) -> bool:
@@ -176,10 +188,11 @@ def _compiled(program: str) -> ast.Module:
 def finish_cell(program: str, state: KernelState) -> str:
     """The cell's program as a piece of one module (see the module docstring)."""
     tree = _compiled(program)
-    nodes: list[ast.stmt | ast.expr] = [s for s in tree.body if _otter_plumbing(s, state) or _future(s, state)]
+    nodes: list[ast.stmt | ast.expr] = [s for s in tree.body
+                                        if _otter_plumbing(s, state) or _future(s, state) or _module_global(s)]
     nodes += calls_on_ipython(tree)
     displays = _display_loads(tree, state)
-    state.bound |= bound_names(tree)
+    update_bound(tree, state.bound)
     if not nodes and not displays:
         return program
     kept: list[tuple[ast.stmt | ast.expr, str]] = []
