@@ -275,8 +275,12 @@ def _corpus_run(path):
             out.append({"shell": ip.transform_cell(cell)})
         except Exception as exc:
             out.append({"shell_error": type(exc).__name__})
-    facts = {"line_magics": sorted(ip.magics_manager.magics["line"]), "kernel_builtins": sorted(vars(builtins)),
+    facts = {"line_magics": sorted(ip.magics_manager.magics["line"]),
+             "cell_magics": sorted(ip.magics_manager.magics["cell"]), "kernel_builtins": sorted(vars(builtins)),
              "automagic": bool(ip.automagic), "autocall": int(ip.autocall)}
+    before = set(ip.magics_manager.magics["line"])
+    ip.run_line_magic("load_ext", "autoreload")
+    facts["autoreload_magics"] = sorted(set(ip.magics_manager.magics["line"]) - before)
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"results": out, "facts": facts}, f)
 _corpus_names = sorted(get_ipython().user_ns)

@@ -21,7 +21,6 @@ the next cell), then, without moving any line:
 so far (they decide IPython's automagic, judging/jupyter_kernel.py), Otter's names,
 the future features.
 """
-
 from __future__ import annotations
 
 import ast
@@ -30,6 +29,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .ipython_syntax import calls_on_ipython
+from .jupyter_kernel import Magics
 
 # Otter-Grader's Notebook methods a student or `otter assign` calls in a cell of its own.
 OTTER_METHODS = frozenset({"check", "check_all", "export", "to_pdf", "run_plugin", "add_plugin_files"})
@@ -47,60 +47,60 @@ class CellRefused(ValueError):
 
 @dataclass
 class KernelState:
-    bound: set[str] = field(default_factory=set)  # names the cells bound at module level
-    otter_modules: set[str] = field(default_factory=set)  # names `import otter` bound
-    otter_notebooks: set[str] = field(default_factory=set)  # names bound to otter.Notebook(...)
-    futures: list[str] = field(default_factory=list)  # features of every __future__ import
+    bound: set[str] = field(default_factory=set)             # names the cells bound at module level
+    otter_modules: set[str] = field(default_factory=set)     # names `import otter` bound
+    otter_notebooks: set[str] = field(default_factory=set)   # names bound to otter.Notebook(...)
+    futures: list[str] = field(default_factory=list)         # features of every __future__ import
+    magics: Magics = field(default_factory=Magics)           # the magics the kernel knows by now
 
 
-_OWN_SCOPE = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp, ast.ListComp,
+              ast.SetComp, ast.DictComp)
 
 
-def _target_names(node: ast.AST | None) -> set[str]:
-    """Names an expression stores into, not counting those local to a comprehension or lambda."""
-    if node is None or isinstance(node, _OWN_SCOPE):
-        return set()
-    own = {node.id} if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else set()
-    return own.union(*(_target_names(c) for c in ast.iter_child_nodes(node)))
+def _binds(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    """(names bound, names deleted) by one module-level statement, blocks at module level
+    included; an iterative walk (a 500-term expression must not exhaust the stack). The
+    name of `except ... as e` is not counted: Python deletes it when the handler ends."""
+    bound: set[str] = set()
+    deleted: set[str] = set()
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+            deleted.add(node.id)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        if not isinstance(node, _OWN_SCOPE):    # what is inside those is another scope
+            stack.extend(ast.iter_child_nodes(node))
+    return bound, deleted
 
 
-def _pattern_names(pattern: ast.pattern) -> set[str]:
-    return {n for p in ast.walk(pattern) for n in (getattr(p, "name", None), getattr(p, "rest", None)) if n}
-
-
-def _binds(stmt: ast.stmt) -> set[str]:
-    """The module-level names one statement binds (blocks at module level included)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
-    names: set[str] = set()
-    for child in ast.iter_child_nodes(stmt):
-        if isinstance(child, ast.stmt):
-            names |= _binds(child)
-        elif isinstance(child, ast.ExceptHandler):  # the one kind of ast.excepthandler
-            names |= ({child.name} if child.name else set()).union(*map(_binds, child.body))
-        elif isinstance(child, ast.match_case):
-            names |= _pattern_names(child.pattern).union(*map(_binds, child.body))
-        elif isinstance(child, ast.withitem):
-            names |= _target_names(child.optional_vars) | _target_names(child.context_expr)
-        elif isinstance(child, ast.expr):
-            names |= _target_names(child)
-    return names
+def update_bound(tree: ast.Module, bound: set[str]) -> None:
+    """Turn `bound` (the module-level names before the cell `tree` ran) into those after it."""
+    for stmt in tree.body:
+        names, deleted = _binds(stmt)
+        bound |= names
+        bound -= deleted - names
 
 
 def bound_names(tree: ast.Module) -> set[str]:
-    return set().union(*(_binds(stmt) for stmt in tree.body)) if tree.body else set()
+    bound: set[str] = set()
+    update_bound(tree, bound)
+    return bound
 
 
 def _call_on(node: ast.AST, names: set[str], methods: frozenset[str]) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in methods
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id in names
-    )
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in names)
 
 
 def _otter_plumbing(stmt: ast.stmt, state: KernelState) -> bool:
@@ -108,15 +108,17 @@ def _otter_plumbing(stmt: ast.stmt, state: KernelState) -> bool:
     if isinstance(stmt, ast.Import) and all(a.name == "otter" for a in stmt.names):
         state.otter_modules |= {a.asname or "otter" for a in stmt.names}
         return True
-    if (
-        isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], ast.Name)
-        and _call_on(stmt.value, state.otter_modules, frozenset({"Notebook"}))
-    ):
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and _call_on(stmt.value, state.otter_modules, frozenset({"Notebook"}))):
         state.otter_notebooks.add(stmt.targets[0].id)
         return True
     return isinstance(stmt, ast.Expr) and _call_on(stmt.value, state.otter_notebooks, OTTER_METHODS)
+
+
+def _module_global(stmt: ast.stmt) -> bool:
+    """`global x` at a cell's top level: nothing in a kernel (each cell has its own symbol
+    table), a SyntaxError in one module where x was assigned earlier."""
+    return isinstance(stmt, ast.Global)
 
 
 def _future(stmt: ast.stmt, state: KernelState) -> bool:
@@ -129,14 +131,15 @@ def _future(stmt: ast.stmt, state: KernelState) -> bool:
 def _display_loads(tree: ast.Module, state: KernelState) -> list[ast.Name]:
     if "display" in state.bound or "display" in bound_names(tree):
         return []
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "display" and isinstance(n.ctx, ast.Load)]
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "display"
+            and isinstance(n.ctx, ast.Load)]
 
 
 def _lines_with_ends(text: str) -> list[str]:
     parts: list[str] = []
     pos = 0
     for m in _LINE_END.finditer(text):
-        parts.append(text[pos : m.end()])
+        parts.append(text[pos:m.end()])
         pos = m.end()
     if pos < len(text):
         parts.append(text[pos:])
@@ -169,15 +172,12 @@ def _compiled(program: str) -> ast.Module:
     """The cell's syntax tree, compiled on its own; CellRefused when Python refuses it."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning (an invalid escape) is not an error
+            warnings.simplefilter("ignore")      # SyntaxWarning (an invalid escape) is not an error
             tree = ast.parse(program)
             compile(tree, "cell", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        hint = (
-            "; Jupyter runs a cell's top-level await, a module cannot: move it into a function"
-            if "outside" in (exc.msg or "") and "await" in (exc.msg or "")
-            else ""
-        )
+        hint = ("; Jupyter runs a cell's top-level await, a module cannot: move it into a function"
+                if "outside" in (exc.msg or "") and "await" in (exc.msg or "") else "")
         raise CellRefused((exc.msg or "invalid syntax") + hint, exc.lineno) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         why = str(exc) or "its expressions are nested too deeply for Python to compile"
@@ -188,19 +188,18 @@ def _compiled(program: str) -> ast.Module:
 def finish_cell(program: str, state: KernelState) -> str:
     """The cell's program as a piece of one module (see the module docstring)."""
     tree = _compiled(program)
-    nodes: list[ast.stmt | ast.expr] = [s for s in tree.body if _otter_plumbing(s, state) or _future(s, state)]
+    nodes: list[ast.stmt | ast.expr] = [s for s in tree.body
+                                        if _otter_plumbing(s, state) or _future(s, state) or _module_global(s)]
     nodes += calls_on_ipython(tree)
     displays = _display_loads(tree, state)
-    state.bound |= bound_names(tree)
+    update_bound(tree, state.bound)
     if not nodes and not displays:
         return program
     kept: list[tuple[ast.stmt | ast.expr, str]] = []
-    for node, text in sorted(
-        [(n, "None") for n in nodes] + [(n, DISPLAY_STAND_IN) for n in displays],
-        key=lambda nt: (nt[0].lineno, nt[0].col_offset),
-    ):
+    for node, text in sorted([(n, "None") for n in nodes] + [(n, DISPLAY_STAND_IN) for n in displays],
+                             key=lambda nt: (nt[0].lineno, nt[0].col_offset)):
         if kept and (node.lineno, node.col_offset) < (kept[-1][0].end_lineno or 0, kept[-1][0].end_col_offset or 0):
-            continue  # inside what is already replaced
+            continue          # inside what is already replaced
         kept.append((node, text))
     lines = _lines_with_ends(program)
     for node, text in reversed(kept):

@@ -22,7 +22,6 @@ after a magic continued over three lines became one call. One reader for the who
 project: `grade`, `batch`, `watch` and the exports' programs all grade a notebook
 through this module.
 """
-
 from __future__ import annotations
 
 import json
@@ -30,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ipython_rewrites import CellNotRunnable, magic_program
+from .ipython_rewrites import CellNotRunnable, magic_program, time_statement
 from .ipython_scan import Piece
 from .ipython_syntax import CellMagic, Transformed, split_pieces, transform_pieces
 from .jupyter_kernel import automagic
@@ -56,9 +55,9 @@ class CodeTooLarge(NotebookError):
 
 @dataclass(frozen=True)
 class NotebookCode:
-    source: str  # the code cells as one program
-    line_map: tuple[str, ...]  # "code cell C, line L" for each line of `source`
-    skipped: tuple[str, ...]  # one note per cell the grader does not run, saying why
+    source: str                  # the code cells as one program
+    line_map: tuple[str, ...]    # "code cell C, line L" for each line of `source`
+    skipped: tuple[str, ...]     # one note per cell the grader does not run, saying why
 
 
 # Python's own line ends. str.splitlines() also splits at U+2028, U+2029, \x0b,
@@ -71,7 +70,7 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 WRAPPER_MAGICS = frozenset({"time", "capture"})
 # IPython runs a wrapping magic's body as a new cell, nested calls and all; it runs out
 # of stack somewhere past 200 levels. The grader reads at most this many.
-MAX_WRAPPING = 100
+MAX_WRAPPING = 20
 _CAPTURE_FLAGS = ("--no-stderr", "--no-stdout", "--no-display")
 
 # Why the other common cell magics do not make their body part of the program.
@@ -79,17 +78,10 @@ _NOT_RUN = {
     "timeit": "runs its body inside a timing function, so nothing it defines survives",
     "prun": "runs its body under the profiler, which IPython alone provides",
     "writefile": "writes its body to a file instead of running it",
-    "script": "runs its body in another program",
-    "bash": "runs its body in a shell",
-    "sh": "runs its body in a shell",
-    "python": "runs its body in another Python process",
-    "python3": "runs its body in another Python process",
-    "html": "displays its body",
-    "javascript": "displays its body",
-    "js": "displays its body",
-    "latex": "displays its body",
-    "markdown": "displays its body",
-    "svg": "displays its body",
+    "script": "runs its body in another program", "bash": "runs its body in a shell", "sh": "runs its body in a shell",
+    "python": "runs its body in another Python process", "python3": "runs its body in another Python process",
+    "html": "displays its body", "javascript": "displays its body", "js": "displays its body",
+    "latex": "displays its body", "markdown": "displays its body", "svg": "displays its body",
 }
 
 
@@ -100,10 +92,9 @@ def _ends(text: str) -> int:
 @dataclass
 class _Program:
     """A cell's program being assembled, with the cell line each of its lines starts at."""
-
     text: list[str] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
-    line_open: bool = False  # the last text written did not end a line
+    line_open: bool = False      # the last text written did not end a line
 
     def emit(self, text: str, first_line: int) -> None:
         """Write `text`, whose first line is line `first_line` of the cell."""
@@ -135,8 +126,8 @@ def _render(pieces: tuple[Piece, ...], texts: list[str], blank: bool) -> _Progra
     for p in pieces:
         for i in range(covered, p.first):
             prog.emit("\n" * _ends(texts[i]), line_at[i])
-        first = max(p.first, covered)  # a piece never stands for a line twice
-        lines = _ends("".join(texts[first : p.last + 1]))
+        first = max(p.first, covered)      # a piece never stands for a line twice
+        lines = _ends("".join(texts[first:p.last + 1]))
         text = "\n" * lines if blank else p.runs
         prog.emit(text, line_at[min(first, len(texts) - 1)])
         if lines > _ends(text):
@@ -165,29 +156,25 @@ def _refuse_surrogates(src: str, index: int) -> None:
     for n, ln in enumerate(_LINE_END.split(src), 1):
         bad = next((ch for ch in ln if "\ud800" <= ch <= "\udfff"), None)
         if bad is not None:
-            raise NotebookError(
-                f"code cell {index}, line {n} holds a lone surrogate (U+{ord(bad):04X}, saved as the "
-                "JSON escape \\u"
-                f"{ord(bad):04x}), which is not a character: remove it or write "
-                "the character it was meant to be"
-            )
+            raise NotebookError(f"code cell {index}, line {n} holds a lone surrogate (U+{ord(bad):04X}, saved as the "
+                                "JSON escape \\u" f"{ord(bad):04x}), which is not a character: remove it or write "
+                                "the character it was meant to be")
 
 
 # --- one cell ------------------------------------------------------------------------------------------------
 
-
-def _one_line_magic(t: Transformed, bound: set[str]) -> Transformed:
+def _one_line_magic(t: Transformed, state: KernelState) -> Transformed:
     """The kernel's prefilter on a cell of one line: automagic."""
     if t.magic is not None or len(t.pieces) != 1 or len(t.text.splitlines()) != 1:
         return t
     piece = t.pieces[0]
     line = piece.text.rstrip("\n")
-    found = automagic(line, bound)
+    found = automagic(line, state.bound, state.magics)
     if found is None:
         return t
     pre, name, args, call = found
     program = magic_program(pre, name, args, line.strip())
-    return Transformed((Piece(call + "\n", piece.first, piece.last, True, program),), None)
+    return Transformed((Piece(call + "\n", piece.first, piece.last, True, program, (name, args)),), None)
 
 
 def kernel_text(cell: str, bound: frozenset[str] = frozenset()) -> str:
@@ -195,7 +182,7 @@ def kernel_text(cell: str, bound: frozenset[str] = frozenset()) -> str:
     TransformerManager, then the one-line prefilter), the notebook having bound `bound`."""
     if not cell.endswith("\n"):
         cell += "\n"
-    return _one_line_magic(transform_pieces(split_pieces(cell)), set(bound)).text
+    return _one_line_magic(transform_pieces(split_pieces(cell)), KernelState(bound=set(bound))).text
 
 
 def _capture_args_refused(args: str) -> bool:
@@ -213,16 +200,16 @@ def _capture_args_refused(args: str) -> bool:
 
 
 def _refused_wrapper(magic: CellMagic) -> str | None:
-    if magic.name == "time" and magic.args:
+    if magic.name == "time" and time_statement(magic.args) != "":
         return "IPython refuses a statement on the %%time line (UsageError), so the cell is not run"
     if magic.name == "capture" and _capture_args_refused(magic.args):
         return "IPython refuses these arguments (UsageError), so the cell is not run"
     return None
 
 
-def _read_cell(text: str, index: int, bound: set[str]) -> tuple[Transformed, str | None]:
+def _read_cell(text: str, index: int, state: KernelState) -> tuple[Transformed, str | None]:
     """The cell as IPython runs it, and why it is not run at all (a cell magic), if so."""
-    t = _one_line_magic(transform_pieces(split_pieces(text)), bound)
+    t = _one_line_magic(transform_pieces(split_pieces(text)), state)
     depth = 0
     while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
         refused = _refused_wrapper(t.magic)
@@ -230,23 +217,41 @@ def _read_cell(text: str, index: int, bound: set[str]) -> tuple[Transformed, str
             return t, refused
         depth += 1
         if depth > MAX_WRAPPING:
-            raise CellSyntaxError(
-                f"code cell {index} has more than {MAX_WRAPPING} wrapping cell magics (%%time, "
-                "%%capture) one inside the other, more than the grader reads: remove them"
-            )
-        t = _one_line_magic(transform_pieces(list(t.magic.body)), bound)  # IPython runs the body as a cell
+            raise CellSyntaxError(f"code cell {index} has more than {MAX_WRAPPING} wrapping cell magics (%%time, "
+                                  "%%capture) one inside the other, more than the grader reads: remove them")
+        t = _one_line_magic(transform_pieces(list(t.magic.body)), state)   # IPython runs the body as a cell
     if t.magic is None:
         return t, None
+    if not state.magics.knows_cell(t.magic.name):
+        raise CellNotRunnable(f"%%{shown(t.magic.name, 40)} is not a cell magic of a Jupyter kernel (UsageError: "
+                              "cell magic not found)", t.pieces[0].first)
     return t, _NOT_RUN.get(t.magic.name, "is an IPython cell magic, not Python")
 
 
-def _refusal(index: int, message: str, line: int | None, original: list[str]) -> CellSyntaxError:
-    if line is None or not 0 < line <= len(original):
-        return CellSyntaxError(f"code cell {index} cannot run in Jupyter either: {message}")
-    quoted = shown(original[line - 1].strip(), 200)
-    return CellSyntaxError(
-        f"syntax error in code cell {index}, line {line}: {message}" + (f": {quoted}" if quoted else "")
-    )
+def _check_line_magics(t: Transformed, state: KernelState) -> None:
+    """Each line magic the kernel would run, in order: one it does not know fails the cell
+    (UsageError), `%load_ext` and friends teach it new ones."""
+    for piece in t.pieces:
+        if piece.magic is None:
+            continue
+        name, args = piece.magic
+        if not state.magics.knows_line(name):
+            raise CellNotRunnable(f"%{shown(name, 40)} is not a line magic of a Jupyter kernel (UsageError: line "
+                                  "magic function not found)", piece.first)
+        state.magics.ran(name, args)
+
+
+def _refusal(index: int, message: str, line: int | None, original: list[str], syntax: bool) -> CellSyntaxError:
+    """The CE for a cell: Python's syntax error, or what makes Jupyter refuse the cell."""
+    where = f"code cell {index}" + (f", line {line}" if line is not None and 0 < line <= len(original) else "")
+    quoted = shown(original[line - 1].strip(), 200) if where.endswith(f"line {line}") and line else ""
+    head = f"syntax error in {where}" if syntax else f"{where} cannot run in Jupyter either"
+    return CellSyntaxError(f"{head}: {message}" + (f": {quoted}" if quoted else ""))
+
+
+def _not_runnable(exc: CellNotRunnable, index: int, texts: list[str], original: list[str]) -> CellSyntaxError:
+    line = _lines_before(texts)[exc.line] if exc.line is not None else None
+    return _refusal(index, str(exc), line, original, exc.syntax)
 
 
 def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[int], str | None]:
@@ -255,29 +260,30 @@ def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[
     texts = [p.text for p in split_pieces(text)]
     original = _LINE_END.split(text)
     try:
-        t, why = _read_cell(text, index, state.bound)
+        t, why = _read_cell(text, index, state)
     except CellNotRunnable as exc:
-        line = _lines_before(texts)[exc.line] if exc.line is not None else None
-        raise _refusal(index, str(exc), line, original) from None
+        raise _not_runnable(exc, index, texts, original) from None
     note = None
     if why is not None and t.magic is not None:
         magic_line = f"%%{t.magic.name} {t.magic.args}".strip()
-        note = (
-            f"code cell {index} starts with {shown(magic_line, 60)}, which {why}; move the code to an "
-            "ordinary code cell"
-        )
+        note = (f"code cell {index} starts with {shown(magic_line, 60)}, which {why}; move the code to an "
+                "ordinary code cell")
     prog = _render(t.pieces, texts, blank=note is not None)
     program = "".join(prog.text)
     try:
         program = finish_cell(program, state)
     except CellRefused as exc:
         line = prog.labels[exc.line - 1] if exc.line and 0 < exc.line <= len(prog.labels) else None
-        raise _refusal(index, str(exc), line, original) from None
+        raise _refusal(index, str(exc), line, original, syntax=True) from None
+    try:
+        if why is None:            # compiled: the kernel runs it, and meets each magic in turn
+            _check_line_magics(t, state)
+    except CellNotRunnable as exc:
+        raise _not_runnable(exc, index, texts, original) from None
     return _LINE_END.sub("\n", program), prog.labels, note
 
 
 # --- the notebook --------------------------------------------------------------------------------------------
-
 
 def _code_cells(text: str) -> list[dict[str, Any]]:
     try:
@@ -310,7 +316,7 @@ def extract(text: str, max_code_bytes: int | None = None) -> NotebookCode:
             skipped.append(note)
         parts += [program, "\n"]
         labels += [f"code cell {index}, line {n}" for n in lines] + [f"after code cell {index}"]
-    if state.futures:  # Jupyter keeps a cell's future imports for the later cells: one line, first
+    if state.futures:     # Jupyter keeps a cell's future imports for the later cells: one line, first
         parts.insert(0, f"from __future__ import {', '.join(state.futures)}\n")
         labels.insert(0, "the __future__ imports of the notebook")
     return NotebookCode("".join(parts), tuple(labels), tuple(skipped))
@@ -332,10 +338,8 @@ def relabel(message: str, line_map: tuple[str, ...]) -> str:
     Only the grader's own phrasings are touched: the first "at line N" and the
     traceback lines "line N, in f: ..."; numbers outside the joined source stay as they are.
     """
-
     def label(n: str) -> str:
         i = int(n)
         return f" ({line_map[i - 1]})" if 0 < i <= len(line_map) else ""
-
     message = _AT_LINE.sub(lambda m: f"at line {m.group(1)}{label(m.group(1))}", message, count=1)
     return _FRAME_LINE.sub(lambda m: f"{m.group(1)}line {m.group(2)}{label(m.group(2))}, in ", message)

@@ -18,7 +18,6 @@ changes the cell from some line on, tokenizing resumes at that line instead of
 at the top. IPython re-tokenizes the whole cell after each of up to 500
 rewrites; resuming keeps a 64 KiB cell linear.
 """
-
 from __future__ import annotations
 
 import itertools
@@ -49,55 +48,9 @@ def _string_prefixes() -> set[str]:
 
 
 # Python 3.11's exact operator tokens (3.12 added "!").
-_OPERATORS = (
-    "!=",
-    "%",
-    "%=",
-    "&",
-    "&=",
-    "(",
-    ")",
-    "*",
-    "**",
-    "**=",
-    "*=",
-    "+",
-    "+=",
-    ",",
-    "-",
-    "-=",
-    "->",
-    ".",
-    "...",
-    "/",
-    "//",
-    "//=",
-    "/=",
-    ":",
-    ":=",
-    ";",
-    "<",
-    "<<",
-    "<<=",
-    "<=",
-    "=",
-    "==",
-    ">",
-    ">=",
-    ">>",
-    ">>=",
-    "@",
-    "@=",
-    "[",
-    "]",
-    "^",
-    "^=",
-    "{",
-    "|",
-    "|=",
-    "}",
-    "~",
-)
+_OPERATORS = ("!=", "%", "%=", "&", "&=", "(", ")", "*", "**", "**=", "*=", "+", "+=", ",", "-", "-=", "->", ".",
+              "...", "/", "//", "//=", "/=", ":", ":=", ";", "<", "<<", "<<=", "<=", "=", "==", ">", ">=", ">>",
+              ">>=", "@", "@=", "[", "]", "^", "^=", "{", "|", "|=", "}", "~")
 _PREFIXES = _string_prefixes()
 _Whitespace = r"[ \f\t]*"
 _Comment = r"#[^\r\n]*"
@@ -121,12 +74,12 @@ _Double3 = r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
 _Triple = _group(_StringPrefix + "'''", _StringPrefix + '"""')
 _Special = _group(*map(re.escape, sorted(_OPERATORS, reverse=True)))
 _Funny = _group(r"\r?\n", _Special)
-_ContStr = _group(
-    _StringPrefix + r"'[^\n'\\]*(?:\\.[^\n'\\]*)*" + _group("'", r"\\\r?\n"),
-    _StringPrefix + r'"[^\n"\\]*(?:\\.[^\n"\\]*)*' + _group('"', r"\\\r?\n"),
-)
+_ContStr = _group(_StringPrefix + r"'[^\n'\\]*(?:\\.[^\n'\\]*)*" + _group("'", r"\\\r?\n"),
+                  _StringPrefix + r'"[^\n"\\]*(?:\\.[^\n"\\]*)*' + _group('"', r"\\\r?\n"))
 _PseudoExtras = _group(r"\\\r?\n|\Z", _Comment, _Triple)
 PSEUDO_TOKEN = re.compile(_Whitespace + _group(_PseudoExtras, _Number, _Funny, _ContStr, _Name), re.UNICODE)
+PSEUDO_NO_STRING = re.compile(_Whitespace + _group(_PseudoExtras, _Number, _Funny, _Name), re.UNICODE)
+_STRING_OPEN = re.compile(_StringPrefix + "(['\"])", re.UNICODE)
 
 ENDPATS: dict[str, re.Pattern[str]] = {}
 for _p in _PREFIXES:
@@ -141,16 +94,13 @@ TRIPLE_QUOTED = {p + q for p in _PREFIXES for q in ("'''", '"""')}
 @dataclass(frozen=True)
 class LineState:
     """Everything the tokenizer carries from one line to the next."""
-
     parenlev: int = 0
     continued: bool = False
     indents: tuple[int, ...] = (0,)
-    contstr: str = ""  # a string still open at the end of the last line
-    needcont: bool = False  # ... opened with a backslash continuation
-    contline: str = ""
-    strstart: tuple[int, int] = (0, 0)
-    endpat: str = ""  # ENDPATS key of the open string
-    last_line: str = ""  # the line before (an implicit NEWLINE at the end depends on it)
+    open_from: tuple[int, int] | None = None   # (line index, column) of a string still open
+    needcont: bool = False            # ... opened with a backslash continuation (3.11 never resets it)
+    endpat: str = ""                  # ENDPATS key of the open string
+    last_line: str = ""               # the line before (an implicit NEWLINE at the end depends on it)
 
 
 def _indentation(line: str) -> tuple[int, int]:
@@ -172,31 +122,44 @@ def _indentation(line: str) -> tuple[int, int]:
 class _Line:
     """One line's tokenizing, a small state machine over LineState."""
 
-    def __init__(self, line: str, lnum: int, state: LineState):
-        self.line, self.lnum, self.s = line, lnum, state
+    def __init__(self, lines: list[str], index: int, state: LineState):
+        self.lines, self.index = lines, index
+        self.line = lines[index] if index < len(lines) else ""
+        self.lnum, self.s = index + 1, state
         self.pos = 0
         self.tokens: list[TokenInfo] = []
-        self.stop = False  # the tokenizer stops here (end of input)
+        self.stop = False             # the tokenizer stops here (end of input)
+        self._closes: dict[str, list[int]] = {}
 
     def token(self, kind: int, text: str, start: tuple[int, int], end: tuple[int, int], line: str) -> None:
         self.tokens.append(TokenInfo(kind, text, start, end, line))
 
+    def _open_text(self, open_from: tuple[int, int]) -> tuple[str, str]:
+        """(the open string so far, the lines it spans): 3.11's contstr and contline, built
+        once from the lines instead of by concatenating line after line (quadratic)."""
+        first, col = open_from
+        spanned = "".join(self.lines[first:self.index])
+        return spanned[col:], spanned
+
     def open_string(self) -> bool:
         """Continue a string left open; True when the rest of the line is tokenized."""
         s, line = self.s, self.line
+        assert s.open_from is not None
+        strstart = (s.open_from[0] + 1, s.open_from[1])
         if not line:
-            raise TokenError("EOF in multi-line string", s.strstart)
+            raise TokenError("EOF in multi-line string", strstart)
         m = ENDPATS[s.endpat].match(line)
         if m:
             self.pos = m.end(0)
-            self.token(STRING, s.contstr + line[: self.pos], s.strstart, (self.lnum, self.pos), s.contline + line)
-            self.s = replace(s, contstr="", needcont=False, contline="")
+            text, spanned = self._open_text(s.open_from)
+            self.token(STRING, text + line[:self.pos], strstart, (self.lnum, self.pos), spanned + line)
+            self.s = replace(s, open_from=None, needcont=False)
             return True
         if s.needcont and line[-2:] != "\\\n" and line[-3:] != "\\\r\n":
-            self.token(ERRORTOKEN, s.contstr + line, s.strstart, (self.lnum, len(line)), s.contline)
-            self.s = replace(s, contstr="", contline="")
+            text, spanned = self._open_text(s.open_from)
+            self.token(ERRORTOKEN, text + line, strstart, (self.lnum, len(line)), spanned)
+            self.s = replace(s, open_from=None)
             return False
-        self.s = replace(s, contstr=s.contstr + line, contline=s.contline + line)
         return False
 
     def new_statement(self) -> bool:
@@ -222,9 +185,8 @@ class _Line:
             self.token(INDENT, line[:pos], (lnum, 0), (lnum, pos), line)
         while column < indents[-1]:
             if column not in indents:
-                raise IndentationError(
-                    "unindent does not match any outer indentation level", ("<tokenize>", lnum, pos, line)
-                )
+                raise IndentationError("unindent does not match any outer indentation level",
+                                       ("<tokenize>", lnum, pos, line))
             indents.pop()
             self.token(DEDENT, "", (lnum, pos), (lnum, pos), line)
         self.s = replace(self.s, indents=tuple(indents))
@@ -238,15 +200,13 @@ class _Line:
             m = ENDPATS[text].match(line, self.pos)
             if m:
                 self.pos = m.end(0)
-                self.token(STRING, line[start : self.pos], (lnum, start), (lnum, self.pos), line)
+                self.token(STRING, line[start:self.pos], (lnum, start), (lnum, self.pos), line)
                 return True
-            self.s = replace(self.s, strstart=(lnum, start), contstr=line[start:], contline=line, endpat=text)
+            self.s = replace(self.s, open_from=(self.index, start), endpat=text)
             return False
         if text[-1] == "\n":
             key = next(k for k in (initial, text[1:2], text[2:3]) if k in ENDPATS)
-            self.s = replace(
-                self.s, strstart=(lnum, start), endpat=key, contstr=line[start:], needcont=True, contline=line
-            )
+            self.s = replace(self.s, open_from=(self.index, start), endpat=key, needcont=True)
             return False
         self.token(STRING, text, (lnum, start), (lnum, start + len(text)), line)
         return True
@@ -266,9 +226,8 @@ class _Line:
             self.token(NL if self.s.parenlev > 0 else NEWLINE, text, spos, epos, line)
         elif initial == "#":
             self.token(COMMENT, text, spos, epos, line)
-        elif (
-            text in TRIPLE_QUOTED or initial in SINGLE_QUOTED or text[:2] in SINGLE_QUOTED or text[:3] in SINGLE_QUOTED
-        ):
+        elif text in TRIPLE_QUOTED or initial in SINGLE_QUOTED or text[:2] in SINGLE_QUOTED \
+                or text[:3] in SINGLE_QUOTED:
             return self.string_token(text, start, initial)
         elif initial.isidentifier():
             self.token(NAME, text, spos, epos, line)
@@ -282,9 +241,49 @@ class _Line:
             self.token(OP, text, spos, epos, line)
         return True
 
+    def _string_closes(self, quote: str) -> list[int]:
+        """For each position j of the line, where a string whose opening `quote` came just
+        before j ends (3.11's ContStr, closing quote or backslash-newline), or -1: what the
+        regex finds from j, for every j at once, right to left."""
+        line, n = self.line, len(self.line)
+        ends = [-1] * (n + 2)
+        for j in range(n - 1, -1, -1):
+            c = line[j]
+            if c == quote:
+                ends[j] = j + 1
+            elif c == "\\":
+                if line.startswith("\n", j + 1):
+                    ends[j] = j + 2
+                elif line.startswith("\r\n", j + 1):
+                    ends[j] = j + 3
+                elif j + 1 < n:
+                    ends[j] = ends[j + 2]
+            elif c != "\n":
+                ends[j] = ends[j + 1]
+        return ends
+
+    def _pseudo_token(self) -> re.Match[str] | None:
+        """PSEUDO_TOKEN's match at pos. Its ContStr alternative retries from every quote and
+        backtracks over the rest of the line each time (quadratic on a line of escaped quotes,
+        as in 3.11 itself); whether it matches is read off _string_closes, and where it cannot,
+        the same pattern without it is used."""
+        line, pos = self.line, self.pos
+        start = pos
+        while start < len(line) and line[start] in " \f\t":
+            start += 1
+        m = _STRING_OPEN.match(line, start)
+        if m is None or line.startswith(m.group(2) * 3, m.start(2)):
+            return PSEUDO_TOKEN.match(line, pos)
+        quote = m.group(2)
+        if quote not in self._closes:
+            self._closes[quote] = self._string_closes(quote)
+        if self._closes[quote][m.end(2)] >= 0:
+            return PSEUDO_TOKEN.match(line, pos)
+        return PSEUDO_NO_STRING.match(line, pos)
+
     def run(self) -> LineState:
         s = self.s
-        if s.contstr:
+        if s.open_from is not None:
             go_on = self.open_string()
         elif s.parenlev == 0 and not s.continued:
             go_on = self.new_statement()
@@ -294,11 +293,12 @@ class _Line:
             self.s = replace(s, continued=False)
             go_on = True
         while go_on and self.pos < len(self.line):
-            m = PSEUDO_TOKEN.match(self.line, self.pos)
+            m = self._pseudo_token()
             if m:
                 go_on = self.one_token(m)
             else:
-                self.token(ERRORTOKEN, self.line[self.pos], (self.lnum, self.pos), (self.lnum, self.pos + 1), self.line)
+                self.token(ERRORTOKEN, self.line[self.pos], (self.lnum, self.pos), (self.lnum, self.pos + 1),
+                           self.line)
                 self.pos += 1
         return self.s
 
@@ -315,15 +315,16 @@ def _end_tokens(s: LineState, lnum: int) -> list[TokenInfo]:
     return out
 
 
-def tokens_from(lines: list[str], first: int, state: LineState, states: list[LineState]) -> Iterator[TokenInfo]:
+def tokens_from(lines: list[str], first: int, state: LineState,
+                states: list[LineState]) -> Iterator[TokenInfo]:
     """The tokens of lines[first:], the tokenizer starting in `state`. The state at the start
     of each line it reads is written to states[i] (the list is extended as it goes), so a
     later call can resume there. Raises TokenError and IndentationError as 3.11's does."""
     del states[first:]
     for i in range(first, len(lines) + 1):
-        line = lines[i] if i < len(lines) else ""
         states.append(state)
-        step = _Line(line, i + 1, state)
+        step = _Line(lines, i, state)
+        line = step.line
         new_state = step.run()
         yield from step.tokens
         if step.stop:

@@ -203,8 +203,13 @@ def _compiled(sock, init):
     import linecache
 
     source = init["source"]
-    # Tracebacks show the submission's own lines without reading any file.
-    source_lines = source.splitlines(True)
+    # Tracebacks show the submission's own lines without reading any file, split where Python
+    # counts lines (str.splitlines would also split at a form feed or U+2028 and shift them).
+    text = source.replace("\r\n", "\n").replace("\r", "\n")
+    source_lines = [line + "\n" for line in text.split("\n")]
+    source_lines[-1] = source_lines[-1][:-1]
+    if not source_lines[-1]:
+        source_lines.pop()
     linecache.cache[init["filename"]] = (len(source), None, source_lines, init["filename"])
     try:
         code = compile(source, init["filename"], "exec", dont_inherit=True)
