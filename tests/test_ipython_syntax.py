@@ -6,6 +6,7 @@ tests/data/ipython_cells.json holds its output for 700 cells (tests/ipython_corp
 Every test here but the live ones runs without IPython; the live ones compare with the
 installed IPython on cells generated afresh, and the tokenizer with Python 3.11's own.
 """
+
 from __future__ import annotations
 
 import ast
@@ -52,6 +53,7 @@ def _same(entry: dict[str, str], got: dict[str, str]) -> bool:
 
 # --- the corpus ------------------------------------------------------------------------------------------
 
+
 def test_the_corpus_holds_the_cells_the_issue_names():
     cells = {c["cell"] for c in CELLS}
     assert "%load_ext autoreload\n%autoreload 2\nimport numpy as np" in cells
@@ -85,7 +87,7 @@ def test_the_kernels_magics_names_and_builtins_are_the_ones_recorded():
     assert jupyter_kernel.KERNEL_BUILTINS == set(facts["kernel_builtins"])
     assert jupyter_kernel.CELL_MAGICS == set(facts["cell_magics"])
     assert jupyter_kernel.EXTENSION_MAGICS["autoreload"] == set(facts["autoreload_magics"])
-    assert (facts["automagic"], facts["autocall"]) == (True, 0)      # what the prefilter emulation assumes
+    assert (facts["automagic"], facts["autocall"]) == (True, 0)  # what the prefilter emulation assumes
 
 
 def test_the_corpus_regenerates_byte_for_byte_with_the_pinned_ipython():
@@ -93,8 +95,10 @@ def test_the_corpus_regenerates_byte_for_byte_with_the_pinned_ipython():
     if ipython is None:
         pytest.skip("IPython is not installed (it comes with the dev requirements)")
     if ipython.__version__ != SPEC["ipython"] or not ON_SPEC_PYTHON:
-        pytest.skip(f"the corpus was made with IPython {SPEC['ipython']} on Python {SPEC['python']}; this is "
-                    f"IPython {ipython.__version__} on Python {sys.version_info[0]}.{sys.version_info[1]}")
+        pytest.skip(
+            f"the corpus was made with IPython {SPEC['ipython']} on Python {SPEC['python']}; this is "
+            f"IPython {ipython.__version__} on Python {sys.version_info[0]}.{sys.version_info[1]}"
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert corpus_text(build_corpus()) == CORPUS.read_text(encoding="utf-8")
@@ -102,14 +106,18 @@ def test_the_corpus_regenerates_byte_for_byte_with_the_pinned_ipython():
 
 # --- against a live IPython, on cells it has not seen -------------------------------------------------------
 
+
 def test_fresh_generated_cells_read_as_the_installed_ipython_reads_them():
     ipython = _ipython()
     if ipython is None:
         pytest.skip("IPython is not installed (it comes with the dev requirements)")
     if not ON_SPEC_PYTHON:
-        pytest.skip(f"IPython's reading depends on the Python it runs on; the grader follows IPython on Python "
-                    f"{SPEC['python']}, and this is {sys.version_info[0]}.{sys.version_info[1]}")
+        pytest.skip(
+            f"IPython's reading depends on the Python it runs on; the grader follows IPython on Python "
+            f"{SPEC['python']}, and this is {sys.version_info[0]}.{sys.version_info[1]}"
+        )
     from IPython.core.inputtransformer2 import TransformerManager
+
     manager = TransformerManager()
     differ = []
     with warnings.catch_warnings():
@@ -125,6 +133,7 @@ def test_fresh_generated_cells_read_as_the_installed_ipython_reads_them():
 
 
 # --- the tokenizer is Python 3.11's -----------------------------------------------------------------------------
+
 
 def _stdlib_tokens(lines: list[str]) -> tuple[list[tuple], str | None]:
     out = []
@@ -165,11 +174,14 @@ def test_the_tokenizer_gives_python_3_11s_tokens_and_errors():
     assert not differ, f"{len(differ)} sources differ, the first: {differ[0]!r}"
 
 
-@pytest.mark.parametrize("source", [
-    "def f(x):\n    s = '''a\nb'''\n    return (x +\n            1)\n%ls\n",
-    "if x:\n    y = 'a\\\n  b'\n  z = 1\n",
-    "a = 1 \\\n  + 2\n\tb = 3\n# c\n\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(x):\n    s = '''a\nb'''\n    return (x +\n            1)\n%ls\n",
+        "if x:\n    y = 'a\\\n  b'\n  z = 1\n",
+        "a = 1 \\\n  + 2\n\tb = 3\n# c\n\n",
+    ],
+)
 def test_the_tokenizer_resumed_at_any_line_gives_the_same_tokens(source):
     """Started at line L in the state it recorded there, the tokenizer emits exactly what it
     emitted from line L on when it ran from the top (errors included)."""
@@ -197,6 +209,7 @@ def test_the_tokenizer_resumed_at_any_line_gives_the_same_tokens(source):
 
 # --- cost: each line tokenized a bounded number of times ------------------------------------------------------
 
+
 def _counted(monkeypatch, owner: type, name: str) -> list[int]:
     """Count the calls of method `name` of `owner` for the rest of the test: [count]."""
     calls = [0]
@@ -210,16 +223,21 @@ def _counted(monkeypatch, owner: type, name: str) -> list[int]:
     return calls
 
 
-@pytest.mark.parametrize("shape", ["magics after the code", "magics before the code", "in an indented block",
-                                   "unbalanced brackets in each magic"])
+@pytest.mark.parametrize(
+    "shape",
+    ["magics after the code", "magics before the code", "in an indented block", "unbalanced brackets in each magic"],
+)
 def test_a_cell_of_many_magics_is_tokenized_in_time_proportional_to_its_size(monkeypatch, shape):
     """IPython re-tokenizes the whole cell after each of up to 500 rewrites (quadratic: about
     18 s for 56 KiB of code and 499 magics); the scan resumes at the rewritten line."""
     pad = ["x = [1, 2, 3]  # padding\n"] * 1000
     magics = [f"%ls {i}\n" for i in range(TRANSFORM_LOOP_LIMIT - 1)]
-    cell = {"magics after the code": pad + magics, "magics before the code": magics + pad,
-            "in an indented block": ["if True:\n"] + ["    " + ln for ln in pad + magics],
-            "unbalanced brackets in each magic": [f"%ls ) {i}\n" for i in range(TRANSFORM_LOOP_LIMIT - 1)] + pad}[shape]
+    cell = {
+        "magics after the code": pad + magics,
+        "magics before the code": magics + pad,
+        "in an indented block": ["if True:\n"] + ["    " + ln for ln in pad + magics],
+        "unbalanced brackets in each magic": [f"%ls ) {i}\n" for i in range(TRANSFORM_LOOP_LIMIT - 1)] + pad,
+    }[shape]
     visits = _counted(monkeypatch, python_tokens._Line, "run")
     text = transform_cell("".join(cell)).text
     assert text.count("get_ipython()") == TRANSFORM_LOOP_LIMIT - 1
@@ -233,12 +251,19 @@ def test_a_cell_needing_more_rewrites_than_ipython_makes_is_refused():
 
 # --- the program the grader runs for each cell ---------------------------------------------------------------
 
+
 def _time_statement(node: ast.AST) -> str | None:
     """The statement of a `run_line_magic('time', args)` call (None: not one, or nothing to run)."""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run_line_magic"
-            and len(node.args) == 2 and isinstance(name := node.args[0], ast.Constant)
-            and isinstance(text := node.args[1], ast.Constant) and name.value == "time"
-            and isinstance(text.value, str)):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "run_line_magic"
+        and len(node.args) == 2
+        and isinstance(name := node.args[0], ast.Constant)
+        and isinstance(text := node.args[1], ast.Constant)
+        and name.value == "time"
+        and isinstance(text.value, str)
+    ):
         return time_statement(text.value) or None
     return None
 
@@ -302,12 +327,12 @@ def _body_text(cell: str) -> str | None:
     t = transform_cell(cell)
     while t.magic is not None and t.magic.name in WRAPPER_MAGICS:
         if t.magic.name == "time" and t.magic.args:
-            return None       # IPython: "Can't use statement directly after '%%time'!" (UsageError)
+            return None  # IPython: "Can't use statement directly after '%%time'!" (UsageError)
         body = "".join(p.text for p in t.magic.body)
         t = transform_cell(body)
         if t.magic is None:
             return kernel_text(body) if body else ""
-    return None   # a cell magic that wraps no Python: the kernel runs no text of ours
+    return None  # a cell magic that wraps no Python: the kernel runs no text of ours
 
 
 def _unknown_magic(text: str) -> bool:
@@ -318,8 +343,10 @@ def _unknown_magic(text: str) -> bool:
         return False
     for call in calls_on_ipython(tree):
         assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)  # what calls_on_ipython finds
-        known: dict[str, frozenset[object]] = {"run_line_magic": jupyter_kernel.LINE_MAGICS,
-                                               "run_cell_magic": jupyter_kernel.CELL_MAGICS}
+        known: dict[str, frozenset[object]] = {
+            "run_line_magic": jupyter_kernel.LINE_MAGICS,
+            "run_cell_magic": jupyter_kernel.CELL_MAGICS,
+        }
         method = call.func.attr
         if method in known and isinstance(call.args[0], ast.Constant) and call.args[0].value not in known[method]:
             return True
@@ -361,13 +388,17 @@ def test_each_cell_runs_as_ipython_would_run_it_and_keeps_its_line_numbers(index
     cell, shell = CELLS[index]["cell"], CELLS[index]["shell"]
     program = _program(cell)
     expected = _expected_program(cell, shell)
-    if program is None:                  # refused: what the kernel runs does not compile either
+    if program is None:  # refused: what the kernel runs does not compile either
         assert expected is None or not _compiles(cell, shell), cell
         return
     source, labels = program
     assert _as_run(source) == expected, (cell, source)
-    lines = len((cell if cell.endswith(("\n", "\r")) else cell + "\n").replace("\r\n", "\n").replace("\r", "\n")
-                .split("\n")) - 1
+    lines = (
+        len(
+            (cell if cell.endswith(("\n", "\r")) else cell + "\n").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        )
+        - 1
+    )
     assert labels[-1] == "after code cell 1"
     assert len(labels) - 1 >= lines and all(lab.startswith("code cell 1, line ") for lab in labels[:-1])
     numbers = [int(lab.rsplit(" ", 1)[1]) for lab in labels[:-1]]
@@ -377,6 +408,7 @@ def test_each_cell_runs_as_ipython_would_run_it_and_keeps_its_line_numbers(index
 def test_a_cell_of_many_short_lines_is_not_copied_line_by_line(monkeypatch):
     """The scan copies the cell's lines once per rewrite, not once per logical line."""
     from grader.judging import ipython_scan
+
     copies = _counted(monkeypatch, ipython_scan._Scan, "lines")
     cell = "x\n" * 30000 + "".join(f"%ls {i}\n" for i in range(10))
     assert transform_cell(cell).text.count("get_ipython()") == 10
@@ -391,6 +423,7 @@ def test_the_help_query_is_found_as_ipythons_regex_finds_it():
     import re
 
     from grader.judging.ipython_rewrites import help_target
+
     spec = re.compile(r"(%{0,2}(?!\d)[\w*]+(\.(?!\d)[\w*]+|\[-?[0-9]+\])*)(\?\??)$")
     rng = random.Random(5)
     alphabet = list("ab1_*.[]-%?\n é٣x(")
@@ -407,8 +440,20 @@ def test_time_statement_is_what_ipythons_own_parser_leaves():
         pytest.skip("IPython is not installed (it comes with the dev requirements)")
     from IPython.core import magic_arguments
     from IPython.core.magics.execution import ExecutionMagics
-    for args in ["y = f(a,  b)", "--no-raise-error x = 1", "-n1 x = 1", "--no-r x=1", 'x = "a  b"', "x = 1 # it's",
-                 "--no-raise-error=3 x", "", "-- x", "--no-raise-error --no-raise-error y", "x = 'unclosed"]:
+
+    for args in [
+        "y = f(a,  b)",
+        "--no-raise-error x = 1",
+        "-n1 x = 1",
+        "--no-r x=1",
+        'x = "a  b"',
+        "x = 1 # it's",
+        "--no-raise-error=3 x",
+        "",
+        "-- x",
+        "--no-raise-error --no-raise-error y",
+        "x = 'unclosed",
+    ]:
         try:
             _, extra = magic_arguments.parse_argstring(ExecutionMagics.time, args, partial=True)
             expected = " ".join(extra)
@@ -422,6 +467,7 @@ def test_the_tokenizer_reads_strings_and_escapes_as_python_3_11():
     """Random lines of quotes, prefixes, backslashes and line ends: the shortcut that decides
     whether a string closes gives the tokens 3.11's regex gives."""
     import random
+
     rng = random.Random(11)
     pieces = ["'", '"', "\\", "r", "b", "f", "rb", "x", " ", "\n", "\r\n", "\r", "#", "'''", '"""', "(", ")"]
     differ = []
@@ -439,7 +485,7 @@ def test_a_line_of_escaped_quotes_is_not_scanned_from_every_quote(monkeypatch):
     calls = [0]
     real = python_tokens.PSEUDO_TOKEN
 
-    class Counting:          # counts the full pattern's tries where a string may start
+    class Counting:  # counts the full pattern's tries where a string may start
         def match(self, line, pos):
             calls[0] += line[pos] in "'\""
             return real.match(line, pos)

@@ -1,6 +1,7 @@
 """Jupyter notebooks as submissions: code-cell extraction (magics, markdown,
 no code cells, malformed files), line mapping in messages, and that the
 notebook is graded in the sandbox, never executed in the grader's process."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,16 @@ def md(src) -> dict:
 
 # --- extraction ---------------------------------------------------------------------------------------
 
+
 def test_code_cells_are_joined_in_order_and_other_cells_skipped():
-    source, labels = extract_code(nb(md("# title\nx = 1"), code(["a = 1\n", "b = 2"]),
-                                     {"cell_type": "raw", "metadata": {}, "source": "raw = 3"}, code("c = 3")))
+    source, labels = extract_code(
+        nb(
+            md("# title\nx = 1"),
+            code(["a = 1\n", "b = 2"]),
+            {"cell_type": "raw", "metadata": {}, "source": "raw = 3"},
+            code("c = 3"),
+        )
+    )
     assert source == "a = 1\nb = 2\n\nc = 3\n\n"
     assert labels[:2] == ("code cell 1, line 1", "code cell 1, line 2")
     assert labels[source.splitlines().index("c = 3")] == "code cell 2, line 1"
@@ -38,23 +46,31 @@ def test_code_cells_are_joined_in_order_and_other_cells_skipped():
 
 
 def test_magics_shell_escapes_and_help_become_none_and_other_cell_magics_empty_lines():
-    source, labels = extract_code(nb(code("%matplotlib inline\n!pip install numpy\nnp.einsum?\nz = 2"),
-                                     code("%%bash\necho hi\nls -l"), code("w = 4")))
+    source, labels = extract_code(
+        nb(
+            code("%matplotlib inline\n!pip install numpy\nnp.einsum?\nz = 2"),
+            code("%%bash\necho hi\nls -l"),
+            code("w = 4"),
+        )
+    )
     lines = source.splitlines()
     assert lines[:4] == ["None  # %matplotlib inline", "None  # !pip install numpy", "None  # np.einsum?", "z = 2"]
-    assert lines[5:8] == ["", "", ""]                         # the %%bash cell is not run
-    compile(source, "notebook.py", "exec")   # what remains is valid Python
-    assert labels[lines.index("w = 4")] == "code cell 3, line 1"   # line numbers still line up
+    assert lines[5:8] == ["", "", ""]  # the %%bash cell is not run
+    compile(source, "notebook.py", "exec")  # what remains is valid Python
+    assert labels[lines.index("w = 4")] == "code cell 3, line 1"  # line numbers still line up
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "no 'cells' list"),
-    (json.dumps({"nbformat": 3, "worksheets": []}), "no 'cells' list"),
-    (nb(md("only prose")), "no code cells"),
-    (nb(code([1, 2])), "malformed source"),
-    (nb(code({"a": 1})), "malformed source"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "no 'cells' list"),
+        (json.dumps({"nbformat": 3, "worksheets": []}), "no 'cells' list"),
+        (nb(md("only prose")), "no code cells"),
+        (nb(code([1, 2])), "malformed source"),
+        (nb(code({"a": 1})), "malformed source"),
+    ],
+)
 def test_malformed_notebooks_are_refused_with_a_reason(text, reason):
     with pytest.raises(NotebookError, match=reason):
         extract_code(text)
@@ -72,10 +88,11 @@ def test_relabel_maps_the_graders_line_citations_to_cells():
     out = relabel(msg, labels)
     assert out.startswith("f raised ValueError at line 4 (code cell 2, line 2): bad at line 3\n")
     assert "line 3 (code cell 2, line 1), in f" in out and "line 4 (code cell 2, line 2), in g" in out
-    assert relabel("at line 99: x", labels) == "at line 99: x"   # outside the source: unchanged
+    assert relabel("at line 99: x", labels) == "at line 99: x"  # outside the source: unchanged
 
 
 # --- grading notebooks end to end -----------------------------------------------------------------------------
+
 
 def _grade(tmp_path: Path, text: str, *args: str) -> tuple[int, dict]:
     path = tmp_path / "solution.ipynb"
@@ -86,21 +103,36 @@ def _grade(tmp_path: Path, text: str, *args: str) -> tuple[int, dict]:
 
 
 def test_a_correct_notebook_with_magics_and_markdown_is_accepted(tmp_path):
-    rc, d = _grade(tmp_path, nb(md("# My block"), code("%load_ext autoreload\nimport numpy as np"),
-                                code(["!pip install numpy\n", SOLUTION])))
+    rc, d = _grade(
+        tmp_path,
+        nb(
+            md("# My block"), code("%load_ext autoreload\nimport numpy as np"), code(["!pip install numpy\n", SOLUTION])
+        ),
+    )
     assert (rc, d["verdict"], d["submission"]["kind"]) == (0, "AC", "notebook")
 
 
 def test_syntax_error_cites_the_cell(tmp_path):
-    _, d = _grade(tmp_path, nb(code("import numpy as np"), md("text"), code("x = 1"),
-                               code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x +")))
+    _, d = _grade(
+        tmp_path,
+        nb(
+            code("import numpy as np"),
+            md("text"),
+            code("x = 1"),
+            code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x +"),
+        ),
+    )
     assert d["verdict"] == "CE" and "code cell 3, line 2" in d["compile"]["message"]
 
 
 def test_run_time_error_cites_the_cell(tmp_path):
-    _, d = _grade(tmp_path, nb(code("import numpy as np"),
-                               code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
-                                    "    raise ValueError('not yet')")))
+    _, d = _grade(
+        tmp_path,
+        nb(
+            code("import numpy as np"),
+            code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    raise ValueError('not yet')"),
+        ),
+    )
     first = d["tests"][0]
     assert first["verdict"] == "RE"
     assert "at line 4 (code cell 2, line 2)" in first["message"]
@@ -116,20 +148,26 @@ def test_unreadable_notebook_is_a_compilation_error(tmp_path, text, reason):
 def test_notebook_code_runs_in_the_sandbox_not_in_the_grader(tmp_path):
     """Top-level `raise SystemExit(3)` would end the grader with status 3 if the grader
     executed the cell itself; in the sandbox it is the submission's run-time error."""
-    rc, d = _grade(tmp_path, nb(code("raise SystemExit(3)"),
-                                code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x")))
+    rc, d = _grade(
+        tmp_path,
+        nb(
+            code("raise SystemExit(3)"),
+            code("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return x"),
+        ),
+    )
     assert rc == 1 and d["verdict"] == "RE"
     assert "SystemExit" in d["tests"][0]["message"]
 
 
 # --- honest notebooks that used to be refused (issue 9) --------------------------------------------------------
 
-LS = "\u2028"   # LINE SEPARATOR: a line end for str.splitlines(), not for Python
+LS = "\u2028"  # LINE SEPARATOR: a line end for str.splitlines(), not for Python
 
 
 def read(tmp_path: Path, text: str, name: str = "solution.ipynb"):
     from grader.judging.source import read_submission, static_check
     from grader.problem.spec import load_spec
+
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     sub, check = read_submission(path, 64 * 1024)
@@ -143,7 +181,7 @@ def test_a_wrapping_cell_magic_keeps_its_body_as_code(tmp_path, magic):
     sub, check = read(tmp_path, nb(code(f"\n{magic}\n{SOLUTION}\n%timeit pass")))
     assert check.ok, check.message
     lines = sub.source.split("\n")
-    assert lines[:2] == ["", ""]                 # the blank line and the magic's own line
+    assert lines[:2] == ["", ""]  # the blank line and the magic's own line
     assert "def vit_encoder_block(" in sub.source and not sub.skipped
     assert "None  # %timeit pass" in lines
     assert sub.line_map[lines.index("None  # %timeit pass")] == f"code cell 1, line {SOLUTION.count(chr(10)) + 4}"
@@ -157,10 +195,15 @@ def test_an_indented_cell_magic_is_not_one_for_ipython_either(tmp_path):
     assert check.message == "syntax error in code cell 1, line 2: unexpected indent: %%time"
 
 
-@pytest.mark.parametrize("magic, why", [
-    ("%%timeit", "inside a timing function"), ("%%writefile solution.py", "writes its body to a file"),
-    ("%%bash", "in a shell"), ("%%python3", "another Python process"),
-])
+@pytest.mark.parametrize(
+    "magic, why",
+    [
+        ("%%timeit", "inside a timing function"),
+        ("%%writefile solution.py", "writes its body to a file"),
+        ("%%bash", "in a shell"),
+        ("%%python3", "another Python process"),
+    ],
+)
 def test_a_function_only_inside_another_cell_magic_is_a_ce_that_says_why(tmp_path, magic, why):
     sub, check = read(tmp_path, nb(code("import numpy as np"), code(f"{magic}\n{SOLUTION}")))
     assert not check.ok
@@ -197,12 +240,12 @@ def _output_cell(src: str, kib: int) -> dict:
 
 
 def test_the_size_limit_applies_to_the_code_not_to_saved_outputs(tmp_path):
-    sub, check = read(tmp_path, nb(_output_cell(SOLUTION, 512)))   # half a MiB of saved output
+    sub, check = read(tmp_path, nb(_output_cell(SOLUTION, 512)))  # half a MiB of saved output
     assert check.ok and len(sub.raw) > 512 * 1024 and len(sub.source) < 64 * 1024
 
 
 def test_too_much_code_in_a_notebook_is_still_a_ce(tmp_path):
-    filler = "".join(f"c{i} = {i}\n" for i in range(12000))    # > 64 KiB of code
+    filler = "".join(f"c{i} = {i}\n" for i in range(12000))  # > 64 KiB of code
     sub, check = read(tmp_path, nb(code(filler), code(SOLUTION)))
     assert sub is None and not check.ok
     assert "code cells hold" in check.message and "64 KiB limit" in check.message
@@ -211,9 +254,14 @@ def test_too_much_code_in_a_notebook_is_still_a_ce(tmp_path):
 
 def test_the_raw_notebook_is_bounded_too(tmp_path):
     from grader.judging.source import MAX_NOTEBOOK_BYTES
+
     text = nb(_output_cell(SOLUTION, MAX_NOTEBOOK_BYTES // 1024 + 1))
     sub, check = read(tmp_path, text)
-    assert sub is None and f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB" in check.message and "clear its outputs" in check.message.lower()
+    assert (
+        sub is None
+        and f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB" in check.message
+        and "clear its outputs" in check.message.lower()
+    )
 
 
 @pytest.mark.parametrize("name", ["solution.IPYNB", "Solution.IpYnB", "s.ipynb"])
@@ -226,9 +274,15 @@ def test_an_honest_notebook_with_all_of_the_above_is_accepted(tmp_path):
     """One grading run: %%time and %%capture cells, U+2028 in a literal, 300 KiB of saved
     outputs, a .IPYNB name."""
     path = tmp_path / "Solution.IPYNB"
-    path.write_text(nb(md("# ViT block"), code("%%time\nimport numpy as np"),
-                       code(f'%%capture captured\nSEP = "x{LS}y"\nprint(SEP)'),
-                       _output_cell("%%time\n" + SOLUTION + "\nassert len(SEP) == 3\n", 300)), encoding="utf-8")
+    path.write_text(
+        nb(
+            md("# ViT block"),
+            code("%%time\nimport numpy as np"),
+            code(f'%%capture captured\nSEP = "x{LS}y"\nprint(SEP)'),
+            _output_cell("%%time\n" + SOLUTION + "\nassert len(SEP) == 3\n", 300),
+        ),
+        encoding="utf-8",
+    )
     assert path.stat().st_size > 300 * 1024
     proc = run_cli("grade", str(path), "--tests", "sample", "--json", "-")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
@@ -259,7 +313,7 @@ HONEST_CELLS = [
     code(f'%%time\nSEP = "x{LS}y"   # U+2028 inside a literal\nimport numpy as np'),
     code("np.einsum?\n??np.tanh\nnp.linalg.norm??"),
     code("total = (10\n         % 3)\nsame = [1\n        != 2]\nassert total == 1 and same == [True]"),
-    code("def helper(x):\n    \"\"\"Add one.\n\n    >>> helper(1)\n    2\n    \"\"\"\n    return x + 1"),
+    code('def helper(x):\n    """Add one.\n\n    >>> helper(1)\n    2\n    """\n    return x + 1'),
     code("%%capture out\n" + SOLUTION),
     code("%timeit vit_encoder_block\nassert len(SEP) == 3 and helper(1) == 2"),
 ]
@@ -278,21 +332,33 @@ def test_the_program_replaces_each_ipython_line_in_place():
     assert lines[:3] == ["None  # %load_ext autoreload", "None  # %autoreload 2", "None  # %matplotlib inline"]
     assert "files = None  # !ls" in lines and "names = None  # %who_ls" in lines
     assert "None  # np.einsum?" in lines and "None  # ??np.tanh" in lines
-    assert "         % 3)" in lines and "        != 2]" in lines        # Python, left alone
+    assert "         % 3)" in lines and "        != 2]" in lines  # Python, left alone
     assert labels[lines.index("None  # ??np.tanh")] == "code cell 4, line 2"
 
 
 def test_a_magic_continued_over_lines_keeps_later_lines_numbered(tmp_path):
-    _, d = _grade(tmp_path, nb(code("import numpy as np"),
-                               code("%time x = (1,\\\n   2)\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
-                                    "    raise ValueError('not yet')")))
+    _, d = _grade(
+        tmp_path,
+        nb(
+            code("import numpy as np"),
+            code(
+                "%time x = (1,\\\n   2)\n\ndef vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+                "    raise ValueError('not yet')"
+            ),
+        ),
+    )
     assert d["tests"][0]["verdict"] == "RE"
     assert "(code cell 2, line 5)" in d["tests"][0]["message"]
 
 
 def test_calls_on_ipython_written_by_hand_become_none_too():
-    source, _ = extract_code(nb(code("get_ipython().run_line_magic('matplotlib', 'inline')\n"
-                                     "x = get_ipython().getoutput(\n    'ls') + ['a']")))
+    source, _ = extract_code(
+        nb(
+            code(
+                "get_ipython().run_line_magic('matplotlib', 'inline')\nx = get_ipython().getoutput(\n    'ls') + ['a']"
+            )
+        )
+    )
     assert source.split("\n")[:3] == ["None", "x = (None", ") + ['a']"]
 
 
@@ -307,9 +373,14 @@ def test_an_unclosed_bracket_does_not_reach_into_the_next_cell(tmp_path):
 def test_future_imports_of_any_cell_apply_to_the_whole_program(tmp_path):
     """Jupyter accepts `from __future__ import` at the top of any cell and keeps it for the
     later cells: the grader puts every feature on one line before the first cell."""
-    sub, check = read(tmp_path, nb(code('"""My notebook."""\nfrom __future__ import annotations'),
-                                   code("import numpy as np\nx: Undefined = 1"),
-                                   code("from __future__ import division\n" + SOLUTION)))
+    sub, check = read(
+        tmp_path,
+        nb(
+            code('"""My notebook."""\nfrom __future__ import annotations'),
+            code("import numpy as np\nx: Undefined = 1"),
+            code("from __future__ import division\n" + SOLUTION),
+        ),
+    )
     assert check.ok, check.message
     lines = sub.source.split("\n")
     assert lines[0] == "from __future__ import annotations, division"
@@ -330,6 +401,7 @@ def test_a_cell_ipython_refuses_is_a_ce_that_names_it(tmp_path):
 
 def test_code_over_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
     import grader.judging.notebook as notebook
+
     monkeypatch.setattr(notebook, "_cell_program", lambda *a: pytest.fail("the cells were read"))
     sub, check = read(tmp_path, nb(code("%ls\n" * 20000)))
     assert sub is None and "code cells hold" in check.message
@@ -342,11 +414,20 @@ OTTER_INIT = '# Initialize Otter\nimport otter\ngrader = otter.Notebook("vit_enc
 
 def test_otters_own_cells_are_not_part_of_the_answer(tmp_path):
     """The cells `otter assign` puts in a student's notebook, and those the student runs."""
-    rc, d = _grade(tmp_path, nb(code(OTTER_INIT), code(SOLUTION), code('grader.check("vit_encoder_block")'),
-                                code("grader.check_all()"),
-                                code("# Save your notebook first, then run this cell to export your submission.\n"
-                                     "grader.export(pdf=False, run_tests=True)"),
-                                code("import otter as ot\ng2 = ot.Notebook()\ng2.to_pdf()")))
+    rc, d = _grade(
+        tmp_path,
+        nb(
+            code(OTTER_INIT),
+            code(SOLUTION),
+            code('grader.check("vit_encoder_block")'),
+            code("grader.check_all()"),
+            code(
+                "# Save your notebook first, then run this cell to export your submission.\n"
+                "grader.export(pdf=False, run_tests=True)"
+            ),
+            code("import otter as ot\ng2 = ot.Notebook()\ng2.to_pdf()"),
+        ),
+    )
     assert (rc, d["verdict"]) == (0, "AC"), d.get("compile")
 
 
@@ -375,10 +456,11 @@ def test_a_magic_assignment_cut_short_by_an_open_string_is_a_ce_not_a_crash(tmp_
 def test_a_doctest_prompt_after_an_old_mac_line_end_costs_no_memory(tmp_path):
     """Stripping the prompt joins "\\r" and "\\n" into one line: each text still stands for its own lines."""
     import resource
+
     cell = ">>> a = 1\n\r>>> \n" + ">>> x\n" * 10000
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     source, labels = extract_code(nb(code(cell)))
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024     # KiB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB
     assert len(labels) == 10004 and labels[3] == "code cell 1, line 4" and source.split("\n")[3] == "x"
 
 
@@ -405,8 +487,15 @@ def test_a_name_the_notebook_bound_is_not_a_magic(tmp_path):
 
 def test_time_runs_its_statement_in_the_notebook(tmp_path):
     """`%time y = f()` runs `y = f()` in the kernel's namespace: y exists afterwards."""
-    rc, d = _grade(tmp_path, nb(code(SOLUTION), code("%time y = np.ones(3)\nz = %time np.zeros(2)"),
-                                code("time w = 1"), code("assert y.shape == (3,) and z.shape == (2,) and w == 1")))
+    rc, d = _grade(
+        tmp_path,
+        nb(
+            code(SOLUTION),
+            code("%time y = np.ones(3)\nz = %time np.zeros(2)"),
+            code("time w = 1"),
+            code("assert y.shape == (3,) and z.shape == (2,) and w == 1"),
+        ),
+    )
     assert (rc, d["verdict"]) == (0, "AC"), d.get("compile") or d["tests"][0]["message"]
 
 
@@ -414,7 +503,7 @@ def test_display_is_the_kernels_builtin(tmp_path):
     rc, d = _grade(tmp_path, nb(code(SOLUTION), code("display(vit_encoder_block)\nh = display('x')\nassert h is None")))
     assert (rc, d["verdict"]) == (0, "AC"), d.get("compile") or d["tests"][0]["message"]
     source, _ = extract_code(nb(code("def display(x):\n    return 7"), code("assert display(1) == 7")))
-    assert "lambda" not in source                    # the notebook's own display is kept
+    assert "lambda" not in source  # the notebook's own display is kept
 
 
 @pytest.mark.parametrize("magic", ["%%time x = 1", "%%capture --bogus", "%%capture a b", "%%capture -x"])
@@ -427,14 +516,15 @@ def test_a_wrapping_magic_ipython_refuses_runs_nothing(tmp_path, magic):
 @pytest.mark.parametrize("magic", ["%%capture --no-stderr out", "%%capture --no-std", "%%capture --no-d"])
 def test_a_wrapping_magic_with_arguments_ipython_takes_runs_its_body(tmp_path, magic):
     sub, check = read(tmp_path, nb(code(f"{magic}\n{SOLUTION}")))
-    assert check.ok == (magic != "%%capture --no-std"), check.message   # --no-std: --no-stderr or --no-stdout?
+    assert check.ok == (magic != "%%capture --no-std"), check.message  # --no-std: --no-stderr or --no-stdout?
 
 
 def test_a_badly_indented_line_is_cited_like_any_syntax_error(tmp_path):
     body = SIGNATURE + "    y = x\n  return y\n"
     sub, check = read(tmp_path, nb(code("import numpy as np"), code(body)))
-    assert check.message == ("syntax error in code cell 2, line 3: unindent does not match any outer indentation "
-                             "level: return y")
+    assert check.message == (
+        "syntax error in code cell 2, line 3: unindent does not match any outer indentation level: return y"
+    )
 
 
 def test_expressions_nested_too_deeply_are_a_ce_naming_the_cell(tmp_path):
@@ -452,10 +542,15 @@ def test_a_backslash_and_a_windows_line_end_at_a_cells_end(tmp_path):
     assert check.ok, check.message
 
 
-@pytest.mark.parametrize("cell, phrase", [
-    ("%unknownmagic", "%unknownmagic is not a line magic"), ("x = %nosuch 3", "%nosuch is not a line magic"),
-    ("%%mystery -x\nx = 1", "%%mystery is not a cell magic"), ("%autoreload 2", "%autoreload is not a line magic"),
-])
+@pytest.mark.parametrize(
+    "cell, phrase",
+    [
+        ("%unknownmagic", "%unknownmagic is not a line magic"),
+        ("x = %nosuch 3", "%nosuch is not a line magic"),
+        ("%%mystery -x\nx = 1", "%%mystery is not a cell magic"),
+        ("%autoreload 2", "%autoreload is not a line magic"),
+    ],
+)
 def test_a_magic_the_kernel_does_not_know_fails_the_cell_as_in_jupyter(tmp_path, cell, phrase):
     """Jupyter raises UsageError and Run All stops there: the notebook does not run."""
     sub, check = read(tmp_path, nb(code(SOLUTION), code(cell)))
@@ -463,19 +558,27 @@ def test_a_magic_the_kernel_does_not_know_fails_the_cell_as_in_jupyter(tmp_path,
     assert phrase in check.message
 
 
-@pytest.mark.parametrize("cells", [
-    ("%load_ext autoreload", "%autoreload 2", "autoreload 2", "%aimport numpy"),
-    ("%load_ext line_profiler", "%lprun -f f f()"),           # an extension the grader cannot know
-    ("%alias hello echo hi", "%hello", "hello"),
-])
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ("%load_ext autoreload", "%autoreload 2", "autoreload 2", "%aimport numpy"),
+        ("%load_ext line_profiler", "%lprun -f f f()"),  # an extension the grader cannot know
+        ("%alias hello echo hi", "%hello", "hello"),
+    ],
+)
 def test_magics_an_extension_or_alias_adds_are_known_after_it(tmp_path, cells):
     sub, check = read(tmp_path, nb(*(code(c) for c in cells), code(SOLUTION)))
     assert check.ok, check.message
 
 
-@pytest.mark.parametrize("cell, statement", [
-    ("%time --no-raise-error y = 1", "y = 1"), ("%time y = f(a,  b)", "y = f(a, b)"), ("%time", None),
-])
+@pytest.mark.parametrize(
+    "cell, statement",
+    [
+        ("%time --no-raise-error y = 1", "y = 1"),
+        ("%time y = f(a,  b)", "y = f(a, b)"),
+        ("%time", None),
+    ],
+)
 def test_time_runs_the_statement_ipython_parses_out_of_its_arguments(cell, statement):
     source, _ = extract_code(nb(code(cell)))
     assert source.split("\n")[0] == (statement or "None  # " + cell)
@@ -492,15 +595,31 @@ def test_a_wrapping_time_with_its_option_runs_its_body(tmp_path):
 
 
 def test_global_at_a_cells_top_level_is_nothing_as_in_a_kernel(tmp_path):
-    sub, check = read(tmp_path, nb(code("counter = 0"), code("global counter\ncounter += 1"),
-                                   code("print(counter)"), code("global counter"), code(SOLUTION)))
+    sub, check = read(
+        tmp_path,
+        nb(
+            code("counter = 0"),
+            code("global counter\ncounter += 1"),
+            code("print(counter)"),
+            code("global counter"),
+            code(SOLUTION),
+        ),
+    )
     assert check.ok, check.message
 
 
 def test_names_a_cell_deletes_or_an_exception_handler_ends_are_free_for_automagic(tmp_path):
-    sub, check = read(tmp_path, nb(code("pwd = 1"), code("del pwd"), code("pwd"),
-                                   code("try:\n    1 / 0\nexcept ZeroDivisionError as who:\n    pass"), code("who"),
-                                   code(SOLUTION)))
+    sub, check = read(
+        tmp_path,
+        nb(
+            code("pwd = 1"),
+            code("del pwd"),
+            code("pwd"),
+            code("try:\n    1 / 0\nexcept ZeroDivisionError as who:\n    pass"),
+            code("who"),
+            code(SOLUTION),
+        ),
+    )
     assert check.ok, check.message
     lines = sub.source.split("\n")
     assert lines[4] == "None  # pwd" and lines[11] == "None  # who"

@@ -9,6 +9,7 @@ at one logical line at a time, and the rewrite of what one of them found, with
 the line the grader runs in its place (judging/ipython_scan.py makes every
 rewrite of a cell, in IPython's order).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,7 @@ class CellNotRunnable(ValueError):
     def __init__(self, message: str, line: int | None = None, syntax: bool = False):
         super().__init__(message)
         self.line = line
-        self.syntax = syntax      # Python's own syntax error (an indentation its tokenizer refuses)
+        self.syntax = syntax  # Python's own syntax error (an indentation its tokenizer refuses)
 
 
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
@@ -43,9 +44,9 @@ def _first_significant(line: list[TokenInfo]) -> int:
 @dataclass(frozen=True)
 class Found:
     kind: str
-    line: int        # 0-based line of the special syntax's start
+    line: int  # 0-based line of the special syntax's start
     col: int
-    priority: int    # lower wins at the same place (help before magic, so `%foo?` is help)
+    priority: int  # lower wins at the same place (help before magic, so `%foo?` is help)
     q_line: int = 0  # for help: where the question mark is
 
 
@@ -67,9 +68,10 @@ def _magic_assign(line: list[TokenInfo]) -> Found | None:
     i = _assign_index(line)
     if i is None or len(line) < i + 2 or line[i + 1].string != "%":
         return None
-    if len(line) == i + 2:     # `x = %` cut short by a string left open: IPython fails with IndexError
-        raise CellNotRunnable("IPython fails on a magic assignment cut short by an unclosed string",
-                              line[i + 1].start[0] - 1)
+    if len(line) == i + 2:  # `x = %` cut short by a string left open: IPython fails with IndexError
+        raise CellNotRunnable(
+            "IPython fails on a magic assignment cut short by an unclosed string", line[i + 1].start[0] - 1
+        )
     if line[i + 2].type == tokenize.NAME:
         return Found("magic_assign", line[i + 1].start[0] - 1, line[i + 1].start[1], 10)
     return None
@@ -80,7 +82,7 @@ def _system_assign(line: list[TokenInfo]) -> Found | None:
     i = _assign_index(line)
     if i is None or line[i].line.strip().startswith("=") or len(line) < i + 2:
         return None
-    for tok in line[i + 1:]:
+    for tok in line[i + 1 :]:
         if tok.type != tokenize.ERRORTOKEN:
             break
         if tok.string == "!":
@@ -111,12 +113,11 @@ def _help_end(line: list[TokenInfo]) -> Found | None:
 
 
 # IPython's transformers, in its order; each looks at one logical line at a time.
-FINDERS = {"magic_assign": _magic_assign, "system_assign": _system_assign, "escaped": _escaped,
-            "help_end": _help_end}
-
+FINDERS = {"magic_assign": _magic_assign, "system_assign": _system_assign, "escaped": _escaped, "help_end": _help_end}
 
 
 # --- rewriting one instance -----------------------------------------------------------------------------------
+
 
 def _continued_end(lines: list[str], start: int) -> int:
     """The last line of a line continued with backslashes (may be one past the end, as IPython's)."""
@@ -129,7 +130,7 @@ def _continued_end(lines: list[str], start: int) -> int:
 
 
 def _assemble(lines: list[str], start: int, col: int, end: int) -> str:
-    parts = [lines[start][col:], *lines[start + 1: end + 1]]
+    parts = [lines[start][col:], *lines[start + 1 : end + 1]]
     return " ".join([p.rstrip()[:-1] for p in parts[:-1]] + [parts[-1].rstrip()])
 
 
@@ -228,16 +229,16 @@ def help_target(content: str) -> tuple[str, str] | None:
         break
     if best is None:
         return None
-    return content[best: end - q], content[end - q: end]
+    return content[best : end - q], content[end - q : end]
 
 
 @dataclass(frozen=True)
 class Rewrite:
-    start: int               # first and last line replaced
+    start: int  # first and last line replaced
     end: int
-    text: str                # IPython's line
-    program: str | None      # the grader's line, when IPython's calls on IPython
-    magic: tuple[str, str] | None = None     # (name, arguments) of a line magic
+    text: str  # IPython's line
+    program: str | None  # the grader's line, when IPython's calls on IPython
+    magic: tuple[str, str] | None = None  # (name, arguments) of a line magic
 
 
 def _outside_kernel(prefix: str, original: str) -> str:
@@ -303,7 +304,7 @@ def rewrite(found: Found, lines: list[str]) -> Rewrite:
     can rewrite (then the next candidate is tried)."""
     start, col = found.line, found.col
     if found.kind == "help_end":
-        piece = "".join(lines[start: found.q_line + 1])
+        piece = "".join(lines[start : found.q_line + 1])
         target = help_target(piece[col:])
         if target is None:
             raise SyntaxError(piece[col:])
@@ -314,17 +315,16 @@ def rewrite(found: Found, lines: list[str]) -> Rewrite:
     prefix = lines[start][:col]
     if found.kind == "magic_assign":
         name, _, args = rest[1:].partition(" ")
-        return Rewrite(start, end, prefix + _magic_call(name, args) + "\n",
-                       magic_program(prefix, name, args, rest), (name, args))
+        return Rewrite(
+            start, end, prefix + _magic_call(name, args) + "\n", magic_program(prefix, name, args, rest), (name, args)
+        )
     if found.kind == "system_assign":
         call = f"get_ipython().getoutput({rest[1:]!r})"
         return Rewrite(start, end, prefix + call + "\n", _outside_kernel(prefix, rest))
     escape = rest[:2] if len(rest) > 1 and rest[:2] in _ESCAPE_DOUBLES else rest[:1]
-    call = _escape_call(escape, rest[len(escape):])
+    call = _escape_call(escape, rest[len(escape) :])
     if escape == "%":
         name, _, args = rest[1:].partition(" ")
         return Rewrite(start, end, prefix + call + "\n", magic_program(prefix, name, args, rest), (name, args))
     program = _outside_kernel(prefix, rest) if call.startswith("get_ipython()") else None
     return Rewrite(start, end, prefix + call + "\n", program)
-
-

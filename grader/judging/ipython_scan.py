@@ -8,6 +8,7 @@ only: the tokens, each line's tokenizer state (judging/python_tokens.py) and wha
 each finder found are kept for the lines before the rewritten logical line, and
 tokenizing resumes there and stops at the next rewrite.
 """
+
 from __future__ import annotations
 
 import tokenize
@@ -28,12 +29,13 @@ class Piece(NamedTuple):
     """One line as IPython holds it (a `str.splitlines(keepends=True)` piece), and the
     original pieces it stands for: itself, or the lines a transformation replaced. (A
     named tuple: a cell of 60,000 lines makes that many, several times over.)"""
+
     text: str
     first: int
     last: int
     replaced: bool = False
-    program: str | None = None   # what the grader runs instead, when `text` calls on IPython
-    magic: tuple[str, str] | None = None    # (name, arguments) of the line magic it calls
+    program: str | None = None  # what the grader runs instead, when `text` calls on IPython
+    magic: tuple[str, str] | None = None  # (name, arguments) of the line magic it calls
 
     @property
     def runs(self) -> str:
@@ -46,12 +48,13 @@ _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
 @dataclass
 class _Scan:
     """The cell being rewritten, and what is known about its logical lines so far."""
+
     pieces: list[Piece]
-    states: list[LineState] = field(default_factory=list)       # tokenizer state at each line's start
+    states: list[LineState] = field(default_factory=list)  # tokenizer state at each line's start
     groups: list[list[TokenInfo]] = field(default_factory=list)  # logical lines scanned, in order
     starts: list[tuple[int, int]] = field(default_factory=list)  # (line, IPython's bracket depth) at each
     stuck: dict[str, tuple[int, int]] = field(default_factory=dict)  # finder -> (group, last line read)
-    resume: int = 0                                              # the first logical line to scan again
+    resume: int = 0  # the first logical line to scan again
 
     def lines(self) -> list[str]:
         return [p.text for p in self.pieces]
@@ -76,7 +79,7 @@ class _Scan:
                 elif tok.type == tokenize.OP and tok.string in _CLOSE and depth > 0:
                     depth -= 1
         except TokenError:
-            pass              # the input ended inside a string or brackets: the tokens so far count
+            pass  # the input ended inside a string or brackets: the tokens so far count
         if current:
             self.groups.append(current)
             yield len(self.groups) - 1
@@ -93,13 +96,12 @@ class _Scan:
             except SyntaxError:
                 self.stuck[f.kind] = (k, last_line_read(f, lines))
                 continue
-            end = min(r.end, len(self.pieces) - 1)    # a backslash on the last line continues past it
+            end = min(r.end, len(self.pieces) - 1)  # a backslash on the last line continues past it
             new = Piece(r.text, self.pieces[r.start].first, self.pieces[end].last, True, r.program, r.magic)
-            self.pieces[r.start: end + 1] = [new]
+            self.pieces[r.start : end + 1] = [new]
             line = self.starts[k][0]
             self.resume = min([k] + [g for g, last in self.stuck.values() if last >= line])
-            self.stuck = {kind: (g, last) for kind, (g, last) in self.stuck.items()
-                          if g < self.resume and last < line}
+            self.stuck = {kind: (g, last) for kind, (g, last) in self.stuck.items() if g < self.resume and last < line}
             return True
         return False
 
@@ -129,12 +131,14 @@ def token_transforms(pieces: list[Piece]) -> list[Piece]:
         for _ in range(TRANSFORM_LOOP_LIMIT):
             if not scan.step():
                 return scan.pieces
-    except IndentationError as exc:   # from the tokenizer: IPython fails the cell
+    except IndentationError as exc:  # from the tokenizer: IPython fails the cell
         row = (exc.lineno or 1) - 1
         raise CellNotRunnable(exc.msg, scan.pieces[min(row, len(scan.pieces) - 1)].first, syntax=True) from None
-    except CellNotRunnable as exc:    # at a line of the scan's current text
+    except CellNotRunnable as exc:  # at a line of the scan's current text
         if exc.line is not None:
             exc.line = scan.pieces[min(exc.line, len(scan.pieces) - 1)].first
         raise
-    raise CellNotRunnable(f"IPython stops rewriting a cell's special syntax after {TRANSFORM_LOOP_LIMIT} "
-                          "steps and refuses to run it: split the cell")
+    raise CellNotRunnable(
+        f"IPython stops rewriting a cell's special syntax after {TRANSFORM_LOOP_LIMIT} "
+        "steps and refuses to run it: split the cell"
+    )

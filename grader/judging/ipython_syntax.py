@@ -69,7 +69,7 @@ def _with_texts(pieces: list[Piece], texts: list[str]) -> list[Piece]:
     "\r" into one line end, and that text stands for both lines."""
     if len(texts) == len(pieces):
         if [p.text for p in pieces] == texts:
-            return pieces                    # the common case: nothing changed
+            return pieces  # the common case: nothing changed
         return [p._replace(text=t) for p, t in zip(pieces, texts, strict=True)]
     out: list[Piece] = []
     i = 0
@@ -134,7 +134,7 @@ def _strip_doctest_prompts(lines: list[str]) -> list[str]:
     """`>>> ` and `... ` prompts of a pasted doctest, outside triple-quoted strings, with
     each stretch that lost prompts dedented (IPython's classic_prompt)."""
     if not any(">>>" in line for line in lines):
-        return lines                         # no prompt anywhere: nothing to strip
+        return lines  # no prompt anywhere: nothing to strip
     inside = _in_triple_quotes(lines)
     if not any(not q and _PS1.match(line) for line, q in zip(lines, inside, strict=True)):
         return lines

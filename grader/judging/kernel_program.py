@@ -21,6 +21,7 @@ the next cell), then, without moving any line:
 so far (they decide IPython's automagic, judging/jupyter_kernel.py), Otter's names,
 the future features.
 """
+
 from __future__ import annotations
 
 import ast
@@ -47,15 +48,23 @@ class CellRefused(ValueError):
 
 @dataclass
 class KernelState:
-    bound: set[str] = field(default_factory=set)             # names the cells bound at module level
-    otter_modules: set[str] = field(default_factory=set)     # names `import otter` bound
-    otter_notebooks: set[str] = field(default_factory=set)   # names bound to otter.Notebook(...)
-    futures: list[str] = field(default_factory=list)         # features of every __future__ import
-    magics: Magics = field(default_factory=Magics)           # the magics the kernel knows by now
+    bound: set[str] = field(default_factory=set)  # names the cells bound at module level
+    otter_modules: set[str] = field(default_factory=set)  # names `import otter` bound
+    otter_notebooks: set[str] = field(default_factory=set)  # names bound to otter.Notebook(...)
+    futures: list[str] = field(default_factory=list)  # features of every __future__ import
+    magics: Magics = field(default_factory=Magics)  # the magics the kernel knows by now
 
 
-_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.GeneratorExp, ast.ListComp,
-              ast.SetComp, ast.DictComp)
+_OWN_SCOPE = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.GeneratorExp,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+)
 
 
 def _binds(stmt: ast.stmt) -> tuple[set[str], set[str]]:
@@ -79,7 +88,7 @@ def _binds(stmt: ast.stmt) -> tuple[set[str], set[str]]:
             bound.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound.add(node.rest)
-        if not isinstance(node, _OWN_SCOPE):    # what is inside those is another scope
+        if not isinstance(node, _OWN_SCOPE):  # what is inside those is another scope
             stack.extend(ast.iter_child_nodes(node))
     return bound, deleted
 
@@ -99,8 +108,13 @@ def bound_names(tree: ast.Module) -> set[str]:
 
 
 def _call_on(node: ast.AST, names: set[str], methods: frozenset[str]) -> bool:
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
-            and isinstance(node.func.value, ast.Name) and node.func.value.id in names)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in methods
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in names
+    )
 
 
 def _otter_plumbing(stmt: ast.stmt, state: KernelState) -> bool:
@@ -108,8 +122,12 @@ def _otter_plumbing(stmt: ast.stmt, state: KernelState) -> bool:
     if isinstance(stmt, ast.Import) and all(a.name == "otter" for a in stmt.names):
         state.otter_modules |= {a.asname or "otter" for a in stmt.names}
         return True
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and _call_on(stmt.value, state.otter_modules, frozenset({"Notebook"}))):
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and _call_on(stmt.value, state.otter_modules, frozenset({"Notebook"}))
+    ):
         state.otter_notebooks.add(stmt.targets[0].id)
         return True
     return isinstance(stmt, ast.Expr) and _call_on(stmt.value, state.otter_notebooks, OTTER_METHODS)
@@ -131,15 +149,14 @@ def _future(stmt: ast.stmt, state: KernelState) -> bool:
 def _display_loads(tree: ast.Module, state: KernelState) -> list[ast.Name]:
     if "display" in state.bound or "display" in bound_names(tree):
         return []
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "display"
-            and isinstance(n.ctx, ast.Load)]
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "display" and isinstance(n.ctx, ast.Load)]
 
 
 def _lines_with_ends(text: str) -> list[str]:
     parts: list[str] = []
     pos = 0
     for m in _LINE_END.finditer(text):
-        parts.append(text[pos:m.end()])
+        parts.append(text[pos : m.end()])
         pos = m.end()
     if pos < len(text):
         parts.append(text[pos:])
@@ -172,12 +189,15 @@ def _compiled(program: str) -> ast.Module:
     """The cell's syntax tree, compiled on its own; CellRefused when Python refuses it."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # SyntaxWarning (an invalid escape) is not an error
+            warnings.simplefilter("ignore")  # SyntaxWarning (an invalid escape) is not an error
             tree = ast.parse(program)
             compile(tree, "cell", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        hint = ("; Jupyter runs a cell's top-level await, a module cannot: move it into a function"
-                if "outside" in (exc.msg or "") and "await" in (exc.msg or "") else "")
+        hint = (
+            "; Jupyter runs a cell's top-level await, a module cannot: move it into a function"
+            if "outside" in (exc.msg or "") and "await" in (exc.msg or "")
+            else ""
+        )
         raise CellRefused((exc.msg or "invalid syntax") + hint, exc.lineno) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         why = str(exc) or "its expressions are nested too deeply for Python to compile"
@@ -188,18 +208,21 @@ def _compiled(program: str) -> ast.Module:
 def finish_cell(program: str, state: KernelState) -> str:
     """The cell's program as a piece of one module (see the module docstring)."""
     tree = _compiled(program)
-    nodes: list[ast.stmt | ast.expr] = [s for s in tree.body
-                                        if _otter_plumbing(s, state) or _future(s, state) or _module_global(s)]
+    nodes: list[ast.stmt | ast.expr] = [
+        s for s in tree.body if _otter_plumbing(s, state) or _future(s, state) or _module_global(s)
+    ]
     nodes += calls_on_ipython(tree)
     displays = _display_loads(tree, state)
     update_bound(tree, state.bound)
     if not nodes and not displays:
         return program
     kept: list[tuple[ast.stmt | ast.expr, str]] = []
-    for node, text in sorted([(n, "None") for n in nodes] + [(n, DISPLAY_STAND_IN) for n in displays],
-                             key=lambda nt: (nt[0].lineno, nt[0].col_offset)):
+    for node, text in sorted(
+        [(n, "None") for n in nodes] + [(n, DISPLAY_STAND_IN) for n in displays],
+        key=lambda nt: (nt[0].lineno, nt[0].col_offset),
+    ):
         if kept and (node.lineno, node.col_offset) < (kept[-1][0].end_lineno or 0, kept[-1][0].end_col_offset or 0):
-            continue          # inside what is already replaced
+            continue  # inside what is already replaced
         kept.append((node, text))
     lines = _lines_with_ends(program)
     for node, text in reversed(kept):

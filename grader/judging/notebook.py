@@ -22,6 +22,7 @@ after a magic continued over three lines became one call. One reader for the who
 project: `grade`, `batch`, `watch` and the exports' programs all grade a notebook
 through this module.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,9 +56,9 @@ class CodeTooLarge(NotebookError):
 
 @dataclass(frozen=True)
 class NotebookCode:
-    source: str                  # the code cells as one program
-    line_map: tuple[str, ...]    # "code cell C, line L" for each line of `source`
-    skipped: tuple[str, ...]     # one note per cell the grader does not run, saying why
+    source: str  # the code cells as one program
+    line_map: tuple[str, ...]  # "code cell C, line L" for each line of `source`
+    skipped: tuple[str, ...]  # one note per cell the grader does not run, saying why
 
 
 # Python's own line ends. str.splitlines() also splits at U+2028, U+2029, \x0b,
@@ -78,10 +79,17 @@ _NOT_RUN = {
     "timeit": "runs its body inside a timing function, so nothing it defines survives",
     "prun": "runs its body under the profiler, which IPython alone provides",
     "writefile": "writes its body to a file instead of running it",
-    "script": "runs its body in another program", "bash": "runs its body in a shell", "sh": "runs its body in a shell",
-    "python": "runs its body in another Python process", "python3": "runs its body in another Python process",
-    "html": "displays its body", "javascript": "displays its body", "js": "displays its body",
-    "latex": "displays its body", "markdown": "displays its body", "svg": "displays its body",
+    "script": "runs its body in another program",
+    "bash": "runs its body in a shell",
+    "sh": "runs its body in a shell",
+    "python": "runs its body in another Python process",
+    "python3": "runs its body in another Python process",
+    "html": "displays its body",
+    "javascript": "displays its body",
+    "js": "displays its body",
+    "latex": "displays its body",
+    "markdown": "displays its body",
+    "svg": "displays its body",
 }
 
 
@@ -92,9 +100,10 @@ def _ends(text: str) -> int:
 @dataclass
 class _Program:
     """A cell's program being assembled, with the cell line each of its lines starts at."""
+
     text: list[str] = field(default_factory=list)
     labels: list[int] = field(default_factory=list)
-    line_open: bool = False      # the last text written did not end a line
+    line_open: bool = False  # the last text written did not end a line
 
     def emit(self, text: str, first_line: int) -> None:
         """Write `text`, whose first line is line `first_line` of the cell."""
@@ -126,8 +135,8 @@ def _render(pieces: tuple[Piece, ...], texts: list[str], blank: bool) -> _Progra
     for p in pieces:
         for i in range(covered, p.first):
             prog.emit("\n" * _ends(texts[i]), line_at[i])
-        first = max(p.first, covered)      # a piece never stands for a line twice
-        lines = _ends("".join(texts[first:p.last + 1]))
+        first = max(p.first, covered)  # a piece never stands for a line twice
+        lines = _ends("".join(texts[first : p.last + 1]))
         text = "\n" * lines if blank else p.runs
         prog.emit(text, line_at[min(first, len(texts) - 1)])
         if lines > _ends(text):
@@ -156,12 +165,16 @@ def _refuse_surrogates(src: str, index: int) -> None:
     for n, ln in enumerate(_LINE_END.split(src), 1):
         bad = next((ch for ch in ln if "\ud800" <= ch <= "\udfff"), None)
         if bad is not None:
-            raise NotebookError(f"code cell {index}, line {n} holds a lone surrogate (U+{ord(bad):04X}, saved as the "
-                                "JSON escape \\u" f"{ord(bad):04x}), which is not a character: remove it or write "
-                                "the character it was meant to be")
+            raise NotebookError(
+                f"code cell {index}, line {n} holds a lone surrogate (U+{ord(bad):04X}, saved as the "
+                "JSON escape \\u"
+                f"{ord(bad):04x}), which is not a character: remove it or write "
+                "the character it was meant to be"
+            )
 
 
 # --- one cell ------------------------------------------------------------------------------------------------
+
 
 def _one_line_magic(t: Transformed, state: KernelState) -> Transformed:
     """The kernel's prefilter on a cell of one line: automagic."""
@@ -217,14 +230,18 @@ def _read_cell(text: str, index: int, state: KernelState) -> tuple[Transformed, 
             return t, refused
         depth += 1
         if depth > MAX_WRAPPING:
-            raise CellSyntaxError(f"code cell {index} has more than {MAX_WRAPPING} wrapping cell magics (%%time, "
-                                  "%%capture) one inside the other, more than the grader reads: remove them")
-        t = _one_line_magic(transform_pieces(list(t.magic.body)), state)   # IPython runs the body as a cell
+            raise CellSyntaxError(
+                f"code cell {index} has more than {MAX_WRAPPING} wrapping cell magics (%%time, "
+                "%%capture) one inside the other, more than the grader reads: remove them"
+            )
+        t = _one_line_magic(transform_pieces(list(t.magic.body)), state)  # IPython runs the body as a cell
     if t.magic is None:
         return t, None
     if not state.magics.knows_cell(t.magic.name):
-        raise CellNotRunnable(f"%%{shown(t.magic.name, 40)} is not a cell magic of a Jupyter kernel (UsageError: "
-                              "cell magic not found)", t.pieces[0].first)
+        raise CellNotRunnable(
+            f"%%{shown(t.magic.name, 40)} is not a cell magic of a Jupyter kernel (UsageError: cell magic not found)",
+            t.pieces[0].first,
+        )
     return t, _NOT_RUN.get(t.magic.name, "is an IPython cell magic, not Python")
 
 
@@ -236,8 +253,11 @@ def _check_line_magics(t: Transformed, state: KernelState) -> None:
             continue
         name, args = piece.magic
         if not state.magics.knows_line(name):
-            raise CellNotRunnable(f"%{shown(name, 40)} is not a line magic of a Jupyter kernel (UsageError: line "
-                                  "magic function not found)", piece.first)
+            raise CellNotRunnable(
+                f"%{shown(name, 40)} is not a line magic of a Jupyter kernel (UsageError: line "
+                "magic function not found)",
+                piece.first,
+            )
         state.magics.ran(name, args)
 
 
@@ -266,8 +286,10 @@ def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[
     note = None
     if why is not None and t.magic is not None:
         magic_line = f"%%{t.magic.name} {t.magic.args}".strip()
-        note = (f"code cell {index} starts with {shown(magic_line, 60)}, which {why}; move the code to an "
-                "ordinary code cell")
+        note = (
+            f"code cell {index} starts with {shown(magic_line, 60)}, which {why}; move the code to an "
+            "ordinary code cell"
+        )
     prog = _render(t.pieces, texts, blank=note is not None)
     program = "".join(prog.text)
     try:
@@ -276,7 +298,7 @@ def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[
         line = prog.labels[exc.line - 1] if exc.line and 0 < exc.line <= len(prog.labels) else None
         raise _refusal(index, str(exc), line, original, syntax=True) from None
     try:
-        if why is None:            # compiled: the kernel runs it, and meets each magic in turn
+        if why is None:  # compiled: the kernel runs it, and meets each magic in turn
             _check_line_magics(t, state)
     except CellNotRunnable as exc:
         raise _not_runnable(exc, index, texts, original) from None
@@ -284,6 +306,7 @@ def _cell_program(text: str, index: int, state: KernelState) -> tuple[str, list[
 
 
 # --- the notebook --------------------------------------------------------------------------------------------
+
 
 def _code_cells(text: str) -> list[dict[str, Any]]:
     try:
@@ -316,7 +339,7 @@ def extract(text: str, max_code_bytes: int | None = None) -> NotebookCode:
             skipped.append(note)
         parts += [program, "\n"]
         labels += [f"code cell {index}, line {n}" for n in lines] + [f"after code cell {index}"]
-    if state.futures:     # Jupyter keeps a cell's future imports for the later cells: one line, first
+    if state.futures:  # Jupyter keeps a cell's future imports for the later cells: one line, first
         parts.insert(0, f"from __future__ import {', '.join(state.futures)}\n")
         labels.insert(0, "the __future__ imports of the notebook")
     return NotebookCode("".join(parts), tuple(labels), tuple(skipped))
@@ -338,8 +361,10 @@ def relabel(message: str, line_map: tuple[str, ...]) -> str:
     Only the grader's own phrasings are touched: the first "at line N" and the
     traceback lines "line N, in f: ..."; numbers outside the joined source stay as they are.
     """
+
     def label(n: str) -> str:
         i = int(n)
         return f" ({line_map[i - 1]})" if 0 < i <= len(line_map) else ""
+
     message = _AT_LINE.sub(lambda m: f"at line {m.group(1)}{label(m.group(1))}", message, count=1)
     return _FRAME_LINE.sub(lambda m: f"{m.group(1)}line {m.group(2)}{label(m.group(2))}, in ", message)

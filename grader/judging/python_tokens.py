@@ -18,6 +18,7 @@ changes the cell from some line on, tokenizing resumes at that line instead of
 at the top. IPython re-tokenizes the whole cell after each of up to 500
 rewrites; resuming keeps a 64 KiB cell linear.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -48,9 +49,55 @@ def _string_prefixes() -> set[str]:
 
 
 # Python 3.11's exact operator tokens (3.12 added "!").
-_OPERATORS = ("!=", "%", "%=", "&", "&=", "(", ")", "*", "**", "**=", "*=", "+", "+=", ",", "-", "-=", "->", ".",
-              "...", "/", "//", "//=", "/=", ":", ":=", ";", "<", "<<", "<<=", "<=", "=", "==", ">", ">=", ">>",
-              ">>=", "@", "@=", "[", "]", "^", "^=", "{", "|", "|=", "}", "~")
+_OPERATORS = (
+    "!=",
+    "%",
+    "%=",
+    "&",
+    "&=",
+    "(",
+    ")",
+    "*",
+    "**",
+    "**=",
+    "*=",
+    "+",
+    "+=",
+    ",",
+    "-",
+    "-=",
+    "->",
+    ".",
+    "...",
+    "/",
+    "//",
+    "//=",
+    "/=",
+    ":",
+    ":=",
+    ";",
+    "<",
+    "<<",
+    "<<=",
+    "<=",
+    "=",
+    "==",
+    ">",
+    ">=",
+    ">>",
+    ">>=",
+    "@",
+    "@=",
+    "[",
+    "]",
+    "^",
+    "^=",
+    "{",
+    "|",
+    "|=",
+    "}",
+    "~",
+)
 _PREFIXES = _string_prefixes()
 _Whitespace = r"[ \f\t]*"
 _Comment = r"#[^\r\n]*"
@@ -74,8 +121,10 @@ _Double3 = r'[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
 _Triple = _group(_StringPrefix + "'''", _StringPrefix + '"""')
 _Special = _group(*map(re.escape, sorted(_OPERATORS, reverse=True)))
 _Funny = _group(r"\r?\n", _Special)
-_ContStr = _group(_StringPrefix + r"'[^\n'\\]*(?:\\.[^\n'\\]*)*" + _group("'", r"\\\r?\n"),
-                  _StringPrefix + r'"[^\n"\\]*(?:\\.[^\n"\\]*)*' + _group('"', r"\\\r?\n"))
+_ContStr = _group(
+    _StringPrefix + r"'[^\n'\\]*(?:\\.[^\n'\\]*)*" + _group("'", r"\\\r?\n"),
+    _StringPrefix + r'"[^\n"\\]*(?:\\.[^\n"\\]*)*' + _group('"', r"\\\r?\n"),
+)
 _PseudoExtras = _group(r"\\\r?\n|\Z", _Comment, _Triple)
 PSEUDO_TOKEN = re.compile(_Whitespace + _group(_PseudoExtras, _Number, _Funny, _ContStr, _Name), re.UNICODE)
 PSEUDO_NO_STRING = re.compile(_Whitespace + _group(_PseudoExtras, _Number, _Funny, _Name), re.UNICODE)
@@ -94,13 +143,14 @@ TRIPLE_QUOTED = {p + q for p in _PREFIXES for q in ("'''", '"""')}
 @dataclass(frozen=True)
 class LineState:
     """Everything the tokenizer carries from one line to the next."""
+
     parenlev: int = 0
     continued: bool = False
     indents: tuple[int, ...] = (0,)
-    open_from: tuple[int, int] | None = None   # (line index, column) of a string still open
-    needcont: bool = False            # ... opened with a backslash continuation (3.11 never resets it)
-    endpat: str = ""                  # ENDPATS key of the open string
-    last_line: str = ""               # the line before (an implicit NEWLINE at the end depends on it)
+    open_from: tuple[int, int] | None = None  # (line index, column) of a string still open
+    needcont: bool = False  # ... opened with a backslash continuation (3.11 never resets it)
+    endpat: str = ""  # ENDPATS key of the open string
+    last_line: str = ""  # the line before (an implicit NEWLINE at the end depends on it)
 
 
 def _indentation(line: str) -> tuple[int, int]:
@@ -128,7 +178,7 @@ class _Line:
         self.lnum, self.s = index + 1, state
         self.pos = 0
         self.tokens: list[TokenInfo] = []
-        self.stop = False             # the tokenizer stops here (end of input)
+        self.stop = False  # the tokenizer stops here (end of input)
         self._closes: dict[str, list[int]] = {}
 
     def token(self, kind: int, text: str, start: tuple[int, int], end: tuple[int, int], line: str) -> None:
@@ -138,7 +188,7 @@ class _Line:
         """(the open string so far, the lines it spans): 3.11's contstr and contline, built
         once from the lines instead of by concatenating line after line (quadratic)."""
         first, col = open_from
-        spanned = "".join(self.lines[first:self.index])
+        spanned = "".join(self.lines[first : self.index])
         return spanned[col:], spanned
 
     def open_string(self) -> bool:
@@ -152,7 +202,7 @@ class _Line:
         if m:
             self.pos = m.end(0)
             text, spanned = self._open_text(s.open_from)
-            self.token(STRING, text + line[:self.pos], strstart, (self.lnum, self.pos), spanned + line)
+            self.token(STRING, text + line[: self.pos], strstart, (self.lnum, self.pos), spanned + line)
             self.s = replace(s, open_from=None, needcont=False)
             return True
         if s.needcont and line[-2:] != "\\\n" and line[-3:] != "\\\r\n":
@@ -185,8 +235,9 @@ class _Line:
             self.token(INDENT, line[:pos], (lnum, 0), (lnum, pos), line)
         while column < indents[-1]:
             if column not in indents:
-                raise IndentationError("unindent does not match any outer indentation level",
-                                       ("<tokenize>", lnum, pos, line))
+                raise IndentationError(
+                    "unindent does not match any outer indentation level", ("<tokenize>", lnum, pos, line)
+                )
             indents.pop()
             self.token(DEDENT, "", (lnum, pos), (lnum, pos), line)
         self.s = replace(self.s, indents=tuple(indents))
@@ -200,7 +251,7 @@ class _Line:
             m = ENDPATS[text].match(line, self.pos)
             if m:
                 self.pos = m.end(0)
-                self.token(STRING, line[start:self.pos], (lnum, start), (lnum, self.pos), line)
+                self.token(STRING, line[start : self.pos], (lnum, start), (lnum, self.pos), line)
                 return True
             self.s = replace(self.s, open_from=(self.index, start), endpat=text)
             return False
@@ -226,8 +277,9 @@ class _Line:
             self.token(NL if self.s.parenlev > 0 else NEWLINE, text, spos, epos, line)
         elif initial == "#":
             self.token(COMMENT, text, spos, epos, line)
-        elif text in TRIPLE_QUOTED or initial in SINGLE_QUOTED or text[:2] in SINGLE_QUOTED \
-                or text[:3] in SINGLE_QUOTED:
+        elif (
+            text in TRIPLE_QUOTED or initial in SINGLE_QUOTED or text[:2] in SINGLE_QUOTED or text[:3] in SINGLE_QUOTED
+        ):
             return self.string_token(text, start, initial)
         elif initial.isidentifier():
             self.token(NAME, text, spos, epos, line)
@@ -297,8 +349,7 @@ class _Line:
             if m:
                 go_on = self.one_token(m)
             else:
-                self.token(ERRORTOKEN, self.line[self.pos], (self.lnum, self.pos), (self.lnum, self.pos + 1),
-                           self.line)
+                self.token(ERRORTOKEN, self.line[self.pos], (self.lnum, self.pos), (self.lnum, self.pos + 1), self.line)
                 self.pos += 1
         return self.s
 
@@ -315,8 +366,7 @@ def _end_tokens(s: LineState, lnum: int) -> list[TokenInfo]:
     return out
 
 
-def tokens_from(lines: list[str], first: int, state: LineState,
-                states: list[LineState]) -> Iterator[TokenInfo]:
+def tokens_from(lines: list[str], first: int, state: LineState, states: list[LineState]) -> Iterator[TokenInfo]:
     """The tokens of lines[first:], the tokenizer starting in `state`. The state at the start
     of each line it reads is written to states[i] (the list is extended as it goes), so a
     later call can resume there. Raises TokenError and IndentationError as 3.11's does."""
