@@ -85,10 +85,12 @@ def full_class() -> list[Student]:
     """The 40 of the benchmark (issue 11's mix): every accepted file, one file per
     catalogue mistake, a combined and an unknown mistake, two compile errors, two
     crashes, an infinite loop, a sleeper, a memory bomb, a notebook and a binary file."""
-    from grader.feedback.mistakes import CATALOGUE
+    from grader.feedback.mistakes import feedback_data
+    from grader.problem.bundle import open_bundle
 
+    catalogue = feedback_data(open_bundle(ROOT)).catalogue
     out = [Student(f"ac-{p.stem}", p.read_bytes()) for p in sorted((SUBMISSIONS / "accepted").glob("*.py"))]
-    out += [Student(f"wa-{m}", sub("wrong_answer", m)) for m in sorted(CATALOGUE)]
+    out += [Student(f"wa-{m}", sub("wrong_answer", m)) for m in sorted(catalogue)]
     out += [s for s in small_class() if s.key not in ("correct", "erf")]  # CE, RE, TLE, bomb, notebook, binary
     out += [
         Student("wa-combined", sub("wrong_answer", "combined_erf_gelu_eps_zero")),

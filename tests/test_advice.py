@@ -21,6 +21,7 @@ import pytest
 from conftest import ROOT
 from grader.cli import invoked_as
 from grader.feedback.grade import grade
+from grader.feedback.mistakes import feedback_data
 from grader.feedback.reading import read_groups
 from grader.judging.judge import GradeOptions
 from grader.judging.verdict import CaseResult, GroupResult
@@ -168,11 +169,11 @@ def _groups_and_tests(check: str) -> tuple[list[GroupResult], list[CaseResult]]:
 
 
 def test_a_wrong_shape_says_nothing_about_the_paths():
-    reading = read_groups(*_groups_and_tests("shape"), "judge")
+    reading = read_groups(*_groups_and_tests("shape"), "judge", feedback_data(open_bundle(ROOT)))
     assert reading.parts == () and "wrong shape" in reading.text
     assert "path" not in reading.text and "layer norm" not in reading.text
 
 
 def test_wrong_values_still_point_at_what_both_paths_share():
-    reading = read_groups(*_groups_and_tests("tolerance"), "judge")
+    reading = read_groups(*_groups_and_tests("tolerance"), "judge", feedback_data(open_bundle(ROOT)))
     assert "layer_norm" in reading.parts and "both paths share" in reading.text

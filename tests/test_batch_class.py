@@ -9,7 +9,8 @@ speed-up it printed was for the wrong class. These checks make that visible.
 from __future__ import annotations
 
 import batch_class as bc
-from grader.feedback.mistakes import CATALOGUE
+from grader.feedback.mistakes import feedback_data
+from grader.problem.bundle import open_bundle
 
 
 def test_the_benchmark_class_has_40_distinct_students():
@@ -23,7 +24,7 @@ def test_it_holds_every_accepted_file_and_every_catalogue_mistake():
     keys = {s.key for s in bc.full_class()}
     accepted = {f"ac-{p.stem}" for p in (bc.SUBMISSIONS / "accepted").glob("*.py")}
     assert accepted <= keys
-    assert {f"wa-{m}" for m in CATALOGUE} <= keys
+    assert {f"wa-{m}" for m in feedback_data(open_bundle(bc.ROOT)).catalogue} <= keys
 
 
 def test_it_holds_the_kinds_that_are_not_wrong_answers():

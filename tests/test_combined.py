@@ -22,6 +22,8 @@ from grader.feedback import combined
 from grader.feedback.diagnose import observations
 from grader.feedback.fingerprint import Observation
 from grader.feedback.grade import grade
+from grader.feedback.live import LiveOutputs
+from grader.feedback.mistakes import feedback_data
 from grader.judging.judge import GradeOptions, judge
 from grader.problem.bundle import open_bundle
 from grader.report.text_report import render_text
@@ -55,6 +57,12 @@ def _variants():
 
 
 @functools.cache
+def _live() -> LiveOutputs:
+    """reference/variants.py with the root bundle's feedback data, as the diagnosis runs it."""
+    return LiveOutputs(_variants(), feedback_data(_bundle()))
+
+
+@functools.cache
 def graded(path: Path, tests: str = "all"):
     return grade(_bundle(), path, GradeOptions(tests=tests))
 
@@ -76,7 +84,7 @@ def _function(path: Path):
 def test_file_makes_exactly_its_composed_mistakes(stem):
     """The learner-style file is the composed configuration (so the diagnosis is right, not lucky)."""
     ids, constant, value = EXPECTED[stem]
-    variant = combined.compose(_variants(), ids, constant, value)
+    variant = combined.compose(_live(), ids, constant, value)
     assert variant is not None
     fn = _function(WRONG / f"{stem}.py")
     limit = 1e-3 if variant.dtype == "float32" else 1e-11
@@ -133,29 +141,29 @@ def _observed(stem: str):
 def test_a_fit_that_misses_one_failing_test_is_not_reported():
     obs = _observed("fitted_eps_1e8")
     rtol, atol = _bundle().spec.comparison.rtol, _bundle().spec.comparison.atol
-    assert combined.search(obs, _variants(), ("layer_norm",), rtol, atol) is not None
+    assert combined.search(obs, _live(), ("layer_norm",), rtol, atol) is not None
     # Move one failing test's output by 10x the tolerance: eps = 1e-8 no longer explains it.
     i = next(i for i, o in enumerate(obs) if o.verdict == "WA" and o.case.group == "layernorm_eps")
     bumped = obs[i].array + 10 * (atol + rtol * np.abs(obs[i].array))
     changed = list(obs)
     changed[i] = replace(obs[i], array=bumped)
-    assert combined.search(changed, _variants(), ("layer_norm",), rtol, atol) is None
+    assert combined.search(changed, _live(), ("layer_norm",), rtol, atol) is None
 
 
 def test_two_explanations_give_no_diagnosis():
     """Evidence that two hypotheses explain equally (only a sample that both reproduce) is not guessed."""
     obs = _observed("fitted_eps_1e8")
     rtol, atol = _bundle().spec.comparison.rtol, _bundle().spec.comparison.atol
-    found, _ = combined.consistent_hypotheses(combined._evidence_order(obs), _variants(), ("layer_norm",), rtol, atol)
+    found, _ = combined.consistent_hypotheses(combined._evidence_order(obs, _live().data), _live(), ("layer_norm",), rtol, atol)
     assert [h.value for h, _ in found] == [1e-8]
     first = [o for o in obs if o.verdict == "WA"][:1]
-    few, _ = combined.consistent_hypotheses(first, _variants(), ("layer_norm",), rtol, atol)
+    few, _ = combined.consistent_hypotheses(first, _live(), ("layer_norm",), rtol, atol)
     if len(few) > 1:
-        assert combined.search(first, _variants(), ("layer_norm",), rtol, atol) is None
+        assert combined.search(first, _live(), ("layer_norm",), rtol, atol) is None
 
 
 def test_compose_refuses_colliding_changes():
-    v = _variants()
+    v = _live()
     assert combined.compose(v, ("erf_gelu", "relu_activation")) is None  # both set the activation
     assert combined.compose(v, ("eps_1e5",), "eps", 1e-8) is None  # both set eps
     assert combined.compose(v, ("erf_gelu",), "gelu_constant", 0.8) is None  # no constant in erf GELU
@@ -166,7 +174,7 @@ def test_compose_refuses_colliding_changes():
 def test_observations_without_failures_are_never_searched():
     obs = [o for o in _observed("fitted_eps_1e8") if o.verdict == "AC"]
     rtol, atol = _bundle().spec.comparison.rtol, _bundle().spec.comparison.atol
-    assert combined.search(obs, _variants(), (), rtol, atol) is None
+    assert combined.search(obs, _live(), (), rtol, atol) is None
     assert isinstance(Observation, type)
 
 

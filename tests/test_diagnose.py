@@ -24,10 +24,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from grader.feedback.diagnose import diagnose, locate, ranges
+from grader.feedback.diagnose import diagnose
 from grader.feedback.fingerprint import (
     SAMPLE_FILE,
-    LiveOutputs,
     Observation,
     StoredOutputs,
     fingerprint,
@@ -35,7 +34,9 @@ from grader.feedback.fingerprint import (
     read_sample_file,
     sample_file_text,
 )
-from grader.feedback.mistakes import CATALOGUE, PART_SECTIONS, PARTS, slug
+from grader.feedback.live import LiveOutputs
+from grader.feedback.mistakes import feedback_data, slug
+from grader.feedback.positions import locate, ranges
 from grader.feedback.reading import read_groups
 from grader.judging.verdict import CaseResult, group_results
 from grader.problem.bundle import open_bundle
@@ -62,6 +63,21 @@ def _cases(selection: str) -> tuple[TestCase, ...]:
 @functools.cache
 def _variants():
     return _bundle().load_reference_module("variants")
+
+
+def _data():
+    return feedback_data(_bundle())
+
+
+def _locate(got, expected, num_heads, rtol, atol):
+    """The root bundle's axes (batches, tokens, heads, channels) on a (B, N, D) output."""
+    d = _data()
+    return locate(got, expected, d.axes, {"num_heads": num_heads}, rtol, atol, d.output_shape, d.axes_phrases)
+
+
+CATALOGUE = feedback_data(open_bundle(ROOT)).catalogue
+PARTS = feedback_data(open_bundle(ROOT)).parts
+PART_SECTIONS = feedback_data(open_bundle(ROOT)).part_sections
 
 
 def _tol() -> tuple[float, float]:
@@ -97,7 +113,7 @@ def _results(obs) -> list[CaseResult]:
 
 def _fp(obs, outputs=None):
     rtol, atol = _tol()
-    return fingerprint(obs, outputs or LiveOutputs(_variants()), rtol, atol)
+    return fingerprint(obs, outputs or LiveOutputs(_variants(), _data()), rtol, atol)
 
 
 def _statement_sections() -> dict[str, str]:
@@ -160,7 +176,7 @@ def test_pattern_confined_to_one_head_batch_and_some_tokens():
     expected = np.zeros((3, 5, 8))
     got = expected.copy()
     got[1, [0, 1, 4], 4:8] = 1.0
-    p = locate(got, expected, num_heads=2, rtol=1e-10, atol=1e-10)
+    p = _locate(got, expected, 2, rtol=1e-10, atol=1e-10)
     assert (p["off"], p["total"], p["scope"]) == (12, 120, "confined")
     assert p["confined_to"] == ["batches", "tokens", "heads"]
     assert (p["batches"], p["tokens"], p["heads"], p["channels"]) == ([[1, 1]], [[0, 1], [4, 4]], [[1, 1]], [[4, 7]])
@@ -169,18 +185,18 @@ def test_pattern_confined_to_one_head_batch_and_some_tokens():
 
 def test_pattern_everywhere_spread_channel_and_nonfinite():
     e = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)
-    assert locate(e + 1, e, 2, 1e-10, 1e-10)["scope"] == "everywhere"
+    assert _locate(e + 1, e, 2, 1e-10, 1e-10)["scope"] == "everywhere"
     g = e + 1
     g[0, 0, 0] = e[0, 0, 0]
-    p = locate(g, e, 2, 1e-10, 1e-10)
+    p = _locate(g, e, 2, 1e-10, 1e-10)
     assert p["scope"] == "spread" and p["confined_to"] == [] and p["off"] == 23
     g = e.copy()
     g[:, :, 1] += 1
-    p = locate(g, e, 1, 1e-10, 1e-10)
+    p = _locate(g, e, 1, 1e-10, 1e-10)
     assert p["confined_to"] == ["channels"] and p["channels"] == [[1, 1]]
     g = e.copy()
     g[1, 2, :] = np.nan
-    p = locate(g, e, 2, 1e-10, 1e-10)
+    p = _locate(g, e, 2, 1e-10, 1e-10)
     assert p["nonfinite"] == 4 and p["confined_to"] == ["batches", "tokens"]
     assert "4 of them NaN or infinite" in p["sentence"]
 
@@ -188,8 +204,8 @@ def test_pattern_everywhere_spread_channel_and_nonfinite():
 def test_pattern_uses_the_grading_rule_exactly():
     e = np.full((1, 1, 2), 10.0)
     inside = e + (1e-10 + 1e-10 * 10.0) * 0.99
-    assert locate(inside, e, 1, 1e-10, 1e-10)["off"] == 0
-    assert locate(e + 3e-9, e, 1, 1e-10, 1e-10)["off"] == 2
+    assert _locate(inside, e, 1, 1e-10, 1e-10)["off"] == 0
+    assert _locate(e + 3e-9, e, 1, 1e-10, 1e-10)["off"] == 2
 
 
 # --- the group reading on hand-made patterns ---------------------------------------------------------
@@ -198,7 +214,7 @@ def test_pattern_uses_the_grading_rule_exactly():
 def _reading(failing: dict[str, str], selection: str = "all", flavour: str = "judge"):
     groups = [g for g in _bundle().spec.groups if selection == "all" or g.visible]
     results = [CaseResult(f"{g.name}/01", g.name, g.visible, failing.get(g.name, "AC"), "x", "") for g in groups]
-    return read_groups(group_results(groups, results), results, flavour)
+    return read_groups(group_results(groups, results), results, flavour, _data())
 
 
 @pytest.mark.parametrize(
@@ -254,7 +270,7 @@ def test_accepted_submissions_pass_and_are_never_fingerprinted(name):
 def test_group_reading_points_at_the_part_the_mistake_is_in(mid):
     obs = _observe(WRONG / f"{mid}.py")
     results = _results(obs)
-    reading = read_groups(group_results(_bundle().spec.groups, results), results, "judge")
+    reading = read_groups(group_results(_bundle().spec.groups, results), results, "judge", _data())
     assert reading is not None and CATALOGUE[mid].part in reading.parts, (mid, reading)
 
 
@@ -262,7 +278,7 @@ def test_group_reading_points_at_the_part_the_mistake_is_in(mid):
 def test_samples_alone_give_the_same_answer_live_and_precomputed(mid):
     obs = _observe(WRONG / f"{mid}.py", "sample")
     live = _fp(obs)
-    stored = _fp(obs, StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE)))
+    stored = _fp(obs, StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE, _data().sample_format), _data()))
     if all(o.verdict == "AC" for o in obs):
         # The samples cannot show this mistake (e.g. symmetric scores); the hidden groups do.
         assert live.status == stored.status == "no_evidence"
@@ -323,7 +339,7 @@ def test_stale_stored_outputs_are_not_used():
     obs = list(_observe(WRONG / "erf_gelu.py", "sample"))
     changed = replace(obs[0].case, inputs=dict(obs[0].case.inputs, x=obs[0].case.inputs["x"] + 1.0))
     obs = [replace(obs[0], case=changed)]
-    fp = _fp(obs, StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE)))
+    fp = _fp(obs, StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE, _data().sample_format), _data()))
     assert fp.status == "unavailable" and fp.unavailable == (changed.name,)
 
 
@@ -337,8 +353,8 @@ def test_stored_sample_outputs_are_byte_identical_to_a_regeneration():
 
 
 def test_stored_sample_outputs_agree_with_live_evaluation():
-    stored = StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE))
-    live = LiveOutputs(_variants())
+    stored = StoredOutputs(read_sample_file(ROOT / "testcases" / SAMPLE_FILE, _data().sample_format), _data())
+    live = LiveOutputs(_variants(), _data())
     for case in _cases("practice")[:8]:  # the samples and a few practice cases
         for mid in CATALOGUE:
             s, m = stored.output(mid, case), live.output(mid, case)
@@ -508,6 +524,7 @@ def test_a_fault_in_the_fingerprint_keeps_the_verdict(bundle):
 
     class Broken:
         source = "live"
+        data = _data()
 
         def output(self, mistake_id, case):
             raise RuntimeError("variants exploded")

@@ -215,11 +215,12 @@ def test_schema_enums_match_the_code():
     assert defs["check"]["enum"] == list(CHECKS)
     assert schema["properties"]["verdict_name"]["enum"] == [VERDICT_NAMES[v] for v in VERDICTS]
     assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
-    from grader.feedback.diagnose import AXES
-    from grader.feedback.mistakes import PARTS
+    from grader.feedback.mistakes import feedback_data
+    from grader.problem.bundle import open_bundle
 
-    assert defs["part"]["enum"] == list(PARTS)
-    assert defs["pattern"]["properties"]["confined_to"]["items"]["enum"] == list(AXES)
+    data = feedback_data(open_bundle(ROOT))
+    assert defs["part"]["enum"] == list(data.parts)
+    assert defs["pattern"]["properties"]["confined_to"]["items"]["enum"] == [a.name for a in data.axes]
 
 
 def _mutations(doc: dict):

@@ -5,18 +5,16 @@ mistake matches (fingerprint.fingerprint says "no_match"), `search` tries:
 
 - **pairs** of catalogue mistakes that compose: reference/variants.py's
   mistakes are configurations of one function, so two that change different
-  fields combine into one configuration (split *and* merge without the
-  transpose; eps 1e-5 *and* float32 arithmetic);
-- **fitted constants**: the LayerNorm eps, the GELU constant (sqrt(2/pi)) and
-  the softmax temperature (scores / (T sqrt(d_h))), alone or together with one
-  catalogue mistake (erf GELU with eps = 0). A grid of the values learners
-  write (1e-5, 1e-8, 0, 0.8, 2, ...) is tried first; failing that, the constant
-  is fitted on a log scale to the smallest failing test.
+  fields combine into one configuration;
+- **fitted constants**: the problem module's CONSTANTS (continuous fields of the
+  configuration a learner can get wrong), alone or together with one catalogue
+  mistake. A grid of the values learners write is tried first; failing that,
+  the constant is fitted on a log scale to the smallest failing test.
 
 Bounded: candidates come from the group reading first (the mistakes and
 constants of the parts it points at, each paired with any other mistake),
 every hypothesis is checked on the smallest tests first and dropped at its
-first inconsistency, and the search stops at MAX_EVALUATIONS block evaluations.
+first inconsistency, and the search stops at MAX_EVALUATIONS evaluations.
 
 Never a wrong diagnosis: a hypothesis is reported only when it is consistent
 with *every* test that ran (each passing test passes under it, each failing
@@ -38,6 +36,7 @@ import numpy as np
 
 from ..problem.cases import TestCase
 from ..problem.comparison import tolerance
+from .authoring import Constant
 from .fingerprint import (
     ROUNDING_FACTOR,
     Observation,
@@ -46,12 +45,12 @@ from .fingerprint import (
     _evidence_order,
     _spread,
     passes,
-    subsample,
 )
-from .hypothesis import CONSTANTS, Constant, Hypothesis
-from .mistakes import CATALOGUE
+from .hypothesis import Hypothesis
+from .live import LiveOutputs, subsample
+from .mistakes import FeedbackData
 
-MAX_EVALUATIONS = 4000  # block evaluations per search (each a few ms on a small case)
+MAX_EVALUATIONS = 4000  # evaluations per search (each a few ms on a small case)
 FIT_STEPS = 60  # golden-section steps of a continuous fit
 COMBO_GRID = 4  # grid values tried for a constant together with a catalogue mistake
 
@@ -62,34 +61,47 @@ def _changes(variants: ModuleType, mid: str) -> dict[str, Any]:
     return {f.name: getattr(v, f.name) for f in fields(v) if getattr(v, f.name) != getattr(ok, f.name)}
 
 
-def compose(variants: ModuleType, ids: Iterable[str], constant: str | None = None, value: float | None = None) -> Any:
+def compose(live: LiveOutputs, ids: Iterable[str], constant: str | None = None, value: float | None = None) -> Any:
     """One Variant with every change of `ids` (and the constant); None if two changes collide."""
     merged: dict[str, Any] = {}
     for mid in ids:
-        ch = _changes(variants, mid)
+        ch = _changes(live.variants, mid)
         if set(ch) & set(merged):
             return None
         merged.update(ch)
     if constant is not None:
-        if (
-            constant in merged
-            or (constant == "gelu_constant" and merged.get("gelu", "tanh") != "tanh")
-            or (constant == "temperature" and merged.get("scale", "head") != "head")
-        ):
-            return None  # the constant would not be the one the block uses
+        if constant in merged or set(live.data.constants[constant].requires) & set(merged):
+            return None  # the constant would not be the one the function uses
         merged[constant] = value
-    return replace(variants.CORRECT, **merged)
+    return replace(live.variants.CORRECT, **merged)
 
 
-def _kind(ids: Sequence[str]) -> str:
-    return "rounding" if any(CATALOGUE[m].match == "rounding" for m in ids) else "values"
+def _kind(data: FeedbackData, ids: Sequence[str]) -> str:
+    return "rounding" if any(data.catalogue[m].match == "rounding" for m in ids) else "values"
+
+
+def _rounding_changes(live: LiveOutputs, variant: Any) -> dict[str, Any] | None:
+    """The changes of the "rounding" mistake (such as float32 arithmetic) `variant` carries, if any."""
+    for mid, entry in live.data.catalogue.items():
+        if entry.match == "rounding" and mid in live.variants.MISTAKES:
+            ch = _changes(live.variants, mid)
+            if ch and all(getattr(variant, k) == v for k, v in ch.items()):
+                return ch
+    return None
+
+
+def _without_rounding(live: LiveOutputs, variant: Any) -> Any | None:
+    """`variant` with its rounding mistake undone (its exact twin); None when it has none."""
+    ch = _rounding_changes(live, variant)
+    return None if ch is None else replace(variant, **{k: getattr(live.variants.CORRECT, k) for k in ch})
 
 
 class _Evaluator:
     """Runs variants on cases, memoised, counting evaluations against the budget."""
 
-    def __init__(self, variants: ModuleType) -> None:
-        self.variants = variants
+    def __init__(self, live: LiveOutputs) -> None:
+        self.live = live
+        self.variants = live.variants
         self.count = 0
         self._memo: dict[tuple[Any, ...], np.ndarray] = {}
 
@@ -97,8 +109,7 @@ class _Evaluator:
         key = (variant, case.name)
         if key not in self._memo:
             self.count += 1
-            small = subsample(case)
-            self._memo[key] = self.variants.block(*small.args(), v=variant)
+            self._memo[key] = self.live.run(variant, subsample(case, self.live.data))
         return self._memo[key]
 
     @property
@@ -140,9 +151,10 @@ def _rounding_consistent(
     if obs.array is None or not np.isfinite(obs.array).all() or not np.isfinite(m).all():
         return False, False
     got = obs.array[:k]
-    noise = _spread(ev.output(replace(ev.variants.CORRECT, dtype="float32"), obs.case), expected)
+    ch = _rounding_changes(ev.live, variant) or {}
+    noise = _spread(ev.output(replace(ev.variants.CORRECT, **ch), obs.case), expected)
     same = _spread(got, m) <= ROUNDING_FACTOR * max(noise, rtol, atol)
-    twin = ev.output(replace(variant, dtype="float64"), obs.case)
+    twin = ev.output(_without_rounding(ev.live, variant) or variant, obs.case)
     rounding_shows = not passes(got, twin, rtol, atol)
     return same, same and rounding_shows and not passes(m, expected, rtol, atol)
 
@@ -163,7 +175,7 @@ def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol
     """Golden-section search of log10(value) minimising the mismatch on `obs`."""
 
     def cost(log_v: float) -> float:
-        variant = compose(ev.variants, ids, c.name, 10.0**log_v)
+        variant = compose(ev.live, ids, c.name, 10.0**log_v)
         return _mismatch(ev, variant, obs, rtol, atol) if variant is not None else math.inf
 
     lo, hi = c.bounds
@@ -185,7 +197,7 @@ def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol
     # A few significant digits, when the rounded value explains the outputs as well.
     for digits in (1, 2, 3, 4, 6, 8):
         v = float(f"{10.0**best:.{digits - 1}e}")
-        variant = compose(ev.variants, ids, c.name, v)
+        variant = compose(ev.live, ids, c.name, v)
         if variant is not None and _mismatch(ev, variant, obs, rtol, atol) <= 1.0:
             return v
     fitted: float = 10.0**best
@@ -193,31 +205,32 @@ def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol
 
 
 def candidates(
-    parts: Sequence[str], variants: ModuleType
+    parts: Sequence[str], live: LiveOutputs
 ) -> tuple[list[tuple[str, ...]], list[tuple[str, tuple[str, ...]]]]:
     """Pairs of mistakes and (constant, with-mistakes) to try, those of the reading's parts first."""
-    every = [m for m in CATALOGUE if m in variants.MISTAKES]
-    primary = [m for m in every if CATALOGUE[m].part in parts] or every
+    catalogue, constants = live.data.catalogue, live.data.constants
+    every = [m for m in catalogue if m in live.variants.MISTAKES]
+    primary = [m for m in every if catalogue[m].part in parts] or every
     pairs: list[tuple[str, ...]] = []
     for a in primary:
         for b in every:
             pair = tuple(sorted((a, b), key=every.index))
-            if a != b and pair not in pairs and compose(variants, pair) is not None:
+            if a != b and pair not in pairs and compose(live, pair) is not None:
                 pairs.append(pair)
     # Bounded by the reading: only the constants of the parts it points at (all when it points nowhere).
-    consts = [c for c in CONSTANTS.values() if c.part in parts] or list(CONSTANTS.values())
+    consts = [c for c in constants.values() if c.part in parts] or list(constants.values())
     fits: list[tuple[str, tuple[str, ...]]] = [(c.name, ()) for c in consts] + [
-        (c.name, (m,)) for c in consts for m in every if compose(variants, (m,), c.name, c.correct) is not None
+        (c.name, (m,)) for c in consts for m in every if compose(live, (m,), c.name, c.correct) is not None
     ]
     return pairs, fits
 
 
 def search(
-    observations: Sequence[Observation], variants: ModuleType, parts: Sequence[str], rtol: float, atol: float
+    observations: Sequence[Observation], live: LiveOutputs, parts: Sequence[str], rtol: float, atol: float
 ) -> tuple[Hypothesis, int, int] | None:
     """The one composed or fitted hypothesis consistent with everything, with (compared, reproduced)."""
-    evidence = [o for o in _evidence_order(observations) if o.case.expected is not None]
-    found, exhausted = consistent_hypotheses(evidence, variants, parts, rtol, atol)
+    evidence = [o for o in _evidence_order(observations, live.data) if o.case.expected is not None]
+    found, exhausted = consistent_hypotheses(evidence, live, parts, rtol, atol)
     if len(found) != 1 or exhausted:
         return None  # none, or several explanations: say nothing rather than guess
     hyp, reproduced = found[0]
@@ -225,28 +238,29 @@ def search(
 
 
 def consistent_hypotheses(
-    evidence: Sequence[Observation], variants: ModuleType, parts: Sequence[str], rtol: float, atol: float
+    evidence: Sequence[Observation], live: LiveOutputs, parts: Sequence[str], rtol: float, atol: float
 ) -> tuple[list[tuple[Hypothesis, int]], bool]:
     """Every candidate consistent with `evidence` (small cases first), and whether the budget ran out."""
     failing = [o for o in evidence if o.verdict != "AC" and o.array is not None]
     if not failing:
         return [], False
-    ev = _Evaluator(variants)
+    ev = _Evaluator(live)
     found: list[tuple[Hypothesis, int]] = []
-    pairs, fits = candidates(parts, variants)
+    pairs, fits = candidates(parts, live)
+    constants = live.data.constants
     for ids in pairs:
-        n = _check(ev, compose(variants, ids), _kind(ids), evidence, rtol, atol)
+        n = _check(ev, compose(live, ids), _kind(live.data, ids), evidence, rtol, atol)
         if n is not None:
             found.append((Hypothesis(ids), n))
     for name, ids in fits:
         if ev.exhausted:
             break
-        hit = _grid_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol) or _fit_hit(
-            ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol
+        hit = _grid_hit(ev, constants[name], ids, evidence, failing[0], rtol, atol) or _fit_hit(
+            ev, constants[name], ids, evidence, failing[0], rtol, atol
         )
         if hit is not None:
             found.append(hit)
-    return _simplest(variants, found), ev.exhausted
+    return _simplest(live, found), ev.exhausted
 
 
 def _grid_hit(
@@ -260,9 +274,9 @@ def _grid_hit(
 ) -> tuple[Hypothesis, int] | None:
     """The first value of the constant's grid (with a second mistake, only the most common wrong
     values: the grid's head) consistent with the evidence, and the failures it reproduces."""
-    kind = _kind(ids)
+    kind = _kind(ev.live.data, ids)
     for value in c.grid if not ids else c.grid[:COMBO_GRID]:
-        variant = compose(ev.variants, ids, c.name, value)
+        variant = compose(ev.live, ids, c.name, value)
         # Cheap screen on the smallest failing test before checking everything.
         if variant is None or (kind == "values" and _mismatch(ev, variant, fit_on, rtol, atol) > 1.0):
             continue
@@ -286,37 +300,36 @@ def _fit_hit(
     if ids:
         return None
     value = _fit(ev, c, ids, fit_on, rtol, atol)
-    variant = None if value is None else compose(ev.variants, ids, c.name, value)
+    variant = None if value is None else compose(ev.live, ids, c.name, value)
     n = None if variant is None else _check(ev, variant, "values", evidence, rtol, atol)
     if value is None or n is None or math.isclose(value, c.correct, rel_tol=1e-9):
         return None
     return Hypothesis((), c.name, value), n
 
 
-def _simplest(variants: ModuleType, found: list[tuple[Hypothesis, int]]) -> list[tuple[Hypothesis, int]]:
-    """One entry per distinct configuration (a pair and a fit can be the same block), and no
-    'X and float32' when X alone explains the outputs too (float32 noise hides inside the match)."""
+def _simplest(live: LiveOutputs, found: list[tuple[Hypothesis, int]]) -> list[tuple[Hypothesis, int]]:
+    """One entry per distinct configuration (a pair and a fit can be the same function: the problem
+    module's canonical_variant says which are), and no 'X and a rounding mistake' when X alone
+    explains the outputs too (rounding noise hides inside the match)."""
     seen: dict[Any, tuple[Hypothesis, int]] = {}
     for hyp, n in found:
-        variant = compose(variants, hyp.ids, hyp.constant, hyp.value)
-        if variant.eps == 0.0:  # sqrt(var) + 0 is sqrt(var + 0): where eps sits no longer matters
-            variant = replace(variant, eps_inside_sqrt=True)
+        variant = live.data.canonical_variant(compose(live, hyp.ids, hyp.constant, hyp.value))
         seen.setdefault(variant, (hyp, n))
     keep = []
     for variant, (hyp, n) in seen.items():
-        plain = replace(variant, dtype="float64")
-        if variant.dtype == "float32" and plain in seen:
+        plain = _without_rounding(live, variant)
+        if plain is not None and plain in seen:
             continue
         keep.append((hyp, n))
     return keep
 
 
 def residual(
-    observations: Sequence[Observation], variants: ModuleType, hyp: Hypothesis, rtol: float, atol: float
+    observations: Sequence[Observation], live: LiveOutputs, hyp: Hypothesis, rtol: float, atol: float
 ) -> float:
     """The largest difference between the submission and the hypothesis, in units of the tolerance."""
-    ev = _Evaluator(variants)
-    variant = compose(variants, hyp.ids, hyp.constant, hyp.value)
+    ev = _Evaluator(live)
+    variant = compose(live, hyp.ids, hyp.constant, hyp.value)
     worst = 0.0
     for o in observations:
         if o.array is not None and o.case.expected is not None:

@@ -35,13 +35,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..problem.cases import ARRAY_INPUTS, INPUT_ORDER, TestCase
+from ..problem.cases import TestCase
 from ..problem.comparison import within_tolerance
 from ..problem.portable_arithmetic import rounded
-from .mistakes import CATALOGUE
+from .live import LiveOutputs, data_size
+from .mistakes import FeedbackData
 
-SAMPLE_FILE = "mistakes-sample.json"  # under testcases/
-SAMPLE_FORMAT = "vit-encoder-block/mistake-outputs/1"
+SAMPLE_FILE = "mistakes-sample.json"  # under testcases/; its format: FeedbackData.sample_format
 STORED_DIGITS = 10  # significant digits kept in SAMPLE_FILE
 # Learner-style files of each mistake agree with reference/variants.py to
 # 4e-14 (scripts/bench_diagnose.py measures it); the mistake closest to the
@@ -53,9 +53,6 @@ MATCH_FLOOR = 1e-9
 # "rounding" mistakes: the submission's error must be within this factor of
 # the mistake's own error (float32 rounding differs between implementations).
 ROUNDING_FACTOR = 10.0
-# Cases with more input elements than this are compared on their first batch
-# only (every block is independent per batch): halves the realistic case.
-SUBSAMPLE_ELEMENTS = 20_000
 # SAMPLE_FILE stores outputs of cases up to this many elements: the practice set's
 # realistic case would triple the file, and the small cases already tell mistakes apart.
 STORED_MAX_ELEMENTS = 2_000
@@ -93,6 +90,7 @@ class Fingerprint:
 
 class MistakeOutputs(Protocol):
     source: str
+    data: FeedbackData
 
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
         """The mistake's output on `case` (possibly its first batches only), or None if unknown."""
@@ -101,61 +99,37 @@ class MistakeOutputs(Protocol):
 # --- the mistakes' outputs ------------------------------------------------------
 
 
-def subsample(case: TestCase) -> TestCase:
-    """The case restricted to its first batch when it is large (see SUBSAMPLE_ELEMENTS)."""
-    x = case.inputs["x"]
-    if x.size <= SUBSAMPLE_ELEMENTS or x.shape[0] == 1:
-        return case
-    inputs = dict(case.inputs, x=x[:1])
-    expected = None if case.expected is None else case.expected[:1]
-    return TestCase(case.name, case.group, case.description, inputs, expected)
-
-
-class LiveOutputs:
-    """Evaluates reference/variants.block per mistake, memoised for one grading run."""
-
-    source = "live"
-
-    def __init__(self, variants: ModuleType) -> None:
-        self._variants = variants
-        self.variants = variants  # the combined search composes its configurations
-        self._memo: dict[tuple[str, str], np.ndarray] = {}
-
-    def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
-        key = (mistake_id, case.name)
-        if key not in self._memo:
-            small = subsample(case)
-            self._memo[key] = self._variants.block(*small.args(), v=self._variants.MISTAKES[mistake_id])
-        return self._memo[key]
-
-
 class StoredOutputs:
     """Outputs read from SAMPLE_FILE; a case whose inputs changed since is unknown."""
 
     source = "precomputed"
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: dict[str, Any], data: FeedbackData) -> None:
         self._cases = document.get("cases", {})
+        self.data = data
 
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
         entry = self._cases.get(case.name)
-        if entry is None or entry.get("inputs_sha256") != inputs_digest(case):
+        if entry is None or entry.get("inputs_sha256") != inputs_digest(case, self.data):
             return None
         raw = entry.get("outputs", {}).get(mistake_id)
         return None if raw is None else _decode(raw)
 
 
-def inputs_digest(case: TestCase) -> str:
-    """sha256 of the case's inputs (shapes, float64 bytes, num_heads), to detect stale data."""
+def inputs_digest(case: TestCase, data: FeedbackData) -> str:
+    """sha256 of the case's inputs (shapes and float64 bytes of arrays, scalars' values, in
+    parameter order), to detect stale data."""
     h = hashlib.sha256()
-    for key in INPUT_ORDER:
+    for key, kind in data.parameters:
         value = case.inputs[key]
-        if key in ARRAY_INPUTS:
+        if kind == "ndarray":
             a = np.ascontiguousarray(value, dtype="<f8")
             h.update(f"{key}{a.shape}".encode())
             h.update(a.tobytes())
-        else:
+        elif kind == "int":
             h.update(f"{key}={int(value)}".encode())
+        else:
+            h.update(f"{key}={float(value)!r}".encode())
     return h.hexdigest()
 
 
@@ -181,7 +155,7 @@ def _decode(raw: Any) -> np.ndarray:
     return np.array(walk(raw), dtype=np.float64)
 
 
-def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
+def sample_document(live: LiveOutputs, cases: Sequence[TestCase]) -> str:
     """SAMPLE_FILE's text: every mistake's output on every sample case.
 
     Each mistake runs in its own precision (float64, or float32 for float32
@@ -189,19 +163,17 @@ def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
     same bytes on every CPU and BLAS; it agrees with a NumPy evaluation (the
     live outputs) to rounding, far inside the match tolerance.
     """
+    variants = live.variants
     doc = {
-        "format": SAMPLE_FORMAT,
+        "format": live.data.sample_format,
         "about": "Outputs of each mistake of reference/variants.MISTAKES on the sample and practice cases, "
         "for offline fingerprints in the practice archive (which has no reference/). "
         "Written by `python -m grader generate`; do not edit.",
         "significant_digits": STORED_DIGITS,
         "cases": {
             c.name: {
-                "inputs_sha256": inputs_digest(c),
-                "outputs": {
-                    mid: _encode(variants.block(*c.args(), v=v, arithmetic=rounded))
-                    for mid, v in variants.MISTAKES.items()
-                },
+                "inputs_sha256": inputs_digest(c, live.data),
+                "outputs": {mid: _encode(live.run(v, c, rounded)) for mid, v in variants.MISTAKES.items()},
             }
             for c in cases
         },
@@ -209,13 +181,13 @@ def sample_document(variants: ModuleType, cases: Sequence[TestCase]) -> str:
     return json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n"
 
 
-def read_sample_file(path: Path) -> dict[str, Any] | None:
-    """The parsed SAMPLE_FILE, or None when it is missing or not in the expected format."""
+def read_sample_file(path: Path, fmt: str) -> dict[str, Any] | None:
+    """The parsed SAMPLE_FILE, or None when it is missing or not in format `fmt`."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    return doc if isinstance(doc, dict) and doc.get("format") == SAMPLE_FORMAT else None
+    return doc if isinstance(doc, dict) and doc.get("format") == fmt else None
 
 
 # --- comparing -------------------------------------------------------------------
@@ -282,21 +254,24 @@ def _enough(kind: str, reproduced: int, compared: int) -> bool:
     return reproduced > 0 and (kind == "values" or 2 * reproduced >= compared)
 
 
-def _evidence_order(observations: Iterable[Observation]) -> list[Observation]:
-    """Small cases first: passes and failures both eliminate mistakes, so the costly
-    large case is evaluated, if at all, only for the few that survive."""
+def _evidence_order(observations: Iterable[Observation], data: FeedbackData) -> list[Observation]:
+    """Small cases first (the problem module's SIZE_INPUTS, else every array input, counted):
+    passes and failures both eliminate mistakes, so the costly large case is evaluated, if at
+    all, only for the few that survive."""
     useful = [o for o in observations if o.verdict == "AC" or o.array is not None]
-    return sorted(useful, key=lambda o: o.case.inputs["x"].size + o.case.inputs["W1"].size)
+    names = data.size_inputs or data.array_parameters
+    return sorted(useful, key=lambda o: sum(int(np.asarray(o.case.inputs[n]).size) for n in names))
 
 
-def _dtype_fingerprint(observations: Sequence[Observation]) -> Fingerprint | None:
-    """A float32 array returned (dtype check) is the float32 mistake, whatever its values."""
+def _dtype_fingerprint(observations: Sequence[Observation], data: FeedbackData) -> Fingerprint | None:
+    """An array of a mistake's dtype returned (dtype check) is that mistake, whatever its values."""
     dtypes = {o.dtype for o in observations if o.check == "dtype"}
-    if dtypes != {"float32"}:
+    named = [m.id for m in data.catalogue.values() if m.dtype is not None and {m.dtype} == dtypes]
+    if not named:
         return None
     return Fingerprint(
         "match",
-        ("float32_arithmetic",),
+        (named[0],),
         basis="dtype",
         compared=sum(o.check == "dtype" for o in observations),
         failures_reproduced=sum(o.check == "dtype" for o in observations),
@@ -320,7 +295,7 @@ def _eliminate(
 ) -> _Elimination:
     """Every mistake of `ids` compared with each observation, small cases first, until it is inconsistent."""
     e = _Elimination({mid: 0 for mid in ids}, {mid: 0 for mid in ids})
-    for obs in _evidence_order(observations):
+    for obs in _evidence_order(observations, outputs.data):
         if not e.reproduced:
             break
         for mid in list(e.reproduced):
@@ -332,7 +307,7 @@ def _eliminate(
                 e.subsampled.add(obs.case.name)
             e.compared.add(obs.case.name)
             e.seen[mid] += 1
-            ok, again = _consistent(obs, m, CATALOGUE[mid].match, rtol, atol)
+            ok, again = _consistent(obs, m, outputs.data.catalogue[mid].match, rtol, atol)
             if not ok:
                 del e.reproduced[mid]
             elif again:
@@ -348,10 +323,11 @@ def fingerprint(
     ids: Sequence[str] | None = None,
 ) -> Fingerprint:
     """Which catalogue mistakes are consistent with everything the submission did."""
-    ids = list(CATALOGUE if ids is None else ids)
+    catalogue = outputs.data.catalogue
+    ids = list(catalogue if ids is None else ids)
     without = tuple(o.case.name for o in observations if o.verdict != "AC" and o.array is None)
     if not any(o.verdict != "AC" and o.array is not None for o in observations):
-        found = _dtype_fingerprint(observations)
+        found = _dtype_fingerprint(observations, outputs.data)
         if found is not None:
             return found
         return Fingerprint("no_evidence", source=outputs.source, without_evidence=without)
@@ -366,7 +342,7 @@ def fingerprint(
     if not e.compared:
         return Fingerprint("unavailable", **common)
     matched = tuple(
-        mid for mid in ids if mid in e.reproduced and _enough(CATALOGUE[mid].match, e.reproduced[mid], e.seen[mid])
+        mid for mid in ids if mid in e.reproduced and _enough(catalogue[mid].match, e.reproduced[mid], e.seen[mid])
     )
     if not matched:
         return Fingerprint("no_match", **common)
@@ -376,7 +352,15 @@ def fingerprint(
     )
 
 
-def sample_file_text(bundle_root: Path, variants: ModuleType, cases: Sequence[TestCase]) -> tuple[Path, str]:
-    """(path, text) of SAMPLE_FILE for the sample and practice cases among `cases`."""
-    samples = [c for c in cases if c.group == "sample" or (c.practice and c.inputs["x"].size <= STORED_MAX_ELEMENTS)]
-    return Path(bundle_root) / "testcases" / SAMPLE_FILE, sample_document(variants, samples)
+def sample_file_text(
+    bundle_root: Path, variants: ModuleType, cases: Sequence[TestCase], data: FeedbackData | None = None
+) -> tuple[Path, str]:
+    """(path, text) of SAMPLE_FILE for the sample and practice cases among `cases` (the bundle's
+    feedback `data` is read from `bundle_root` when not given)."""
+    if data is None:
+        from ..problem.bundle import open_bundle
+        from .mistakes import feedback_data
+
+        data = feedback_data(open_bundle(bundle_root))
+    samples = [c for c in cases if c.group == "sample" or (c.practice and data_size(c, data) <= STORED_MAX_ELEMENTS)]
+    return Path(bundle_root) / "testcases" / SAMPLE_FILE, sample_document(LiveOutputs(variants, data), samples)

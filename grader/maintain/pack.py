@@ -57,6 +57,8 @@ _PRACTICE_CASES = Entry("testcases/practice/*/*.json", required=True)
 _GRADER = (Entry("grader/**/*.py", required=True),) + FINGERPRINT_DATA
 _TOP_LEVEL = (
     Entry("problem.yaml", required=True),
+    # The problem module: the cases' recipes and the mistake catalogue (no numerics, no secrets).
+    Entry("problem.py", required=True),
     Entry("statement.md", required=True),
     Entry("README.md"),
     Entry("pyproject.toml"),

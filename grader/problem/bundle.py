@@ -14,6 +14,7 @@ public seed; it earns no points and never replaces the hidden set).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -34,6 +35,7 @@ SELECTIONS = ("sample", "practice", "all")
 # it is installed, are added by Bundle.own_parts.
 OWN_PARTS = (
     "problem.yaml",
+    "problem.py",
     "statement.md",
     "README.md",
     "CHANGELOG.md",
@@ -139,14 +141,30 @@ class Bundle:
         path = self.reference_dir / f"{name}.py"
         if not path.is_file():
             raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
-        spec = importlib.util.spec_from_file_location(f"_vit_reference_{name}", path)
-        assert spec is not None and spec.loader is not None  # a .py file: the source loader
-        module = importlib.util.module_from_spec(spec)
-        # dataclasses (reference/variants.py) look their module up in sys.modules while the
-        # class body runs, so the module must be registered before it executes.
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        return module
+        return _load_module(path, f"_vit_reference_{name}")
+
+    def load_problem_module(self) -> ModuleType:
+        """Import the bundle's problem.py by path (trusted code: the bundle author's)."""
+        return _load_module(self.root / "problem.py", f"_bundle_problem_{_digest(self.root)}")
+
+
+def _digest(root: Path) -> str:
+    """A short name for a bundle's folder: the first 12 hex digits of the SHA-256 of its path."""
+    return hashlib.sha256(str(root).encode()).hexdigest()[:12]
+
+
+def _load_module(path: Path, name: str) -> ModuleType:
+    """Import the Python file `path` as module `name` (BundleError when it is missing)."""
+    if not path.is_file():
+        raise BundleError(f"{path} is missing: the bundle is incomplete")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None  # a .py file: the source loader
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses (reference/variants.py) look their module up in sys.modules while the
+    # class body runs, so the module must be registered before it executes.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def default_root() -> Path:

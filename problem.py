@@ -1,0 +1,488 @@
+# --- feedback: the mistake catalogue, constants, axes (read by grader/feedback/) ---
+# The human side of reference/variants.py's MISTAKES (no numerics: this ships in the practice
+# archive): each mistake's title, explanation, part of the block, fix and the statement's
+# words it violates (a section heading plus a phrase quoted from it, both checked against
+# statement.md by tests/test_diagnose.py); the constants a diagnosis may fit; the axes along
+# which an error is located; how the group pattern is read. Records: grader/feedback/authoring.py.
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from types import ModuleType
+from typing import Any
+
+from grader.feedback.authoring import Axis, Constant, GroupRule, Mistake, OnlyGroup, SampleRule
+
+SUBJECT = "the block"
+
+# The parts of the block a diagnosis can point at, in the order data flows.
+PARTS: dict[str, str] = {
+    "layer_norm": "layer normalization (mean, population variance, eps inside the square root)",
+    "attention_scores": "the attention weights (Q and K, the 1/sqrt(d_h) scale, the softmax axis)",
+    "softmax_stability": "the softmax's numerical stability",
+    "heads": "splitting into heads and merging them back",
+    "block_structure": "how the block is wired (pre-norm, the two residuals, what the MLP reads)",
+    "activation": "the MLP activation (GELU)",
+    "mlp": "the MLP path (second layer norm, W1, GELU, W2)",
+    "precision": "floating-point precision (float64 throughout)",
+}
+# Where statement.md specifies each part.
+PART_SECTIONS: dict[str, str] = {
+    "layer_norm": "Layer normalization",
+    "attention_scores": "Multi-head self-attention",
+    "softmax_stability": "Multi-head self-attention",
+    "heads": "Multi-head self-attention",
+    "block_structure": "The whole block",
+    "activation": "GELU",
+    "mlp": "The whole block",
+    "precision": "What to return",
+}
+
+
+_LN, _ATT, _GELU, _BLOCK, _RET = (
+    "Layer normalization",
+    "Multi-head self-attention",
+    "GELU",
+    "The whole block",
+    "What to return",
+)
+
+CATALOGUE: dict[str, Mistake] = {
+    m.id: m
+    for m in (
+        Mistake(
+            "erf_gelu",
+            "GELU computed with erf instead of the tanh approximation",
+            "The block's GELU is the tanh approximation 0.5*u*(1 + tanh(sqrt(2/pi)*(u + 0.044715*u^3))). "
+            "The exact form 0.5*u*(1 + erf(u/sqrt(2))) (PyTorch's nn.GELU() default) differs from it by up "
+            "to about 1e-3, far above the tolerance.",
+            "activation",
+            _GELU,
+            "GELU is the **tanh approximation**",
+            "Use the tanh approximation of GELU from the statement, not erf.",
+        ),
+        Mistake(
+            "eps_1e5",
+            "LayerNorm with eps = 1e-5 instead of 1e-6",
+            "1e-5 is PyTorch's default, but this block uses eps = 1e-6. The difference is small for "
+            "ordinary tokens and large for tokens whose variance is close to or below eps.",
+            "layer_norm",
+            _LN,
+            r"$\varepsilon = 10^{-6}$ is added to the variance **inside** the square root",
+            "Use eps = 1e-6 in both layer norms.",
+        ),
+        Mistake(
+            "eps_outside_sqrt",
+            "LayerNorm divides by sqrt(var) + eps",
+            "eps belongs inside the square root: divide by sqrt(var + eps). Adding it to the standard "
+            "deviation instead gives a different function; for a token whose variance is far below eps "
+            "the two disagree completely.",
+            "layer_norm",
+            _LN,
+            "**inside** the square root (not to the standard deviation",
+            "Divide by np.sqrt(var + eps), with eps inside the square root.",
+        ),
+        Mistake(
+            "sample_variance",
+            "LayerNorm uses the sample variance (divides by D - 1)",
+            "The variance is the population variance, the mean of the squared deviations (divide by D, "
+            "np.var's default ddof=0). Dividing by D - 1 (ddof=1, torch.var's default) scales every "
+            "normalized token by sqrt((D-1)/D).",
+            "layer_norm",
+            _LN,
+            "The variance is the **population** variance",
+            "Compute the variance with ddof=0 (divide by D).",
+        ),
+        Mistake(
+            "no_scaling",
+            "Attention scores are not scaled by 1/sqrt(d_h)",
+            "The scores are Q K^T / sqrt(d_h). Without the division the softmax is too peaked and the "
+            "attention weights are wrong whenever there is more than one token.",
+            "attention_scores",
+            _ATT,
+            r"The scale is $1/\sqrt{d_h}$ with the **head** width",
+            "Divide the scores by sqrt(d_h), d_h = D / num_heads.",
+        ),
+        Mistake(
+            "scale_by_sqrt_d_model",
+            "Attention scores scaled by 1/sqrt(D) instead of 1/sqrt(d_h)",
+            "The scale uses the head width d_h = D / num_heads, not the model width D. The two agree only "
+            "when num_heads = 1, which is why single-head tests pass and multi-head tests fail.",
+            "attention_scores",
+            _ATT,
+            r"The scale is $1/\sqrt{d_h}$ with the **head** width",
+            "Scale the scores by 1/sqrt(D // num_heads), the head width, not 1/sqrt(D).",
+        ),
+        Mistake(
+            "softmax_wrong_axis",
+            "Softmax over the queries instead of the keys",
+            "For each query (a row of the (N, N) score matrix) the weights over the keys must sum to 1, so "
+            "the softmax runs over the last axis. Normalizing over the other axis mixes queries.",
+            "attention_scores",
+            _ATT,
+            "The softmax runs over the **keys**, the last axis of $S$",
+            "Take the softmax over the last axis (axis=-1) of the scores.",
+        ),
+        Mistake(
+            "naive_softmax",
+            "Softmax without subtracting the row maximum",
+            "np.exp overflows for scores above about 709 and inf/inf gives NaN. Subtracting each row's "
+            "maximum before exp does not change the result and never overflows.",
+            "softmax_stability",
+            _ATT,
+            "The softmax must be numerically stable",
+            "Subtract each row's maximum from the scores before np.exp.",
+        ),
+        Mistake(
+            "split_heads_without_transpose",
+            "Heads split by reshape without moving the head axis",
+            "Reshaping (B, N, D) straight to (B, H, N, d_h) cuts the data in the wrong places: a 'head' "
+            "then holds pieces of several tokens. Reshape to (B, N, H, d_h) and transpose to (B, H, N, d_h).",
+            "heads",
+            _ATT,
+            "move the head axis in front of the token axis",
+            "Split with .reshape(B, N, H, d_h).transpose(0, 2, 1, 3).",
+        ),
+        Mistake(
+            "interleaved_heads",
+            "Heads take interleaved columns",
+            "Head i owns the contiguous columns i*d_h .. (i+1)*d_h - 1, not every H-th column. With "
+            "interleaved columns each head attends with the wrong channels.",
+            "heads",
+            _ATT,
+            "Split into heads by **contiguous column blocks**",
+            "Give head i the contiguous columns i*d_h to (i+1)*d_h - 1.",
+        ),
+        Mistake(
+            "merge_heads_without_transpose",
+            "Heads merged by reshape without moving the head axis back",
+            "The merge must invert the split: transpose (B, H, N, d_h) back to (B, N, H, d_h) before "
+            "reshaping to (B, N, D). Reshaping directly mixes the outputs of different tokens.",
+            "heads",
+            _ATT,
+            "the exact inverse of the split",
+            "Merge with .transpose(0, 2, 1, 3).reshape(B, N, D).",
+        ),
+        Mistake(
+            "post_norm",
+            "Post-norm block (LayerNorm after each residual sum)",
+            "This is a pre-norm block: LayerNorm is applied to the input of each sub-block, "
+            "y = x + Attn(LN(x)) and z = y + MLP(LN(y)), and the result is not normalized again. "
+            "Normalizing after each sum is the 2017 Transformer's post-norm layout.",
+            "block_structure",
+            _BLOCK,
+            "this is a **pre-norm** block",
+            "Normalize the input of each sub-block, never the sum after a residual.",
+        ),
+        Mistake(
+            "missing_attention_residual",
+            "First residual missing (y = attention output)",
+            "The first residual adds the block's input back: y = x + concat(A_1..A_H) Wo.",
+            "block_structure",
+            _BLOCK,
+            "The residual adds the input $x$ itself",
+            "Add x to the projected attention output: y = x + concat(heads) @ Wo.",
+        ),
+        Mistake(
+            "missing_mlp_residual",
+            "Second residual missing (z = MLP output)",
+            "The second residual adds y back: z = y + GELU(LN(y) W1) W2.",
+            "block_structure",
+            _BLOCK,
+            "its residual adds $y$",
+            "Add y to the MLP output: z = y + GELU(LN(y) @ W1) @ W2.",
+        ),
+        Mistake(
+            "mlp_from_x",
+            "MLP applied to x instead of y",
+            "The MLP sub-block reads y, the output of the attention sub-block, not the block's input x. "
+            "Both paths are right on their own, which is why the attention-only and MLP-only tests pass.",
+            "block_structure",
+            _BLOCK,
+            "The MLP reads $y$",
+            "Feed LN(y), not LN(x), to the MLP.",
+        ),
+        Mistake(
+            "relu_activation",
+            "ReLU instead of GELU",
+            "The activation between W1 and W2 is the tanh-approximated GELU, not ReLU; they differ for "
+            "every negative and every small positive input.",
+            "activation",
+            _GELU,
+            "not ReLU",
+            "Replace ReLU with the tanh approximation of GELU.",
+        ),
+        Mistake(
+            "no_activation",
+            "No activation between W1 and W2",
+            "The MLP is GELU(LN(y) W1) W2: without the GELU the two matrices collapse into one linear map.",
+            "activation",
+            _GELU,
+            "GELU is the **tanh approximation**, applied element-wise",
+            "Apply GELU (tanh approximation) to LN(y) @ W1 before multiplying by W2.",
+        ),
+        Mistake(
+            "sigmoid_gelu",
+            "GELU approximated by u * sigmoid(1.702 u)",
+            "The sigmoid approximation differs from the tanh approximation by up to about 2e-2.",
+            "activation",
+            _GELU,
+            r"not the sigmoid approximation $u\,\sigma(1.702\,u)$",
+            "Use the tanh approximation of GELU from the statement.",
+        ),
+        Mistake(
+            "rounded_gelu_constant",
+            "sqrt(2/pi) rounded to 0.7979 in GELU",
+            "0.7979 differs from sqrt(2/pi) = 0.7978845608... in the fifth digit; the outputs move by about "
+            "1e-5, tiny but a hundred thousand times the tolerance.",
+            "activation",
+            _GELU,
+            r"Use $\sqrt{2/\pi}$ to full precision",
+            "Compute the constant as np.sqrt(2 / np.pi) instead of writing a rounded number.",
+        ),
+        Mistake(
+            "ignore_num_heads",
+            "num_heads ignored (a single head of width D)",
+            "The attention has num_heads heads of width d_h = D / num_heads, each with its own softmax. "
+            "One head of width D is right only when num_heads = 1.",
+            "heads",
+            _ATT,
+            "Split into heads by **contiguous column blocks**",
+            "Split Q, K and V into num_heads heads and run the softmax per head.",
+        ),
+        Mistake(
+            "transposed_wq",
+            "Wq applied transposed (Q = LN(x) Wq^T)",
+            "Weights are stored as (inputs, outputs) and multiply from the right: Q = LN(x) @ Wq. "
+            "Transposing Wq changes every attention score.",
+            "attention_scores",
+            "Shapes and notation",
+            "never transpose it",
+            "Compute Q as LN(x) @ Wq, without transposing Wq.",
+        ),
+        Mistake(
+            "float32_arithmetic",
+            "Computed in float32",
+            "float32 keeps about 7 significant digits; its rounding errors (1e-7 and more) are far above "
+            "the tolerance even when every formula is right. Keep every array float64.",
+            "precision",
+            _RET,
+            "Computing in `float32` fails",
+            "Keep every array float64: no .astype(np.float32), no float32 constants.",
+            match="rounding",
+            dtype="float32",
+        ),
+    )
+}
+
+
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+CONSTANTS: dict[str, Constant] = {
+    c.name: c
+    for c in (
+        Constant(
+            "eps",
+            "LayerNorm eps",
+            "layer_norm",
+            1e-6,
+            (
+                0.0,
+                1e-5,
+                1e-8,
+                1e-12,
+                1e-7,
+                1e-9,
+                1e-10,
+                1e-4,
+                1e-3,
+                1e-16,
+                1e-14,
+                1e-15,
+                1e-11,
+                1e-13,
+                1e-2,
+                1e-1,
+                2.220446049250313e-16,
+                1.1920928955078125e-07,
+            ),
+            (-17.0, -1.0),
+            "Use eps = 1e-6 inside the square root, in both layer norms.",
+            "LayerNorm behaves as if eps = {value:.3g} (not 1e-06)",
+        ),
+        Constant(
+            "gelu_constant",
+            "GELU constant",
+            "activation",
+            _SQRT_2_PI,
+            (
+                0.8,
+                0.798,
+                0.79788,
+                0.797885,
+                0.7978846,
+                0.797,
+                0.79,
+                0.7978,
+                0.79788456,
+                math.sqrt(2) / math.pi,
+                math.sqrt(math.pi / 2),
+                2 / math.pi,
+                1 / math.sqrt(2),
+                math.sqrt(2 * math.pi),
+                1.0,
+            ),
+            (-1.0, 0.5),
+            "Compute the GELU constant as np.sqrt(2 / np.pi).",
+            "GELU behaves as if sqrt(2/pi) = {value:.6g} (not 0.7978845608)",
+            requires=("gelu",),  # a constant of the tanh approximation only
+        ),
+        Constant(
+            "temperature",
+            "softmax temperature",
+            "attention_scores",
+            1.0,
+            (2.0, 0.5, 4.0, 0.25, math.sqrt(2), 1 / math.sqrt(2), 8.0, 10.0, 0.1, 3.0, 16.0),
+            (-2.0, 2.0),
+            "Divide the scores by sqrt(d_h), with no extra temperature.",
+            "the scores behave as if divided by {value:.3g}*sqrt(d_h) (softmax temperature {value:.3g})",
+            requires=("scale",),  # a factor of the head-width scale only
+        ),
+    )
+}
+
+
+# Where a wrong answer's values may be confined. Head h owns columns h*d_h .. (h+1)*d_h - 1 of the
+# output (the residual stream keeps the attention output's column layout only through Wo, so a
+# head-confined error means the error entered after the merge or Wo is block-structured; the
+# sentence states positions, not causes).
+AXES: tuple[Axis, ...] = (
+    Axis("batches", "B"),
+    Axis("tokens", "N", within="batches"),
+    Axis("heads", "D", groups="num_heads", letter="H", unit="columns"),
+    Axis("channels", "D", within="heads"),
+)
+AXES_PHRASES = {"everywhere": "some tokens, heads or batches", "spread": "every batch, token and head"}
+# Every block is independent per sequence: large cases are compared on their first.
+BATCH_DIM = "B"
+# The inputs whose sizes order the evidence, small cases first.
+SIZE_INPUTS = ("x", "W1")
+
+
+def run_variant(
+    variants: ModuleType, inputs: Mapping[str, Any], variant: Any, arithmetic: Callable[..., Any] | None = None
+) -> Any:
+    """reference/variants.block on one case's inputs under one configuration."""
+    args = [inputs[k] for k in ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")]
+    if arithmetic is None:
+        return variants.block(*args, v=variant)
+    return variants.block(*args, v=variant, arithmetic=arithmetic)
+
+
+def canonical_variant(variant: Any) -> Any:
+    """One configuration per distinct block: sqrt(var) + 0 is sqrt(var + 0), so with eps = 0 where
+    eps sits no longer matters."""
+    return replace(variant, eps_inside_sqrt=True) if variant.eps == 0.0 else variant
+
+
+# --- how the group pattern reads (grader/feedback/reading.py applies the first rule that fits) ---
+
+# "Only this group fails", in the order they are tried.
+ONLY_GROUP: tuple[OnlyGroup, ...] = (
+    OnlyGroup(
+        "stability",
+        ("softmax_stability",),
+        "Only the stability tests (attention scores in the thousands) fail: the softmax overflows.",
+        samples_pass=True,
+    ),
+    OnlyGroup(
+        "layernorm_eps",
+        ("layer_norm",),
+        "Only the near-constant tokens (variance below eps) fail: look at eps and the variance in layer norm.",
+    ),
+    OnlyGroup("mlp_width", ("mlp",), "Only the tests with an MLP width M other than 4D fail: take M from W1.shape[1]."),
+    OnlyGroup(
+        "batch",
+        ("attention_scores",),
+        "Only the tests with several sequences fail: sequences of a batch must not attend to each other.",
+    ),
+    OnlyGroup(
+        "multi_head",
+        ("heads", "attention_scores"),
+        "Only multi_head fails: look at splitting and merging heads, including num_heads = D (head width 1).",
+    ),
+    OnlyGroup(
+        "single_token",
+        ("attention_scores",),
+        "Only the N = 1 tests fail: look for an assumption that there are several tokens.",
+    ),
+    OnlyGroup(
+        "realistic",
+        ("precision",),
+        "Only the large ViT-Tiny-sized test fails: look for a size-dependent assumption or lost precision.",
+    ),
+    OnlyGroup("random", (), "Only random shapes fail: look at edge sizes (N = 1, M = 1, head width 1, num_heads = D)."),
+)
+# They mix every feature, so they may fail along with the one group.
+MIXED_GROUPS = ("random", "realistic")
+
+# What attention_only and mlp_only (each path of the block alone) say with the other groups.
+GROUP_RULES: tuple[GroupRule, ...] = (
+    GroupRule(
+        ("attention_only", "mlp_only"),
+        ("single_head",),
+        ("block_structure",),
+        "attention_only and mlp_only pass but the full block fails: each path is right alone, so look at "
+        "how they connect (the MLP reads y, the first residual's output, and adds it back).",
+    ),
+    GroupRule(
+        ("attention_only",),
+        ("mlp_only",),
+        ("activation", "mlp"),
+        "attention_only passes but mlp_only fails: the attention path is right and the error is in the "
+        "MLP path (second layer norm, W1, GELU, W2, second residual).",
+    ),
+    GroupRule(
+        ("mlp_only", "single_head"),
+        ("multi_head",),
+        ("heads", "attention_scores"),
+        "mlp_only and single_head pass but multi_head fails: the error appears only with several heads "
+        "(splitting and merging heads, or the per-head scale).",
+    ),
+    GroupRule(
+        ("mlp_only", "single_token"),
+        ("attention_only",),
+        ("attention_scores", "heads"),
+        "mlp_only and single_token (N = 1) pass but attention_only fails: the value path is right and the "
+        "attention weights are wrong (Q and K, the scale, the softmax axis, the heads).",
+    ),
+    GroupRule(
+        ("mlp_only",),
+        ("attention_only",),
+        ("attention_scores", "heads"),
+        "mlp_only passes but attention_only fails: the error is in the attention path "
+        "(first layer norm, Q/K/V, softmax, heads, Wo, first residual).",
+    ),
+    GroupRule(
+        (),
+        ("attention_only", "mlp_only"),
+        ("layer_norm", "block_structure", "precision"),
+        "attention_only and mlp_only both fail: look at what both paths share: layer norm, the residuals, "
+        "float64 precision.",
+    ),
+)
+
+# When only the samples ran: exactly these failing.
+SAMPLE_RULES: tuple[SampleRule, ...] = (
+    SampleRule(
+        ("sample/02-two-heads",),
+        ("heads", "attention_scores"),
+        "Only example 2, the one with two heads, fails: look at splitting and merging heads and the per-head scale.",
+    ),
+    SampleRule(("sample/03-batch-of-two",), (), "Only example 3, the batch of two, fails; {more}."),
+)
+
+# When the only group not passing is too slow.
+TOO_SLOW = {
+    "realistic": "Only the large ViT-Tiny-sized test is too slow: use batched matrix "
+    "products instead of Python loops over tokens or heads.",
+}
