@@ -45,7 +45,7 @@ RUN groupadd --system --gid ${GRADER_UID} grader \
 
 # Only what grading needs. reference/ serves --secret-seed; calibration.yaml is
 # optional (the bracket glob lets COPY succeed when it does not exist).
-COPY problem.yaml calibration.yam[l] /opt/bundle/
+COPY problem.yaml problem.py calibration.yam[l] /opt/bundle/
 COPY grader /opt/bundle/grader
 COPY reference /opt/bundle/reference
 COPY testcases /opt/bundle/testcases

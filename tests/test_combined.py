@@ -154,7 +154,9 @@ def test_two_explanations_give_no_diagnosis():
     """Evidence that two hypotheses explain equally (only a sample that both reproduce) is not guessed."""
     obs = _observed("fitted_eps_1e8")
     rtol, atol = _bundle().spec.comparison.rtol, _bundle().spec.comparison.atol
-    found, _ = combined.consistent_hypotheses(combined._evidence_order(obs, _live().data), _live(), ("layer_norm",), rtol, atol)
+    found, _ = combined.consistent_hypotheses(
+        combined._evidence_order(obs, _live().data), _live(), ("layer_norm",), rtol, atol
+    )
     assert [h.value for h, _ in found] == [1e-8]
     first = [o for o in obs if o.verdict == "WA"][:1]
     few, _ = combined.consistent_hypotheses(first, _live(), ("layer_norm",), rtol, atol)

@@ -416,7 +416,7 @@ def test_practice_archive_fingerprints_the_samples_offline(tmp_path):
     """A bundle without reference/ (as packed for learners) uses the stored sample outputs."""
     root = tmp_path / "practice"
     shutil.copytree(ROOT / "grader", root / "grader", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("problem.yaml", "statement.md"):
+    for name in ("problem.yaml", "problem.py", "statement.md"):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "testcases" / "sample", root / "testcases" / "sample")
     shutil.copy(ROOT / "testcases" / SAMPLE_FILE, root / "testcases" / SAMPLE_FILE)

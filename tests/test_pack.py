@@ -195,6 +195,7 @@ def test_practice_archive_contents(archives, frozen):
     spec = open_bundle(frozen).spec
     for required in (
         "problem.yaml",
+        "problem.py",  # the mistake catalogue, which names a mistake offline
         "statement.md",
         "requirements.txt",
         "starter/solution.py",
