@@ -60,7 +60,7 @@ def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str, data: Fe
     if fp.status == "match":
         m = catalogue[fp.ids[0]]
         how = (
-            "returned float32 arrays"
+            f"returned {m.dtype} arrays"
             if fp.basis == "dtype"
             else f"reproduce it on every test that ran ({fp.compared} compared)"
         )

@@ -45,7 +45,8 @@ SAMPLE_FILE = "mistakes-sample.json"  # under testcases/; its format: FeedbackDa
 STORED_DIGITS = 10  # significant digits kept in SAMPLE_FILE
 # Learner-style files of each mistake agree with reference/variants.py to
 # 4e-14 (scripts/bench_diagnose.py measures it); the mistake closest to the
-# correct block is 1e-5 away and two mistakes are at least 2e-4 apart. So the
+# correct function is 1e-5 away and two mistakes are at least 2e-4 apart (measured
+# on the ViT Encoder Block bundle, the repository's root). So the
 # match tolerance is the grading tolerance itself, never below 1e-9 (stored
 # sample outputs carry 5e-11 relative rounding): far from both.
 MATCH_FACTOR = 1.0
