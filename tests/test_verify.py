@@ -136,7 +136,7 @@ def test_the_bundle_passes_its_checks(bundle):
 def bundle_copy(tmp_path, bundle) -> Bundle:
     root = tmp_path / "bundle"
     root.mkdir()
-    for name in ("problem.yaml", "calibration.yaml"):
+    for name in ("problem.yaml", "problem.py", "calibration.yaml"):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "testcases", root / "testcases")
     shutil.copytree(ROOT / "reference", root / "reference", ignore=shutil.ignore_patterns("__pycache__"))

@@ -16,10 +16,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..problem.bundle import Bundle
+from ..problem.bundle import Bundle, BundleError
 from .authoring import STATEMENT, Axis, Constant, GroupRule, Mistake, OnlyGroup, SampleRule, slug
 
 __all__ = ["STATEMENT", "FeedbackData", "Mistake", "feedback_data", "slug"]
+
+REQUIRED = ("PARTS", "PART_SECTIONS", "CATALOGUE")  # the problem module's names without a default
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,9 @@ def default_axes(output_shape: tuple[str, ...]) -> tuple[Axis, ...]:
 
 
 def _from_module(module: ModuleType, bundle: Bundle) -> FeedbackData:
+    missing = [n for n in REQUIRED if not hasattr(module, n)]
+    if missing:
+        raise BundleError(f"{bundle.root / 'problem.py'} defines no {', '.join(missing)}: the diagnosis needs them")
     spec = bundle.spec
     shape = tuple(str(s) for s in spec.output_shape)
     names = vars(module)
