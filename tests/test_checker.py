@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import signal
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pytest
 
+from fake_runs import run_outcome
 from grader.judging import checker
 from grader.judging.checker import RunContext, decide, limit_problem, load_problem
 from grader.judging.values import Decision, compare, error_summary
@@ -36,25 +36,7 @@ TOL = 1e-10
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(
-        status=child.STATUS_OK,
-        exit_code=0,
-        signal=None,
-        cpu_s=0.01,
-        wall_s=0.02,
-        maxrss_kib=30000,
-        killed_by=None,
-        value=None,
-        error=None,
-        detail="",
-        stdout="",
-        stderr="",
-        output_bytes=0,
-        result_too_large=False,
-        worker_layers=LAYERS,
-    )
-    base.update(kw)
-    return RunOutcome(**base)
+    return run_outcome(**{"worker_layers": LAYERS, **kw})
 
 
 def returned(array=None, type_="ndarray", dtype="float64", shape=None) -> ReturnedValue:
