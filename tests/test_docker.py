@@ -655,25 +655,7 @@ def test_entry_point_explains_a_relative_dash_v_mount(image, workdir):
     volume = f"vit-test-{uuid.uuid4().hex[:8]}.py"
     put(workdir, WRONG_ANSWER)
     try:
-        r = subprocess.run(
-            [
-                "docker",
-                "run",
-                "--rm",
-                "--network",
-                "none",
-                "--read-only",
-                "--tmpfs",
-                "/tmp",
-                "-v",
-                f"{volume}:/submission/solution.py",
-                image,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=workdir,
-        )
+        r = docker("run", "--rm", "--network", "none", *READ_ONLY, "-v", f"{volume}:/submission/solution.py", image)
     finally:
         docker("volume", "rm", "-f", volume)
     assert r.returncode == 2 and r.stdout == ""
@@ -681,7 +663,7 @@ def test_entry_point_explains_a_relative_dash_v_mount(image, workdir):
 
 
 def test_entry_point_explains_a_missing_mount(image):
-    r = docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", image)
+    r = docker("run", "--rm", "--network", "none", *READ_ONLY, image)
     assert r.returncode == 2 and r.stdout == ""
     assert "no submission at /submission/solution.py: mount it with --mount type=bind" in r.stderr
 
@@ -859,15 +841,8 @@ def test_entry_point_refuses_a_symlinked_folder_on_the_way(image, workdir):
     (folder / "hw").symlink_to(f"{BUNDLE_IN_IMAGE}/reference")
     flags = (
         "--rm",
-        "--network",
-        "none",
-        "--read-only",
-        "--tmpfs",
-        "/tmp",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
+        *LOCKED_DOWN,
+        *READ_ONLY,
         "--mount",
         f"type=bind,src={folder},dst=/submission,readonly",
         "-e",
