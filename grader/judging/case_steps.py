@@ -35,7 +35,6 @@ from .checker import RunContext, decide
 from .hidden import hidden_memory, hidden_time
 from .timing import (
     EffectiveLimits,
-    case_work,
     covered_by_timeout,
     effective_limits,
     near_the_limit,
@@ -175,6 +174,7 @@ class Grading:
     least: EffectiveLimits  # what a run that shared the machine must stay within to count
     two: bool  # run the next test beside this one (case_runs.py)
     kinds: list[tuple[bool, bool]]  # per test: visible, full feedback (only tests of one kind share)
+    work: list[int | None]  # per test: the problem module's case_work (None: no time-out short-cut)
     time_factor: float  # GradeOptions.time_factor, for the measured limits
     stop_after_failure: bool  # GradeOptions.stop_after_failure: end at the first test not AC
     ahead: dict[int, Run] = field(default_factory=dict)  # test index -> its run, started beside
@@ -204,7 +204,7 @@ def total_time_step(g: Grading, index: int) -> CaseResult | None:
 def covered_step(g: Grading, index: int) -> CaseResult | None:
     """TLE, not run, after an earlier test needing no more work exceeded the time limit
     (timing.covered_by_timeout)."""
-    smaller = covered_by_timeout(case_work(g.cases[index].dims), g.timed_out)
+    smaller = covered_by_timeout(g.work[index], g.timed_out)
     if smaller is None:
         return None
     drop_ahead(g.sb, g.ahead, index)
@@ -248,8 +248,9 @@ def run_case_step(g: Grading, index: int) -> CaseResult:
         g.two = False  # the next run starts a new zygote, perhaps of a weaker kind: one at a time
         return not_run(g.spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)")
     g.returned[case.name] = out.value
-    if result.verdict == "TLE":
-        g.timed_out.append((case.name, case_work(case.dims)))
+    work = g.work[index]
+    if result.verdict == "TLE" and work is not None:
+        g.timed_out.append((case.name, work))
     if g.stop_after_failure and result.verdict != "AC":
         g.complete = False
     return result

@@ -35,7 +35,7 @@ from pathlib import Path
 from .. import __version__
 from ..problem.bundle import Bundle, BundleError
 from ..problem.case_cache import read_case_cached
-from ..problem.cases import CaseFileError, TestCase
+from ..problem.cases import CaseFileError, TestCase, case_sizes
 from ..problem.spec import ProblemSpec
 from ..sandbox import child
 from ..sandbox.early import Spawned
@@ -161,14 +161,14 @@ def _selection_refused(flavour: str, options: GradeOptions) -> str | None:
 
 def _secret_set(bundle: Bundle, tests: str, seed: int) -> list[TestCase]:
     """The samples, and for --tests all a hidden set generated from `seed`, checked by the validator."""
-    from ..problem.generate import hidden_cases, sample_cases
+    from ..problem.generate import case_maker, hidden_cases, sample_cases
     from ..problem.validate import validate_cases
 
-    reference = bundle.load_reference_module()
-    cases = sample_cases(reference)
+    maker = case_maker(bundle)
+    cases = sample_cases(maker)
     if tests == "all":
-        cases += hidden_cases(bundle.spec, reference, seed)
-    problems = validate_cases(cases, bundle.spec)
+        cases += hidden_cases(maker, seed)
+    problems = validate_cases(cases, bundle.spec, extra=getattr(maker.problem, "extra_case_problems", None))
     if problems:
         raise BundleError(f"the generated set is invalid: {problems[0]}")
     return cases
@@ -245,8 +245,21 @@ def load_step(
     return load_result(loaded, ctx), limits, ctx
 
 
+def work_step(bundle: Bundle, cases: list[TestCase]) -> list[int | None]:
+    """Each case's work, by the problem module's case_work (all None when it has none)."""
+    case_work = getattr(bundle.load_problem_module(), "case_work", None)
+    if case_work is None:
+        return [None] * len(cases)
+    return [int(case_work(case_sizes(bundle.spec.signature, c))) for c in cases]
+
+
 def grading_step(
-    sb: Sandbox, spec: ProblemSpec, options: GradeOptions, cases: list[TestCase], started: float
+    sb: Sandbox,
+    spec: ProblemSpec,
+    options: GradeOptions,
+    cases: list[TestCase],
+    started: float,
+    work: list[int | None] | None = None,
 ) -> Grading:
     """load_step, then what the per-case steps share. Whether a second worker may run is asked
     after the load, when the sandbox's layers are known (case_runs.second_worker)."""
@@ -263,6 +276,7 @@ def grading_step(
         least=least_limits(spec, options.time_factor),
         two=two,
         kinds=[(is_visible(spec, c), show_full(spec, c)) for c in cases],
+        work=work if work is not None else [None] * len(cases),
         time_factor=options.time_factor,
         stop_after_failure=options.stop_after_failure,
     )
@@ -376,8 +390,9 @@ def judge(
     try:
         # Bound before anything in the sandbox can fail: cases_step raises BundleError only.
         selected = cases_step(bundle, options) if cases is None else cases
+        work = work_step(bundle, selected)
         with sb:
-            g = grading_step(sb, spec, options, selected, started)
+            g = grading_step(sb, spec, options, selected, started, work)
             for index in range(len(selected)):
                 g.results.append(case_step(g, index))
                 if not g.complete:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..judging.timing import SCALE_BOUNDS
 from ..problem.bundle import Bundle
-from ..problem.cases import INPUT_ORDER, TestCase, load_cases
+from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
 
 OUTPUT_DECIMALS = 6
@@ -75,9 +75,8 @@ def format_array(a: np.ndarray, number: Callable[[float], str]) -> str:
 def example_input(case: TestCase) -> str:
     """'x = [[[1,0],[0,1]]], num_heads = 1, Wq = ...' in signature order."""
     parts = []
-    for key in INPUT_ORDER:
-        value = case.inputs[key]
-        text = str(int(value)) if key == "num_heads" else format_array(value, format_input_number)
+    for key, value in case.inputs.items():
+        text = format_array(value, format_input_number) if isinstance(value, np.ndarray) else repr(value)
         parts.append(f"{key} = {text}")
     return ", ".join(parts)
 
@@ -172,13 +171,16 @@ def render_imports(spec: ProblemSpec, samples: list[TestCase]) -> str:
 
 
 def render_test_data(spec: ProblemSpec, samples: list[TestCase]) -> str:
-    c = spec.constraints
+    c, sym = spec.constraints, spec.symbols
     ranges = ", ".join(
-        f"${lo} \\le {k if k != 'num_heads' else 'H'} \\le {hi}$"
-        for k, (lo, hi) in ((k, c[k]) for k in ("B", "N", "D", "M", "num_heads"))
+        f"${lo} \\le {sym.get(k, k)} \\le {hi}$"
+        for k, bounds in c.items()
+        if k not in ("max_abs_input", "divisible")
+        for lo, hi in [bounds]
     )
+    divisible = "".join(f", ${sym.get(a, a)}$ divisible by ${sym.get(b, b)}$" for a, b in c.get("divisible", ()))
     lines = [
-        f"Every test satisfies {ranges}, $D$ divisible by $H$, and every input value is finite "
+        f"Every test satisfies {ranges}{divisible}, and every input value is finite "
         f"with magnitude at most {c['max_abs_input']:g}.",
         "",
         "| group | visible | points | what it exercises |",

@@ -271,15 +271,12 @@ def measure(bundle: Bundle, extra_seeds: int = 0) -> Evidence:
         )
     ]
     if extra_seeds:
-        from ..problem.generate import hidden_cases
+        from ..problem.generate import case_maker, hidden_cases
 
-        reference = bundle.load_reference_module()
+        maker = case_maker(bundle)
         for seed in range(1, extra_seeds + 1):
-            sets.append(
-                measure_set(
-                    f"fresh hidden set, seed {seed}", impls, hidden_cases(spec, reference, seed), hidden, rtol, atol
-                )
-            )
+            fresh = hidden_cases(maker, seed)
+            sets.append(measure_set(f"fresh hidden set, seed {seed}", impls, fresh, hidden, rtol, atol))
     return Evidence(max(rtol, atol), rtol, atol, tuple(sets), machine_info())
 
 

@@ -11,8 +11,9 @@ A program under programs/ runs on the platform without the grader, but may
 share a rule with it: an import line ending in `# INCLUDE`
 (`from grader.problem.x import f, g  # INCLUDE`) is replaced, in the exported
 copy, by that grader module's definitions (`included`), which is why such a
-module imports nothing. In the repository the program imports the module, so
-it runs and type-checks as it is.
+module imports nothing beyond a few standard-library modules
+(`STDLIB_INCLUDES`). In the repository the program imports the module, so it
+runs and type-checks as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..problem.safe_write import WriteRefused, make_output_folder
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 GRADER = Path(__file__).resolve().parent.parent
+STDLIB_INCLUDES = frozenset({"ast", "math"})  # what an included module may import (`import ast`)
 _INCLUDE_LINE = re.compile(r"^from grader\.([\w.]+) import ([\w, ]+?)\s+# INCLUDE\n", re.MULTILINE)
 
 
@@ -45,7 +47,7 @@ class ExportFile:
 def included(rel: str) -> str:
     """The definitions of grader/<rel>, as text to paste into a program: the module without its
     docstring and its `from __future__` import (the program has its own), under a line naming it.
-    ExportError if the module imports anything else: the program runs without the grader."""
+    ExportError if the module imports anything but STDLIB_INCLUDES: the program runs without the grader."""
     text = (GRADER / rel).read_text(encoding="utf-8")
     tree = ast.parse(text)
     start = 0
@@ -54,6 +56,8 @@ def included(rel: str) -> str:
             start = node.end_lineno or 0
         elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
             start = node.end_lineno or 0
+        elif isinstance(node, ast.Import) and all(a.name in STDLIB_INCLUDES and not a.asname for a in node.names):
+            continue  # the standard library is there wherever the program runs
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             raise ExportError(f"grader/{rel} imports {ast.unparse(node)!r}: a program cannot include it")
     body = "".join(text.splitlines(keepends=True)[start:]).strip("\n")

@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from ..problem.bundle import Bundle
-from ..problem.cases import INPUT_ORDER, TestCase, load_cases
+from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
 from .files import ExportError, ExportFile, program, write_export
 from .registry import Exported, ExportTarget, Platform
@@ -100,12 +100,7 @@ def _json(value: object) -> bytes:
 
 def case_input(case: TestCase) -> bytes:
     """The `.in` file: the arguments only, never the expected output."""
-    return _json(
-        {
-            k: (case.inputs[k].tolist() if hasattr(case.inputs[k], "tolist") else int(case.inputs[k]))
-            for k in INPUT_ORDER
-        }
-    )
+    return _json({k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in case.inputs.items()})
 
 
 def case_answer(case: TestCase) -> bytes:
@@ -156,6 +151,11 @@ def statement_tex(spec: ProblemSpec, markdown: str) -> bytes:
     ).encode()
 
 
+def _plain(value: object) -> object:
+    """A constraint as JSON writes it: tuples as lists, all the way down."""
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
 def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
     params = list(spec.parameter_names)
     ints = [p.name for p in spec.parameters if p.type == "int"]
@@ -166,11 +166,12 @@ def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
         "int_parameters": ints,
         "name_max": NAME_MAX,
     }
-    constraints = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in spec.constraints.items()}
+    constraints = {k: _plain(v) for k, v in spec.constraints.items()}
+    signature = [[p.name, p.type, list(p.shape)] for p in spec.parameters]
     return {
         "include/python3/main.py": ExportFile(program("kattis_harness", harness)),
         "input_validators/validate/validate.py": ExportFile(
-            program("kattis_input_validator", {"parameters": params, "constraints": constraints})
+            program("kattis_input_validator", {"parameters": signature, "constraints": constraints})
         ),
         "output_validators/check/check.py": ExportFile(
             program(

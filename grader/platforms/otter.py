@@ -35,7 +35,7 @@ import yaml
 
 from ..maintain.pack import COMPRESSLEVEL, PackError, select_files
 from ..problem.bundle import Bundle
-from ..problem.cases import INPUT_ORDER, TestCase, load_cases
+from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
 from .files import ExportError, ExportFile, platform_starter, program, write_export
 from .gradescope import runtime_entries, zip_info
@@ -77,20 +77,20 @@ def _code(text: str, output: str | None = None) -> dict[str, Any]:
 def _array(value: Any) -> str:
     if hasattr(value, "tolist"):
         return f"np.array({value.tolist()!r}, dtype=np.float64)"
-    return repr(int(value))
+    return repr(value)
 
 
 def public_test(case: TestCase, spec: ProblemSpec, index: int) -> str:
     """One sample case as a test cell: our comparison rule, a plain bool, no global names left."""
     fn = f"_sample_{index}"
-    args = "\n".join(f"    {k} = {_array(case.inputs[k])}" for k in INPUT_ORDER)
+    args = "\n".join(f"    {k} = {_array(v)}" for k, v in case.inputs.items())
     rtol, atol = spec.comparison.rtol, spec.comparison.atol
     return (
         f"# {case.name}: {case.description}\n"
         f"def {fn}():\n"
         f"    import numpy as np\n{args}\n"
         f"    expected = {_array(case.expected)}\n"
-        f"    z = {spec.function}({', '.join(INPUT_ORDER)})\n"
+        f"    z = {spec.function}({', '.join(case.inputs)})\n"
         f"    return bool(type(z) is np.ndarray and z.dtype == np.float64 and z.shape == expected.shape\n"
         f"                and np.all(np.abs(z - expected) <= {atol!r} + {rtol!r} * np.abs(expected)))\n"
         f"{fn}()\n"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import ARRAY_INPUTS, FORMAT, CaseFileError, TestCase, case_from_bytes, load_cases
+from .cases import FORMAT_SUFFIX, CaseFileError, TestCase, case_from_bytes, load_cases
 
 CACHE_VERSION = 1
 ENV = "VIT_GRADER_CACHE_DIR"
@@ -98,28 +98,43 @@ def read_entry(folder: Path, name: str) -> bytes | None:
 
 
 def _key(data: bytes) -> str:
-    return hashlib.sha256(f"{FORMAT}|{CACHE_VERSION}|".encode() + data).hexdigest()
+    return hashlib.sha256(f"{FORMAT_SUFFIX}|{CACHE_VERSION}|".encode() + data).hexdigest()
 
 
-MAGIC = b"VITCASE1"
+MAGIC = b"CASES002"  # the entry layout's version: a different one is a miss
 
 
 def _encode(case: TestCase) -> bytes:
-    """MAGIC, the header's length, a JSON header (metadata, array shapes), the arrays' raw float64 bytes."""
-    arrays = {k: np.ascontiguousarray(case.inputs[k], dtype="<f8") for k in ARRAY_INPUTS}
+    """MAGIC, the header's length, a JSON header (metadata, the inputs in order: each scalar's
+    value, each array's shape), the arrays' raw float64 bytes."""
+    arrays = {k: np.ascontiguousarray(v, dtype="<f8") for k, v in case.inputs.items() if isinstance(v, np.ndarray)}
+    scalars = [[k, v] for k, v in case.inputs.items() if not isinstance(v, np.ndarray)]
     if case.expected is not None:
-        arrays["expected"] = np.ascontiguousarray(case.expected, dtype="<f8")
+        arrays[""] = np.ascontiguousarray(case.expected, dtype="<f8")  # "": no parameter's name
     head = {
         "name": case.name,
         "group": case.group,
         "description": case.description,
         "explanation": case.explanation,
         "extra": case.extra,
-        "num_heads": int(case.inputs["num_heads"]),
+        "order": list(case.inputs),
+        "scalars": scalars,
         "arrays": [[k, list(a.shape)] for k, a in arrays.items()],
     }
     raw = json.dumps(head, sort_keys=True).encode("utf-8")
     return MAGIC + struct.pack("<Q", len(raw)) + raw + b"".join(a.tobytes() for a in arrays.values())
+
+
+def _arrays(data: bytes, offset: int, shapes: list[tuple[str, list[int]]]) -> tuple[dict[str, np.ndarray], int]:
+    arrays = {}
+    for key, shape in shapes:
+        dims = [int(d) for d in shape]  # a damaged entry raises: a miss
+        count = math.prod(dims)
+        arrays[str(key)] = (
+            np.frombuffer(data, dtype="<f8", count=count, offset=offset).reshape(dims).astype(np.float64, copy=True)
+        )
+        offset += 8 * count
+    return arrays, offset
 
 
 def _decode(data: bytes) -> TestCase | None:
@@ -129,24 +144,16 @@ def _decode(data: bytes) -> TestCase | None:
         (n,) = struct.unpack_from("<Q", data, len(MAGIC))
         start = len(MAGIC) + 8
         head = json.loads(data[start : start + n].decode("utf-8"))
-        offset, arrays = start + n, {}
-        for key, shape in head["arrays"]:
-            count = math.prod(shape)
-            arrays[key] = (
-                np.frombuffer(data, dtype="<f8", count=count, offset=offset)
-                .reshape(shape)
-                .astype(np.float64, copy=True)
-            )
-            offset += 8 * count
-        if offset != len(data) or set(arrays) - {"expected"} != set(ARRAY_INPUTS):
+        arrays, offset = _arrays(data, start + n, head["arrays"])
+        values: dict[str, object] = {**dict(head["scalars"]), **arrays}
+        if offset != len(data) or set(values) - {""} != set(head["order"]):
             return None
-        inputs = {"num_heads": int(head["num_heads"]), **{k: arrays[k] for k in ARRAY_INPUTS}}
         return TestCase(
             name=str(head["name"]),
             group=str(head["group"]),
             description=str(head["description"]),
-            inputs=inputs,
-            expected=arrays.get("expected"),
+            inputs={k: values[k] for k in head["order"]},
+            expected=arrays.get(""),
             explanation=str(head["explanation"]),
             extra=dict(head["extra"]),
         )

@@ -16,10 +16,15 @@ from typing import Any
 
 import numpy as np
 
-FORMAT = "vit-encoder-block/testcase/1"
-ARRAY_INPUTS = ("x", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
-INPUT_ORDER = ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
+from .input_rules import Signature, bind
+
+FORMAT_SUFFIX = "/testcase/1"  # a case file's format: "<problem id>/testcase/1"
 PRACTICE_DIR = "practice"  # testcases/practice/<group>/*.json, case names "practice/<group>/<stem>"
+
+
+def case_format(problem_id: str) -> str:
+    """The format a case file of problem `problem_id` declares."""
+    return f"{problem_id}{FORMAT_SUFFIX}"
 
 
 class CaseFileError(ValueError):
@@ -35,7 +40,7 @@ class TestCase:
     name: str  # "<group>/<file stem>", unique in the bundle
     group: str
     description: str
-    inputs: dict[str, Any]  # INPUT_ORDER keys; arrays are float64 ndarrays
+    inputs: dict[str, Any]  # the parameters in call order: float64 ndarrays, ints and floats
     expected: np.ndarray | None = None
     explanation: str = ""  # shown with the statement's examples
     extra: dict[str, Any] = field(default_factory=dict)
@@ -52,15 +57,23 @@ class TestCase:
         return self.name.startswith(f"{PRACTICE_DIR}/")
 
     def args(self) -> tuple[Any, ...]:
-        """Positional arguments for vit_encoder_block, as fresh copies."""
-        return tuple(
-            np.array(self.inputs[k], copy=True) if k in ARRAY_INPUTS else int(self.inputs[k]) for k in INPUT_ORDER
-        )
+        """Positional arguments for the function, in the case's input order, as fresh copies."""
+        return tuple(np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self.inputs.values())
 
-    @property
-    def dims(self) -> dict[str, int]:
-        B, N, D = self.inputs["x"].shape
-        return {"B": B, "N": N, "D": D, "M": self.inputs["W1"].shape[1], "num_heads": int(self.inputs["num_heads"])}
+    def input_values(self) -> dict[str, tuple[int, ...] | int]:
+        """Each array input's shape and each int input's value: what shapes.bind reads."""
+        out: dict[str, tuple[int, ...] | int] = {}
+        for k, v in self.inputs.items():
+            if isinstance(v, np.ndarray):
+                out[k] = tuple(v.shape)
+            elif isinstance(v, int):
+                out[k] = v
+        return out
+
+
+def case_sizes(signature: Signature, case: TestCase) -> dict[str, int]:
+    """The sizes `case`'s inputs give the dimension names (of a valid case: its shapes fit)."""
+    return bind(signature, case.input_values())[0]
 
 
 # --- writing ----------------------------------------------------------------
@@ -82,11 +95,21 @@ def _array_text(a: np.ndarray, indent: str) -> str:
     return "[" + rows + "]"
 
 
-def case_to_text(case: TestCase) -> str:
-    """Serialise a case deterministically (sorted keys, fixed layout, final newline)."""
+def _input_text(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        raise CaseFileError(f"a bool input cannot be stored: {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return _num(float(value))
+    return _array_text(np.asarray(value, dtype=np.float64), "   ")
+
+
+def case_to_text(case: TestCase, problem_id: str) -> str:
+    """Serialise a case deterministically (fixed key order and layout, final newline)."""
     if case.expected is None:
         raise CaseFileError(f"{case.name}: a case file must contain its expected output")
-    head = {"format": FORMAT, "name": case.name, "group": case.group, "description": case.description}
+    head = {"format": case_format(problem_id), "name": case.name, "group": case.group, "description": case.description}
     if case.explanation:
         head["explanation"] = case.explanation
     for k, v in sorted(case.extra.items()):
@@ -94,21 +117,18 @@ def case_to_text(case: TestCase) -> str:
     lines = ["{"]
     lines += [f" {json.dumps(k)}: {json.dumps(v, sort_keys=True)}," for k, v in head.items()]
     lines.append(' "input": {')
-    for i, key in enumerate(INPUT_ORDER):
-        value = case.inputs[key]
-        text = str(int(value)) if key == "num_heads" else _array_text(np.asarray(value, dtype=np.float64), "   ")
-        sep = "," if i < len(INPUT_ORDER) - 1 else ""
-        lines.append(f'  "{key}": {text}{sep}')
+    entries = [f"  {json.dumps(key)}: {_input_text(value)}" for key, value in case.inputs.items()]
+    lines.append(",\n".join(entries))
     lines.append(" },")
     lines.append(' "expected": ' + _array_text(np.asarray(case.expected, dtype=np.float64), "  "))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def write_case(root: Path, case: TestCase) -> Path:
+def write_case(root: Path, case: TestCase, problem_id: str) -> Path:
     path = Path(root) / f"{case.name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(case_to_text(case), encoding="utf-8")
+    path.write_text(case_to_text(case, problem_id), encoding="utf-8")
     return path
 
 
@@ -149,20 +169,25 @@ def _float_array(raw: Any, where: str) -> np.ndarray:
     return arr
 
 
+def _input_value(raw: Any, where: str) -> Any:
+    """An input as the function receives it: a float64 array (a nested list), an int or a float."""
+    if type(raw) is int:
+        return raw
+    if type(raw) is float:
+        return raw
+    return _float_array(raw, where)
+
+
 def case_from_json(raw: Any, where: str) -> TestCase:
     """Build a TestCase from a parsed JSON document (shape checks are the validator's job)."""
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise CaseFileError(f"{where}: not a test case of format {FORMAT!r}")
+    fmt = raw.get("format") if isinstance(raw, dict) else None
+    if not isinstance(fmt, str) or not fmt.endswith(FORMAT_SUFFIX) or "/" in fmt[: -len(FORMAT_SUFFIX)]:
+        raise CaseFileError(f"{where}: not a test case (format '<problem id>{FORMAT_SUFFIX}')")
     known = {"format", "name", "group", "description", "explanation", "input", "expected"}
     inputs_raw = raw.get("input")
-    if not isinstance(inputs_raw, dict) or set(inputs_raw) != set(INPUT_ORDER):
-        raise CaseFileError(f"{where}: 'input' must have exactly the keys {', '.join(INPUT_ORDER)}")
-    nh = inputs_raw["num_heads"]
-    if not isinstance(nh, int) or isinstance(nh, bool):
-        raise CaseFileError(f"{where}: input.num_heads must be an integer")
-    inputs: dict[str, Any] = {"num_heads": nh}
-    for key in ARRAY_INPUTS:
-        inputs[key] = _float_array(inputs_raw[key], f"{where}: input.{key}")
+    if not isinstance(inputs_raw, dict) or not inputs_raw:
+        raise CaseFileError(f"{where}: 'input' must be a mapping of the parameters' values")
+    inputs = {key: _input_value(value, f"{where}: input.{key}") for key, value in inputs_raw.items()}
     expected = _float_array(raw["expected"], f"{where}: expected") if "expected" in raw else None
     for key in ("name", "group", "description"):
         if not isinstance(raw.get(key), str):

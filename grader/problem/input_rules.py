@@ -4,11 +4,22 @@ The one source of these rules for both input validators: problem/validate.py
 (the grader's, on TestCase arrays) and the Kattis package's
 input_validators/validate/validate.py, which runs on Kattis without the
 grader. The export pastes this module's definitions into that program
-(platforms/files.py, `program`), so the module imports nothing and works on
-plain shapes (tuples of ints) and numbers; `constraints` is problem.yaml's
-`constraints` mapping (ProblemSpec.constraints, or the export's copy of it).
-tests/test_validate.py checks that the two validators agree on every case
-and on broken ones.
+(platforms/files.py, `program`), so the module imports only the standard
+library and works on plain shapes (tuples of ints) and numbers; `signature`
+and `constraints` are problem.yaml's (ProblemSpec.signature and .constraints,
+or the export's copy of them). tests/test_validate.py checks that the two
+validators agree on every case and on broken ones.
+
+Shapes are symbolic. A parameter's or the output's `shape` is a list of
+dimensions, each an integer, a dimension name (`B`, `N`) or an integer
+expression over names (`patch_size * patch_size * C`,
+`(H // patch_size) * (W // patch_size)`): integers, names, `+ - * //` and
+parentheses, nothing else (parsed with `ast` and checked node by node, never
+evaluated by Python). A scalar `int` parameter is itself a dimension, named by
+the parameter. Binding walks the parameters in order: a bare name takes its
+size where it first appears; every later appearance and every expression is
+checked against the sizes bound so far (one whose names are not all bound yet,
+at the end). The output's shape is then evaluated from the bound sizes.
 
 Each function returns the problems as sentences (an empty list: none), in a
 fixed order; the Kattis validator reports the first.
@@ -16,45 +27,157 @@ fixed order; the Kattis validator reports the first.
 
 from __future__ import annotations
 
-# The sizes problem.yaml bounds, in the order they are checked.
-SIZES = ("B", "N", "D", "M", "num_heads")
+import ast
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//"}
 
 
-def shape_problems(shapes: dict[str, tuple[int, ...]], expected: tuple[int, ...] | None = None) -> list[str]:
-    """How the arrays' shapes fail to fit together: x (B, N, D), W1 (D, M), Wq, Wk, Wv, Wo (D, D),
-    W2 (M, D), and the expected output (B, N, D) when there is one. x and W1 fix the sizes the
-    others are measured against, so a wrong x or W1 is the only problem reported."""
-    x = shapes["x"]
-    if len(x) != 3:
-        return [f"x must have shape (B, N, D), got {x}"]
-    B, N, D = x
-    w1 = shapes["W1"]
-    if len(w1) != 2 or w1[0] != D:
-        return [f"W1 must have shape (D, M) = ({D}, M), got {w1}"]
-    M = w1[1]
-    wanted = {"Wq": (D, D), "Wk": (D, D), "Wv": (D, D), "Wo": (D, D), "W2": (M, D)}
-    out = [f"{k} must have shape {s}, got {shapes[k]}" for k, s in wanted.items() if shapes[k] != s]
-    if expected is not None and expected != (B, N, D):
-        out.append(f"expected output must have shape {(B, N, D)}, got {expected}")
-    return out
+class ShapeSpecError(ValueError):
+    """A dimension of problem.yaml that is not an integer, a name or an allowed expression."""
 
 
-def sizes(shapes: dict[str, tuple[int, ...]], num_heads: int) -> dict[str, int]:
-    """B, N, D, M and num_heads of arrays whose shapes fit (shape_problems found nothing)."""
-    B, N, D = shapes["x"]
-    return {"B": B, "N": N, "D": D, "M": shapes["W1"][1], "num_heads": num_heads}
+def dimension_names(dim: int | str) -> tuple[str, ...]:
+    """The names a dimension reads, in order of first appearance (ShapeSpecError if malformed)."""
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        if dim < 0:
+            raise ShapeSpecError(f"a dimension cannot be negative, got {dim}")
+        return ()
+    if not isinstance(dim, str):
+        raise ShapeSpecError(f"a dimension is an integer, a name or an expression, got {dim!r}")
+    try:
+        tree = ast.parse(dim, mode="eval")
+    except SyntaxError:
+        raise ShapeSpecError(f"{dim!r} is not an integer expression") from None
+    names: list[str] = []
+    for node in ast.walk(tree.body):
+        problem = _node_problem(node)
+        if problem:
+            raise ShapeSpecError(f"{dim!r}: {problem}")
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+    return tuple(dict.fromkeys(names))
 
 
-def size_problems(dims: dict[str, int], constraints: dict[str, tuple[int, int] | list[int]]) -> list[str]:
-    """Sizes outside problem.yaml's inclusive [min, max] ranges (`constraints`, by size name; other
-    keys are not read), and a head count that does not divide D."""
+def _node_problem(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and type(node.value) is not int:
+        return f"only integer constants, got {node.value!r}"
+    if isinstance(node, ast.BinOp) and type(node.op) not in _OPERATORS:
+        return "only + - * // are allowed"
+    if not isinstance(node, (ast.Name, ast.Constant, ast.BinOp, ast.Load, *_OPERATORS)):
+        return "only integers, names, + - * // and parentheses are allowed"
+    return None
+
+
+def evaluate(dim: int | str, sizes: dict[str, int]) -> int:
+    """The size `dim` stands for, given `sizes` (KeyError names an unbound name)."""
+    if isinstance(dim, int):
+        return dim
+    return _value(ast.parse(dim, mode="eval").body, sizes)
+
+
+def _value(node: ast.expr, sizes: dict[str, int]) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        return sizes[node.id]
+    assert isinstance(node, ast.BinOp)  # dimension_names allowed nothing else
+    a, b = _value(node.left, sizes), _value(node.right, sizes)
+    if isinstance(node.op, ast.Add):
+        return a + b
+    if isinstance(node.op, ast.Sub):
+        return a - b
+    if isinstance(node.op, ast.Mult):
+        return a * b
+    return a // b if b else -1  # a size of -1 never matches: a zero divisor is a misfit
+
+
+def shape_text(shape: tuple[int | str, ...]) -> str:
+    """The shape as problem.yaml writes it, in parentheses: (B, N, D)."""
+    inner = ", ".join(str(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+Dim = int | str
+Signature = list[tuple[str, str, tuple[Dim, ...]]]  # (name, type, shape) of each parameter, in call order
+
+
+def bind(parameters: Signature, values: dict[str, tuple[int, ...] | int]) -> tuple[dict[str, int], list[str]]:
+    """The sizes the inputs give the dimension names, and how their shapes misfit.
+
+    `parameters` are (name, type, shape) in call order; `values` hold each array's shape (a
+    tuple) and each int parameter's value. The first misfit stops the binding: the sizes later
+    arrays are measured against would be wrong, so only it is reported."""
+    sizes: dict[str, int] = {}
+    pending: list[tuple[str, Dim, int]] = []
+    for name, kind, shape in parameters:
+        value = values[name]
+        problem = None
+        if kind == "int" and isinstance(value, int):
+            problem = _bind_one(name, name, value, sizes, pending)
+        elif kind == "ndarray" and isinstance(value, tuple):
+            problem = _bind_array(name, shape, value, sizes, pending)
+        if problem:
+            return sizes, [problem]
+    for name, dim, got in pending:
+        if evaluate(dim, sizes) != got:
+            return sizes, [f"{name}: {dim} = {evaluate(dim, sizes)}, got {got}"]
+    return sizes, []
+
+
+def _bind_array(
+    name: str,
+    shape: tuple[int | str, ...],
+    got: tuple[int, ...],
+    sizes: dict[str, int],
+    pending: list[tuple[str, Dim, int]],
+) -> str | None:
+    if len(got) != len(shape):
+        return f"{name} must have shape {_known(shape, sizes)}, got {tuple(got)}"
+    for dim, size in zip(shape, got):
+        if _bind_one(name, dim, size, sizes, pending) is not None:
+            return f"{name} must have shape {_known(shape, sizes)}, got {tuple(got)}"
+    return None
+
+
+def _bind_one(
+    name: str, dim: int | str, size: int, sizes: dict[str, int], pending: list[tuple[str, Dim, int]]
+) -> str | None:
+    if isinstance(dim, str) and dim.isidentifier() and dim not in sizes:
+        sizes[dim] = size
+        return None
+    if all(n in sizes for n in dimension_names(dim)):
+        return None if evaluate(dim, sizes) == size else f"{name}: {dim} must be {evaluate(dim, sizes)}, got {size}"
+    pending.append((name, dim, size))
+    return None
+
+
+def _known(shape: tuple[int | str, ...], sizes: dict[str, int]) -> str:
+    """The shape with the sizes bound so far put in: (D, M) = (8, M)."""
+    filled = tuple(evaluate(d, sizes) if all(n in sizes for n in dimension_names(d)) else d for d in shape)
+    text = shape_text(shape)
+    return text if filled == shape else f"{text} = {shape_text(filled)}"
+
+
+def output_problems(output_shape: tuple[Dim, ...], sizes: dict[str, int], got: tuple[int, ...]) -> list[str]:
+    """The expected output's shape against the output's symbolic shape."""
+    want = tuple(evaluate(d, sizes) for d in output_shape)
+    return [] if tuple(got) == want else [f"expected output must have shape {want}, got {tuple(got)}"]
+
+
+def size_problems(sizes: dict[str, int], constraints: dict[str, object]) -> list[str]:
+    """Sizes outside problem.yaml's inclusive [min, max] ranges (`constraints`, by dimension name,
+    in its order), then each `divisible` pair [a, b] whose a is not a multiple of b."""
     out = []
-    for key in SIZES:
-        lo, hi = constraints[key]
-        if not lo <= dims[key] <= hi:
-            out.append(f"{key} = {dims[key]} is outside [{lo}, {hi}]")
-    if dims["num_heads"] >= 1 and dims["D"] % dims["num_heads"]:
-        out.append(f"D = {dims['D']} is not divisible by num_heads = {dims['num_heads']}")
+    for key, bounds in constraints.items():
+        if key in ("max_abs_input", "divisible") or not isinstance(bounds, (list, tuple)):
+            continue
+        lo, hi = bounds
+        if not lo <= sizes[key] <= hi:
+            out.append(f"{key} = {sizes[key]} is outside [{lo}, {hi}]")
+    pairs = constraints.get("divisible", ())
+    for a, b in pairs if isinstance(pairs, (list, tuple)) else ():
+        if sizes[b] >= 1 and sizes[a] % sizes[b]:
+            out.append(f"{a} = {sizes[a]} is not divisible by {b} = {sizes[b]}")
     return out
 
 

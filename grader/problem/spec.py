@@ -15,25 +15,30 @@ loader and the schema agree on valid and broken documents).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .input_rules import Signature, dimension_names
 from .spec_rules import (
     ROOT,
     Boolean,
     Choice,
+    DimList,
     First,
     Integer,
-    IntRange,
     ListOf,
+    NamePairs,
     PositiveInteger,
     PositiveNumber,
     Record,
     RequiredWhen,
+    SizeRanges,
     SpecError,
     Text,
     TextList,
+    TextMap,
     json_schema,
 )
 
@@ -58,9 +63,9 @@ __all__ = [
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    type: str  # "ndarray" or "int"
+    type: str  # "ndarray", "int" (itself a dimension, by its name) or "float"
     dtype: str | None
-    shape: tuple[str, ...]
+    shape: tuple[int | str, ...]  # dimensions: problem/shapes.py
 
 
 @dataclass(frozen=True)
@@ -140,8 +145,9 @@ class ProblemSpec:
     parameters: tuple[Parameter, ...]
     output_type: str
     output_dtype: str
-    output_shape: tuple[str, ...]
+    output_shape: tuple[int | str, ...]
     constraints: dict[str, Any]
+    symbols: dict[str, str]  # how the statement's formulas write a dimension name
     comparison: Comparison
     limits: Limits
     time_calibration: TimeCalibration
@@ -162,6 +168,11 @@ class ProblemSpec:
         return tuple(p.name for p in self.parameters)
 
     @property
+    def signature(self) -> Signature:
+        """(name, type, shape) of each parameter, in call order: what shapes.bind reads."""
+        return [(p.name, p.type, p.shape) for p in self.parameters]
+
+    @property
     def max_score(self) -> int:
         return sum(g.points for g in self.groups)
 
@@ -172,9 +183,9 @@ _ARRAY_DTYPE = "arrays must be float64"
 _PARAMETER = Record(
     {
         "name": Text(),
-        "type": Choice(("ndarray", "int"), "must be 'ndarray' or 'int', got {value!r}", typed_as=str),
+        "type": Choice(("ndarray", "int", "float"), "must be 'ndarray', 'int' or 'float', got {value!r}", typed_as=str),
         "dtype": Choice(("float64",), _ARRAY_DTYPE),
-        "shape": TextList(),
+        "shape": DimList(),
     },
     optional=frozenset({"dtype"}),
     required_when=RequiredWhen("dtype", "type", "ndarray", _ARRAY_DTYPE),
@@ -209,19 +220,15 @@ PROBLEM_YAML = Record(
             {
                 "type": Choice(("ndarray",), "only 'ndarray' is supported, got {value!r}"),
                 "dtype": Choice(("float64",), "only 'float64' is supported, got {value!r}"),
-                "shape": TextList(),
+                "shape": DimList(),
             }
         ),
-        "constraints": Record(
-            {
-                "B": IntRange(),
-                "N": IntRange(),
-                "D": IntRange(),
-                "M": IntRange(),
-                "num_heads": IntRange(),
-                "max_abs_input": PositiveNumber(),
-            }
+        # Any dimension name -> its inclusive range; `divisible`: pairs [a, b] with a % b == 0.
+        "constraints": SizeRanges(
+            {"max_abs_input": PositiveNumber(), "divisible": NamePairs()}, optional=frozenset({"divisible"})
         ),
+        # How the statement's formulas write a dimension name (default: the name itself).
+        "symbols": TextMap(),
         "comparison": Record({"rule": Text(), "rtol": PositiveNumber(), "atol": PositiveNumber(), "evidence": Text()}),
         "limits": Record(
             {
@@ -261,10 +268,11 @@ PROBLEM_YAML = Record(
                 ),
             }
         ),
-    }
+    },
+    optional=frozenset({"symbols"}),
 )
 
-SCHEMA_TITLE = "problem.yaml of the ViT Encoder Block bundle (schema_version 1)"
+SCHEMA_TITLE = "problem.yaml of a problem bundle (schema_version 1)"
 SCHEMA_DESCRIPTION = (
     "Generated from PROBLEM_YAML in grader/problem/spec.py, the rules the grader checks "
     "problem.yaml against at every run (python3 scripts/problem_schema.py writes this file). "
@@ -286,9 +294,40 @@ def problem_schema_text() -> str:
     return json.dumps(problem_schema(), indent=2) + "\n"
 
 
+def bound_names(parameters: Sequence[Parameter]) -> set[str]:
+    """The dimension names a call binds: each int parameter's, each bare name of an array's shape."""
+    names = {p.name for p in parameters if p.type == "int"}
+    return names | {d for p in parameters for d in p.shape if isinstance(d, str) and d.isidentifier()}
+
+
+def _dimension_problems(doc: dict[str, Any]) -> list[str]:
+    """What JSON Schema cannot say of the shapes: every name an expression, the output or a
+    constraint reads is bound by the parameters; a scalar has the shape []."""
+    params = [Parameter(p["name"], p["type"], p.get("dtype"), p["shape"]) for p in doc["entry_point"]["parameters"]]
+    bound = bound_names(params)
+    out = [
+        f"entry_point.parameters: {p.name} is a scalar: its shape must be []"
+        for p in params
+        if p.type != "ndarray" and p.shape
+    ]
+    shapes = [(f"entry_point.parameters: {p.name}", p.shape) for p in params] + [
+        ("output.shape", doc["output"]["shape"])
+    ]
+    for where, shape in shapes:
+        unbound = [n for d in shape for n in dimension_names(d) if n not in bound]
+        out += [f"{where}: {n!r} is bound by no parameter" for n in dict.fromkeys(unbound)]
+    named = [k for k in doc["constraints"] if k not in ("max_abs_input", "divisible")]
+    named += [n for pair in doc["constraints"].get("divisible", ()) for n in pair]
+    out += [f"constraints: {n!r} is not a dimension of the parameters" for n in dict.fromkeys(named) if n not in bound]
+    return out
+
+
 def parse_spec(raw: Any) -> ProblemSpec:
     """Build a ProblemSpec from the parsed YAML document, or raise SpecError."""
     doc = PROBLEM_YAML.check(raw, ROOT)
+    problems = _dimension_problems(doc)
+    if problems:
+        raise SpecError(problems[0])
     entry, out, tests = doc["entry_point"], doc["output"], doc["tests"]
     track, lim, cal, imp = doc["track"], doc["limits"], doc["time_calibration"], doc["allowed_imports"]
     return ProblemSpec(
@@ -309,6 +348,7 @@ def parse_spec(raw: Any) -> ProblemSpec:
         output_dtype=out["dtype"],
         output_shape=out["shape"],
         constraints=doc["constraints"],
+        symbols=doc.get("symbols", {}),
         comparison=Comparison(**doc["comparison"]),
         limits=Limits(**lim),
         time_calibration=TimeCalibration(**cal),

@@ -23,18 +23,12 @@ import math
 import sys
 from typing import Any
 
-from grader.problem.input_rules import magnitude_problem, shape_problems, size_problems, sizes  # INCLUDE
+from grader.problem.input_rules import bind, magnitude_problem, size_problems  # INCLUDE
 
+# The export writes the bundle's own: each parameter's [name, type, shape], problem.yaml's constraints.
 CONFIG: dict[str, Any] = {
-    "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
-    "constraints": {
-        "B": [1, 4],
-        "N": [1, 256],
-        "D": [1, 256],
-        "M": [1, 1024],
-        "num_heads": [1, 256],
-        "max_abs_input": 1000.0,
-    },
+    "parameters": [["x", "ndarray", ["B", "N", "D"]], ["num_heads", "int", []]],
+    "constraints": {"B": [1, 4], "N": [1, 256], "D": [1, 256], "num_heads": [1, 256], "max_abs_input": 1000.0},
 }
 VALID, INVALID = 42, 43
 
@@ -63,22 +57,38 @@ def shape_of(value: object, where: str) -> tuple[int, ...]:
     return ()
 
 
+def _number(value: object, where: str) -> float:
+    """A float input: a finite number within the bounds, or Invalid."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Invalid(f"{where} must be a number")
+    shape_of(value, where)
+    return float(value)
+
+
 def check(raw: object) -> None:
     """Raise Invalid with the first rule `raw`, the parsed `.in` file, breaks."""
-    params = CONFIG["parameters"]
+    params = [p[0] for p in CONFIG["parameters"]]
     if not isinstance(raw, dict) or sorted(raw) != sorted(params):
         raise Invalid(f"expected a JSON object with exactly the keys {params}")
-    heads = raw["num_heads"]
-    if isinstance(heads, bool) or not isinstance(heads, int):
-        raise Invalid("num_heads must be an integer")
-    shapes = {k: shape_of(raw[k], k) for k in params if k != "num_heads"}
-    problems = shape_problems(shapes) or size_problems(sizes(shapes, heads), CONFIG["constraints"])
+    values: dict[str, tuple[int, ...] | int] = {}
+    for name, kind, _ in CONFIG["parameters"]:
+        if kind == "int":
+            if isinstance(raw[name], bool) or not isinstance(raw[name], int):
+                raise Invalid(f"{name} must be an integer")
+            values[name] = raw[name]
+        elif kind == "float":
+            _number(raw[name], name)
+        else:
+            values[name] = shape_of(raw[name], name)
+    signature = [(name, kind, tuple(shape)) for name, kind, shape in CONFIG["parameters"]]
+    sizes, problems = bind(signature, values)
+    problems = problems or size_problems(sizes, CONFIG["constraints"])
     if problems:
         raise Invalid(problems[0])
 
 
 def canonical(raw: dict[str, Any]) -> str:
-    return json.dumps({k: raw[k] for k in CONFIG["parameters"]}, separators=(",", ":"), allow_nan=False) + "\n"
+    return json.dumps({p[0]: raw[p[0]] for p in CONFIG["parameters"]}, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def main() -> int:
