@@ -147,19 +147,16 @@ def prepare(out: Path) -> int:
 
     from grader.problem.bundle import open_bundle
     from grader.problem.case_cache import load_cases_cached
-    from grader.problem.cases import ARRAY_INPUTS, INPUT_ORDER
 
     bundle = open_bundle(ROOT)
     heads, blobs = [], []
     for case in load_cases_cached(bundle.testcases, bundle.group_names("all")):
-        arrays = [np.ascontiguousarray(case.inputs[k], dtype="<f8") for k in INPUT_ORDER if k in ARRAY_INPUTS]
+        arrays = [np.ascontiguousarray(v, dtype="<f8") for v in case.inputs.values() if isinstance(v, np.ndarray)]
         inputs = b"".join(a.tobytes() for a in arrays)
         expected = np.ascontiguousarray(case.expected, dtype="<f8").tobytes()
         args = [
-            {"kind": "array", "shape": list(case.inputs[k].shape)}
-            if k in ARRAY_INPUTS
-            else {"kind": "int", "value": int(case.inputs[k])}
-            for k in INPUT_ORDER
+            {"kind": "array", "shape": list(v.shape)} if isinstance(v, np.ndarray) else {"kind": "int", "value": int(v)}
+            for v in case.inputs.values()
         ]
         heads.append(
             {

@@ -26,8 +26,8 @@ from grader.judging.case_steps import (
     run_context,
     total_time_step,
 )
-from grader.judging.judge import GradeOptions, cases_step
-from grader.judging.timing import case_work, effective_limits, least_limits
+from grader.judging.judge import GradeOptions, cases_step, work_step
+from grader.judging.timing import effective_limits, least_limits
 from grader.judging.verdict import CompileResult
 from grader.sandbox.early import EARLY_PROBE_LIMITS
 from grader.sandbox.launcher import SandboxError
@@ -107,6 +107,7 @@ def grading(bundle, sb, cases, **kw) -> Grading:
         least=least,
         two=False,
         kinds=[(True, True)] * len(cases),
+        work=work_step(bundle, cases),
         time_factor=1.0,
         stop_after_failure=False,
     )
@@ -144,7 +145,7 @@ def test_the_total_time_used_up_is_tle_without_a_run(bundle, cases):
 
 def test_a_test_no_smaller_than_a_timed_out_one_is_tle_without_a_run(bundle, cases):
     sb = ScriptedSandbox()
-    work = case_work(cases[1].dims)
+    work = work_step(bundle, cases)[1]
     g = grading(bundle, sb, cases, timed_out=[("sample/x", work)])
     r = case_step(g, 1)
     assert r.verdict == "TLE" and "(sample/x) exceeded the time limit" in r.message and sb.log == []
@@ -212,7 +213,7 @@ def test_a_time_out_is_remembered_and_stop_after_failure_ends_the_grading(bundle
     killed = outcome(cases[0], cpu_s=0.2, killed_by="wall", signal=signal.SIGKILL, status="no_result", value=None)
     g = grading(bundle, ScriptedSandbox(killed), cases, limits=measured, stop_after_failure=True)
     r = run_case_step(g, 0)
-    assert r.verdict == "TLE" and g.timed_out == [(cases[0].name, case_work(cases[0].dims))]
+    assert r.verdict == "TLE" and g.timed_out == [(cases[0].name, work_step(bundle, cases)[0])]
     assert not g.complete
 
 

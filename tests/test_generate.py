@@ -12,11 +12,13 @@ import decimal_oracle
 from grader.maintain.regenerate import check_testcases, write_testcases
 from grader.problem.bundle import open_bundle
 from grader.problem.cases import load_cases
-from grader.problem.generate import RECIPES, SAMPLES, expected_output, hidden_cases
+from grader.problem.generate import case_maker, hidden_cases
 from same_data import assert_same_data
 
 # hidden set 4.7 MB (mostly the ViT-Tiny case), practice set 1.2 MB, mistakes' outputs 1.5 MB
 MAX_TESTCASES_BYTES = 9_000_000
+PROBLEM = open_bundle().load_problem_module()
+RECIPES, SAMPLES = PROBLEM.RECIPES, PROBLEM.SAMPLES
 
 
 def test_checked_in_cases_are_byte_identical_to_a_regeneration(bundle):
@@ -81,9 +83,9 @@ def test_recipes_are_deterministic_per_seed_and_vary_with_it():
 
 def test_samples_are_the_statement_inputs_verbatim(bundle):
     cases = load_cases(bundle.testcases, ["sample"])
-    assert [c.name for c in cases] == [f"sample/{slug}" for slug, *_ in SAMPLES]
-    for case, (_, _, _, raw) in zip(cases, SAMPLES):
-        for key, value in raw.items():
+    assert [c.name for c in cases] == [f"sample/{s.slug}" for s in SAMPLES]
+    for case, sample in zip(cases, SAMPLES):
+        for key, value in sample.inputs.items():
             if key == "num_heads":
                 assert case.inputs[key] == value
             else:
@@ -91,13 +93,13 @@ def test_samples_are_the_statement_inputs_verbatim(bundle):
 
 
 def test_secret_seed_sets_differ_from_the_published_one_but_keep_the_groups(bundle, spec):
-    reference = bundle.load_reference_module()
+    maker = case_maker(bundle)
     # Two cheap groups are enough to see that a different seed gives different data (the
     # group's position in problem.yaml is part of its random stream, so keep the prefix).
     prefix = dataclasses.replace(spec, groups=spec.groups[:2])
     assert prefix.groups[1].name == "single_head"
-    fresh = hidden_cases(prefix, reference, seed=12345)
-    same = hidden_cases(prefix, reference, seed=spec.generator_seed)
+    fresh = hidden_cases(dataclasses.replace(maker, spec=prefix), seed=12345)
+    same = hidden_cases(dataclasses.replace(maker, spec=prefix), seed=spec.generator_seed)
     old = load_cases(bundle.testcases, ["single_head"])
     assert all(
         np.array_equal(a.inputs["x"], b.inputs["x"]) and np.array_equal(a.expected, b.expected)
@@ -128,7 +130,7 @@ def test_expected_outputs_are_the_exact_values_rounded_once(bundle, name):
     assert exact.tobytes() == case.expected.tobytes(), (
         f"{name}: {int(np.count_nonzero(exact != case.expected))} of {exact.size} values are not the exact ones"
     )
-    np.testing.assert_array_equal(expected_output(bundle.load_reference_module(), case.inputs), case.expected)
+    np.testing.assert_array_equal(case_maker(bundle).expected_output(case.inputs), case.expected)
 
 
 def test_testcases_folder_stays_small(bundle):

@@ -16,10 +16,12 @@ import pytest
 
 from grader.feedback.fingerprint import passes
 from grader.judging.judge import GradeOptions, cases_step
-from grader.problem.bundle import BundleError
-from grader.problem.generate import PRACTICE_RECIPES, RECIPES, practice_cases
+from grader.problem.bundle import BundleError, open_bundle
+from grader.problem.generate import case_maker, practice_cases
 
 ROOT = Path(__file__).resolve().parent.parent
+PROBLEM = open_bundle().load_problem_module()
+RECIPES, PRACTICE_RECIPES = PROBLEM.RECIPES, PROBLEM.PRACTICE_RECIPES
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +51,7 @@ def test_practice_data_differs_from_the_hidden_data(bundle, practice):
 
 
 def test_practice_set_regenerates_from_its_own_seed(bundle, spec, practice):
-    reference = bundle.load_reference_module()
-    fresh = practice_cases(spec, reference)
+    fresh = practice_cases(case_maker(bundle))
     assert [c.name for c in fresh] == [c.name for c in practice[3:]]
     for a, b in zip(fresh, practice[3:]):
         np.testing.assert_array_equal(a.expected, b.expected)

@@ -22,7 +22,6 @@ from grader.judging.timing import (
     PROBE_BAND_SLOW,
     RERUN_BAND,
     SCALE_BOUNDS,
-    case_work,
     covered_by_timeout,
     effective_limits,
     machine_scale,
@@ -312,8 +311,13 @@ def test_only_a_cpu_time_out_close_to_the_limit_is_judged_twice(cpu, wall, expec
     assert RERUN_BAND == 1.25
 
 
-def test_case_work_counts_the_blocks_multiply_adds():
+def test_case_work_counts_the_blocks_multiply_adds(bundle):
+    case_work = bundle.load_problem_module().case_work
     assert case_work({"B": 2, "N": 3, "D": 4, "M": 5, "num_heads": 2}) == 2 * 3 * (4 * 16 + 2 * 3 * 4 + 2 * 4 * 5)
+
+
+def test_without_the_bundles_case_work_nothing_is_covered():
+    assert covered_by_timeout(None, [("sample/02", 1)]) is None
 
 
 def test_a_test_at_least_as_large_as_a_timed_out_one_is_covered():

@@ -8,8 +8,12 @@ import json
 import numpy as np
 import pytest
 
+from grader.problem.bundle import open_bundle
 from grader.problem.cases import TestCase, case_to_text, load_cases
 from grader.problem.validate import case_problems, validate_cases, validate_directory
+
+EXTRA = open_bundle().load_problem_module().extra_case_problems  # the root's symmetric-weights rule
+ID = "vit-encoder-block"
 
 
 def test_every_checked_in_case_is_valid(bundle, spec):
@@ -26,7 +30,7 @@ def test_cli_validate_passes(cli):
 def base(bundle) -> TestCase:
     """A valid hidden multi-head case to break in one way at a time."""
     case = load_cases(bundle.testcases, ["multi_head"])[0]
-    assert case.dims["num_heads"] > 1
+    assert case.inputs["num_heads"] > 1
     return case
 
 
@@ -37,7 +41,7 @@ def _with(case: TestCase, **inputs) -> TestCase:
 
 
 def _problems(case: TestCase, spec) -> list[str]:
-    return case_problems(case, spec)
+    return case_problems(case, spec, EXTRA)
 
 
 def test_the_base_case_is_valid(base, spec):
@@ -48,18 +52,20 @@ def test_wrong_shapes_are_named(base, spec):
     x = base.inputs["x"]
     assert _problems(_with(base, x=x[0]), spec) == [f"x must have shape (B, N, D), got {x[0].shape}"]
     D = x.shape[-1]
-    assert f"Wk must have shape ({D}, {D}), got ({D}, {D + 1})" in _problems(
+    assert f"Wk must have shape (D, D) = ({D}, {D}), got ({D}, {D + 1})" in _problems(
         _with(base, Wk=np.zeros((D, D + 1)) + 0.5), spec
     )
     M = base.inputs["W1"].shape[1]
-    assert f"W2 must have shape ({M}, {D}), got ({M + 1}, {D})" in _problems(_with(base, W2=np.ones((M + 1, D))), spec)
+    assert f"W2 must have shape (M, D) = ({M}, {D}), got ({M + 1}, {D})" in _problems(
+        _with(base, W2=np.ones((M + 1, D))), spec
+    )
     assert any(p.startswith("W1 must have shape (D, M)") for p in _problems(_with(base, W1=np.ones((D + 1, M))), spec))
     bad_expected = dataclasses.replace(base, expected=base.expected[:, :-1])
     assert any("expected output must have shape" in p for p in _problems(bad_expected, spec))
 
 
 def test_heads_must_divide_d(base, spec):
-    D = base.dims["D"]
+    D = base.inputs["x"].shape[-1]
     H = next(h for h in range(2, D + 1) if D % h)
     assert f"D = {D} is not divisible by num_heads = {H}" in _problems(_with(base, num_heads=H), spec)
 
@@ -89,7 +95,7 @@ def test_out_of_range_sizes(base, spec, dim):
     lo, hi = spec.constraints[dim]
     B, N, D = base.inputs["x"].shape
     M = base.inputs["W1"].shape[1]
-    sizes = {"B": B, "N": N, "D": D, "M": M, "num_heads": base.dims["num_heads"]}
+    sizes = {"B": B, "N": N, "D": D, "M": M, "num_heads": base.inputs["num_heads"]}
     if dim == "num_heads":
         sizes["num_heads"] = 0
         sizes["D"], sizes["M"] = D, M
@@ -124,13 +130,27 @@ def test_symmetric_hidden_weights_are_refused(base, spec, key):
 def test_symmetric_weights_are_fine_in_samples_and_zero_matrices_anywhere(bundle, spec, base):
     samples = load_cases(bundle.testcases, ["sample"])
     assert np.array_equal(samples[0].inputs["Wq"], samples[0].inputs["Wq"].T)  # identity weights
-    assert validate_cases(samples, spec) == []
+    assert validate_cases(samples, spec, extra=EXTRA) == []
     assert _problems(_with(base, Wo=np.zeros_like(base.inputs["Wo"])), spec) == []
 
 
 def test_non_float_data(base, spec):
     as_int = _with(base, Wq=base.inputs["Wq"].astype(np.int64))
     assert "Wq must be float64, got int64" in _problems(as_int, spec)
+
+
+def test_inputs_must_be_the_parameters_in_order_each_of_its_kind(base, spec):
+    missing = dataclasses.replace(base, inputs={k: v for k, v in base.inputs.items() if k != "Wk"})
+    assert _problems(missing, spec) == [
+        "the inputs must be x, num_heads, Wq, Wk, Wv, Wo, W1, W2 in this order, got x, num_heads, Wq, Wv, Wo, W1, W2"
+    ]
+    swapped = dataclasses.replace(
+        base,
+        inputs={"num_heads": base.inputs["num_heads"], **{k: v for k, v in base.inputs.items() if k != "num_heads"}},
+    )
+    assert _problems(swapped, spec)[0].startswith("the inputs must be x, num_heads,")
+    assert _problems(_with(base, num_heads=2.0), spec) == ["num_heads must be of type int, got float"]
+    assert _problems(_with(base, num_heads=True), spec) == ["num_heads must be of type int, got bool"]
 
 
 def test_unknown_group_and_duplicate_names(base, spec):
@@ -143,13 +163,13 @@ def test_directory_problems_name_the_file(tmp_path, base, spec):
     folder = tmp_path / "multi_head"
     folder.mkdir()
     (folder / "01-ok.json").write_text(
-        case_to_text(dataclasses.replace(base, name="multi_head/01-ok")), encoding="utf-8"
+        case_to_text(dataclasses.replace(base, name="multi_head/01-ok"), ID), encoding="utf-8"
     )
-    raw = json.loads(case_to_text(dataclasses.replace(base, name="multi_head/02-bool")))
+    raw = json.loads(case_to_text(dataclasses.replace(base, name="multi_head/02-bool"), ID))
     raw["input"]["x"][0][0][0] = True
     (folder / "02-bool.json").write_text(json.dumps(raw), encoding="utf-8")
     (folder / "03-misnamed.json").write_text(
-        case_to_text(dataclasses.replace(base, name="multi_head/xx")), encoding="utf-8"
+        case_to_text(dataclasses.replace(base, name="multi_head/xx"), ID), encoding="utf-8"
     )
     problems = validate_directory(tmp_path, spec, ("multi_head", "batch"))
     assert any("02-bool.json: input.x[0][0][0]: True is a bool, not a number" in p for p in problems), problems
@@ -161,8 +181,8 @@ def test_cli_validate_fails_on_a_bad_folder(tmp_path, cli, base):
     folder = tmp_path / "sample"
     folder.mkdir()
     bad = dataclasses.replace(base, name="sample/01-bad", group="sample")
-    bad = _with(bad, num_heads=bad.dims["D"] + 1)
-    (folder / "01-bad.json").write_text(case_to_text(bad), encoding="utf-8")
+    bad = _with(bad, num_heads=bad.inputs["x"].shape[-1] + 1)
+    (folder / "01-bad.json").write_text(case_to_text(bad, ID), encoding="utf-8")
     result = cli("validate", str(tmp_path))
     assert result.returncode == 1
     assert "is not divisible by num_heads" in result.stdout and "problem(s)" in result.stdout
@@ -217,7 +237,7 @@ def _sized(base: TestCase, B: int, N: int, D: int, M: int, heads: int) -> TestCa
 
 
 def _broken(base: TestCase, spec) -> dict[str, TestCase]:
-    x, D = base.inputs["x"], base.dims["D"]
+    x, D = base.inputs["x"], base.inputs["x"].shape[-1]
     M = base.inputs["W1"].shape[1]
     H = next(h for h in range(2, D + 1) if D % h)
     lo_hi = spec.constraints
