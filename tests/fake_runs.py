@@ -45,6 +45,8 @@ def run_context(**changes: Any) -> RunContext:
         flood_bytes=32 << 20,
         result_bytes=16 << 20,
         allowed_hint="allowed: NumPy and math",
+        output_shape=("B", "N", "D"),
+        axis_names={"B": "batch"},
     )
     fields.update(changes)
     return RunContext(**fields)

@@ -96,8 +96,8 @@ def test_constraints_are_typed(spec):
         (lambda d: d["comparison"].update(atol=float("nan")), "comparison.atol: must be a positive finite number"),
         (lambda d: d["limits"].update(total_time_s=float("inf")), "limits.total_time_s: must be a positive finite"),
         (
-            lambda d: d["entry_point"]["parameters"][1].update(type="float"),
-            "entry_point.parameters[1].type: must be 'ndarray' or 'int'",
+            lambda d: d["entry_point"]["parameters"][1].update(type="complex"),
+            "entry_point.parameters[1].type: must be 'ndarray', 'int' or 'float'",
         ),
     ],
 )

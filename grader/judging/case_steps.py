@@ -54,6 +54,8 @@ def run_context(spec: ProblemSpec, limits: EffectiveLimits) -> RunContext:
         flood_bytes=spec.limits.output_flood_mib << 20,
         result_bytes=spec.limits.output_mib << 20,
         allowed_hint=f"allowed: NumPy and the standard-library modules {', '.join(allowed.stdlib)}",
+        output_shape=spec.output_shape,
+        axis_names=spec.axis_names,
     )
 
 

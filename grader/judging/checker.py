@@ -12,10 +12,12 @@ from __future__ import annotations
 import builtins
 import re
 import signal
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..problem.input_rules import shape_text
 from ..sandbox import child
 from ..sandbox.records import ErrorInfo, RunOutcome
 from .hidden import HIDDEN_SIGNALS, exception_name
@@ -47,6 +49,8 @@ class RunContext:
     flood_bytes: int
     result_bytes: int
     allowed_hint: str
+    output_shape: tuple[int | str, ...] = ()  # problem.yaml's, as it names the dimensions
+    axis_names: Mapping[str, str] = field(default_factory=dict)  # problem.yaml's: B -> "batch"
 
 
 def _signal_name(num: int, show: bool = True) -> str:
@@ -298,7 +302,18 @@ def _safe_shape(shape: tuple[int, ...], expected_shape: tuple[int, ...], show: b
     return f"with {len(shape)} axes (other sizes are not shown for hidden cases)"
 
 
-def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...], show: bool = True) -> Decision | None:
+def _shape_hint(got: tuple[int, ...], expected: tuple[int, ...], ctx: RunContext) -> str:
+    """' - the batch axis B is missing' when the answer lacks the output's first axis."""
+    if not ctx.output_shape or got != expected[1:]:
+        return ""
+    first = str(ctx.output_shape[0])
+    word = ctx.axis_names.get(first)
+    return f" - the {word} axis {first} is missing" if word else f" - the axis {first} is missing"
+
+
+def _returned_problem(
+    out: RunOutcome, expected_shape: tuple[int, ...], ctx: RunContext, show: bool = True
+) -> Decision | None:
     v = out.value
     if v is None:
         return Decision("RE", "run", "no result was received")
@@ -326,15 +341,13 @@ def _returned_problem(out: RunOutcome, expected_shape: tuple[int, ...], show: bo
             "tampered with); do not write to file descriptor 3",
         )
     if v.shape != tuple(expected_shape):
-        hint = ""
-        if v.shape == tuple(expected_shape[1:]):
-            hint = " - the batch axis B is missing"
+        named = f" = {shape_text(ctx.output_shape)}" if ctx.output_shape else ""
         return Decision(
             "WA",
             "shape",
             f"returned shape {_safe_shape(v.shape, expected_shape, show)}; "
-            f"expected exactly {tuple(expected_shape)} = "
-            f"(B, N, D){hint}. Shapes must match exactly (no broadcasting)",
+            f"expected exactly {tuple(expected_shape)}{named}"
+            f"{_shape_hint(tuple(v.shape), tuple(expected_shape), ctx)}. Shapes must match exactly (no broadcasting)",
         )
     if v.array is None:  # a header written by hand to fd 3, without its data
         return Decision(
@@ -353,7 +366,7 @@ def decide(
     return (
         load_problem(out, ctx, show_values)
         or limit_problem(out, ctx, show_values)
-        or _returned_problem(out, expected.shape, show_values)
+        or _returned_problem(out, expected.shape, ctx, show_values)
         or compare(_returned_array(out), expected, rtol, atol, show_values)
     )
 

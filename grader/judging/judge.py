@@ -33,15 +33,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import __version__
-from ..problem.bundle import Bundle, BundleError
-from ..problem.case_cache import read_case_cached
-from ..problem.cases import CaseFileError, TestCase, case_sizes
+from ..problem.bundle import Bundle
+from ..problem.cases import TestCase, case_sizes
 from ..problem.spec import ProblemSpec
 from ..sandbox import child
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.records import ReturnedValue, RunOutcome, SandboxInfo
 from .case_runs import drop_ahead, second_worker
+from .case_selection import select_cases
 from .case_steps import (
     Grading,
     ProbeFailed,
@@ -55,7 +55,7 @@ from .case_steps import (
 )
 from .checker import RunContext, limit_problem, load_problem
 from .sandbox_terms import sandbox_allowed, sandbox_limits
-from .source import StaticCheck, Submission, read_submission, static_check
+from .source import EMPTY, StaticCheck, Submission, read_submission, static_check
 from .timing import GIVEN, EffectiveLimits, effective_limits, least_limits
 from .values import Decision
 from .verdict import (
@@ -90,7 +90,10 @@ class GradeOptions:
 
 
 def read_step(path: Path, spec: ProblemSpec, within: Path | None = None) -> tuple[Submission | None, StaticCheck]:
-    return read_submission(path, spec.limits.source_kib * 1024, within)
+    sub, check = read_submission(path, spec.limits.source_kib * 1024, within)
+    if check.message == EMPTY:
+        return sub, StaticCheck(False, f"{EMPTY}: define {spec.function}({', '.join(spec.parameter_names)})")
+    return sub, check
 
 
 def static_step(sub: Submission, spec: ProblemSpec) -> StaticCheck:
@@ -122,66 +125,7 @@ def sandbox_step(
 
 def cases_step(bundle: Bundle, options: GradeOptions) -> list[TestCase]:
     """Published cases of a selection, or samples plus a hidden set generated from a secret seed."""
-    refused = _selection_refused(bundle.flavour, options)
-    if refused:
-        raise BundleError(refused)
-    groups = bundle.group_names(options.tests)  # BundleError for an unknown selection
-    try:
-        cases = (
-            bundle.load_selection(options.tests, read_case_cached)
-            if options.secret_seed is None
-            else _secret_set(bundle, options.tests, options.secret_seed)
-        )
-    except CaseFileError as exc:
-        raise BundleError(f"broken test data: {exc}") from None
-    if not cases:
-        raise BundleError(f"no test cases found under {bundle.testcases} for --tests {options.tests}")
-    if options.secret_seed is None:
-        _check_published(cases, bundle.spec, groups)
-    return cases
-
-
-def _selection_refused(flavour: str, options: GradeOptions) -> str | None:
-    """Why a bundle of this flavour cannot judge the selection `options` ask for; None if it can."""
-    if flavour == "practice" and (options.tests == "all" or options.secret_seed is not None):
-        # Judging "all" on the samples alone would pass for a full verdict: refuse instead.
-        what = (
-            "--secret-seed needs the reference solution"
-            if options.secret_seed is not None
-            else "--tests all needs the hidden test cases"
-        )
-        return (
-            f"{what}, which the practice archive does not contain: grade with --tests practice "
-            "or --tests sample, or use the judge bundle"
-        )
-    if options.secret_seed is not None and options.tests == "practice":
-        return "--secret-seed draws a fresh hidden set: use it with --tests all, not --tests practice"
-    return None
-
-
-def _secret_set(bundle: Bundle, tests: str, seed: int) -> list[TestCase]:
-    """The samples, and for --tests all a hidden set generated from `seed`, checked by the validator."""
-    from ..problem.generate import case_maker, hidden_cases, sample_cases
-    from ..problem.validate import validate_cases
-
-    maker = case_maker(bundle)
-    cases = sample_cases(maker)
-    if tests == "all":
-        cases += hidden_cases(maker, seed)
-    problems = validate_cases(cases, bundle.spec, extra=getattr(maker.problem, "extra_case_problems", None))
-    if problems:
-        raise BundleError(f"the generated set is invalid: {problems[0]}")
-    return cases
-
-
-def _check_published(cases: list[TestCase], spec: ProblemSpec, groups: tuple[str, ...]) -> None:
-    """A damaged or missing case file must stop grading (exit 2), never turn into a verdict."""
-    from ..problem.validate import validate_cases
-
-    problems = validate_cases(cases, spec, groups)
-    if problems:
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        raise BundleError(f"broken test data: {problems[0]}{more}; run `python -m grader validate`")
+    return select_cases(bundle, options.tests, options.secret_seed)
 
 
 def probe_step(bundle: Bundle, options: GradeOptions, zygote: Spawned | None = None) -> float:

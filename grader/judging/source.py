@@ -98,6 +98,9 @@ def read_submission(path: Path, max_bytes: int, within: Path | None = None) -> t
     return Submission(path, path.name, raw, text, "python"), StaticCheck(True, "")
 
 
+EMPTY = "the file is empty"  # judge.read_step names the function to define
+
+
 def _bytes_problem(raw: bytes, limit: int, max_bytes: int, notebook: bool) -> str | None:
     """Why these bytes are no submission (over `limit`, empty, binary); None if they may be one."""
     if len(raw) > limit:
@@ -108,7 +111,7 @@ def _bytes_problem(raw: bytes, limit: int, max_bytes: int, notebook: bool) -> st
             )
         return f"the file is larger than the {max_bytes // 1024} KiB limit for a submission"
     if not raw.strip():
-        return "the file is empty: define vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)"
+        return EMPTY
     if b"\0" in raw:
         return "the file contains NUL bytes: it looks like a binary file, not Python source"
     return None

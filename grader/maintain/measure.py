@@ -23,8 +23,6 @@ from ..sandbox.launcher import PROBE_REPEATS, Sandbox
 from .verify import ExpectedSubmission, one_pass_options
 
 PROBE_GROUP = PROBE_REPEATS  # grading reads the probe as the minimum of this many runs (Sandbox.probe)
-# The probe needs a compiled submission in the zygote but never runs it.
-_PROBE_SOURCE = "def vit_encoder_block(*args):\n    return None\n"
 
 
 @dataclass(frozen=True)
@@ -120,8 +118,9 @@ class Timing:
 def probe_sandbox(bundle: Bundle, isolation: str) -> Sandbox:
     """A sandbox for the probe alone: a stub submission, compiled but never called."""
     spec = bundle.spec
+    # The probe needs a compiled submission in the zygote, but never runs it.
     return Sandbox(
-        _PROBE_SOURCE,
+        f"def {spec.function}(*args):\n    return None\n",
         function=spec.function,
         n_args=len(spec.parameters),
         limits=sandbox_limits(spec),

@@ -101,15 +101,15 @@ Dim = int | str
 Signature = list[tuple[str, str, tuple[Dim, ...]]]  # (name, type, shape) of each parameter, in call order
 
 
-def bind(parameters: Signature, values: dict[str, tuple[int, ...] | int]) -> tuple[dict[str, int], list[str]]:
+def bind(signature: Signature, values: dict[str, tuple[int, ...] | int]) -> tuple[dict[str, int], list[str]]:
     """The sizes the inputs give the dimension names, and how their shapes misfit.
 
-    `parameters` are (name, type, shape) in call order; `values` hold each array's shape (a
+    `signature` is (name, type, shape) of each parameter in call order; `values` hold each array's shape (a
     tuple) and each int parameter's value. The first misfit stops the binding: the sizes later
     arrays are measured against would be wrong, so only it is reported."""
     sizes: dict[str, int] = {}
     pending: list[tuple[str, Dim, int]] = []
-    for name, kind, shape in parameters:
+    for name, kind, shape in signature:
         value = values[name]
         problem = None
         if kind == "int" and isinstance(value, int):

@@ -21,20 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from .input_rules import Signature, dimension_names
+from .shape_rules import DimList, NamePairs, SizeRanges
 from .spec_rules import (
     ROOT,
     Boolean,
     Choice,
-    DimList,
     First,
     Integer,
     ListOf,
-    NamePairs,
     PositiveInteger,
     PositiveNumber,
     Record,
     RequiredWhen,
-    SizeRanges,
     SpecError,
     Text,
     TextList,
@@ -148,6 +146,7 @@ class ProblemSpec:
     output_shape: tuple[int | str, ...]
     constraints: dict[str, Any]
     symbols: dict[str, str]  # how the statement's formulas write a dimension name
+    axis_names: dict[str, str]  # what a dimension is called in words, for messages
     comparison: Comparison
     limits: Limits
     time_calibration: TimeCalibration
@@ -229,6 +228,8 @@ PROBLEM_YAML = Record(
         ),
         # How the statement's formulas write a dimension name (default: the name itself).
         "symbols": TextMap(),
+        # What a dimension is called in words, for messages ("the batch axis B is missing").
+        "axis_names": TextMap(),
         "comparison": Record({"rule": Text(), "rtol": PositiveNumber(), "atol": PositiveNumber(), "evidence": Text()}),
         "limits": Record(
             {
@@ -269,7 +270,7 @@ PROBLEM_YAML = Record(
             }
         ),
     },
-    optional=frozenset({"symbols"}),
+    optional=frozenset({"symbols", "axis_names"}),
 )
 
 SCHEMA_TITLE = "problem.yaml of a problem bundle (schema_version 1)"
@@ -317,6 +318,7 @@ def _dimension_problems(doc: dict[str, Any]) -> list[str]:
         unbound = [n for d in shape for n in dimension_names(d) if n not in bound]
         out += [f"{where}: {n!r} is bound by no parameter" for n in dict.fromkeys(unbound)]
     named = [k for k in doc["constraints"] if k not in ("max_abs_input", "divisible")]
+    out += [f"constraints: {n!r} has no [min, max] range" for n in sorted(bound) if n not in named]
     named += [n for pair in doc["constraints"].get("divisible", ()) for n in pair]
     out += [f"constraints: {n!r} is not a dimension of the parameters" for n in dict.fromkeys(named) if n not in bound]
     return out
@@ -349,6 +351,7 @@ def parse_spec(raw: Any) -> ProblemSpec:
         output_shape=out["shape"],
         constraints=doc["constraints"],
         symbols=doc.get("symbols", {}),
+        axis_names=doc.get("axis_names", {}),
         comparison=Comparison(**doc["comparison"]),
         limits=Limits(**lim),
         time_calibration=TimeCalibration(**cal),
