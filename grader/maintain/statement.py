@@ -73,7 +73,7 @@ def format_array(a: np.ndarray, number: Callable[[float], str]) -> str:
 
 
 def example_input(case: TestCase) -> str:
-    """'x = [[[1,0],[0,1]]], num_heads = 1, Wq = ...' in signature order."""
+    """'a = [[1,0],[0,1]], k = 1, ...': each argument in signature order."""
     parts = []
     for key, value in case.inputs.items():
         text = format_array(value, format_input_number) if isinstance(value, np.ndarray) else repr(value)

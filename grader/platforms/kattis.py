@@ -164,6 +164,7 @@ def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
         "entry_file": spec.entry_file,
         "parameters": params,
         "int_parameters": ints,
+        "float_parameters": [p.name for p in spec.parameters if p.type == "float"],
         "name_max": NAME_MAX,
     }
     constraints = {k: _plain(v) for k, v in spec.constraints.items()}

@@ -92,7 +92,7 @@ def _value(node: ast.expr, sizes: dict[str, int]) -> int:
 
 
 def shape_text(shape: tuple[int | str, ...]) -> str:
-    """The shape as problem.yaml writes it, in parentheses: (B, N, D)."""
+    """The shape as problem.yaml writes it, in parentheses: (m, k), or (n,) for one dimension."""
     inner = ", ".join(str(d) for d in shape)
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
@@ -110,7 +110,7 @@ def bind(signature: Signature, values: dict[str, tuple[int, ...] | int]) -> tupl
     sizes: dict[str, int] = {}
     pending: list[tuple[str, Dim, int]] = []
     for name, kind, shape in signature:
-        value = values[name]
+        value = values.get(name)
         problem = None
         if kind == "int" and isinstance(value, int):
             problem = _bind_one(name, name, value, sizes, pending)

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     Message = dict[str, Any]  # a JSON object on the control channel, either way
 
 
-def encode_args(args: Sequence[np.ndarray[Any, Any] | SupportsInt]) -> tuple[list[Message], bytes]:
-    """A case's arguments as a run request carries them: a spec for each (an int's value, an
-    array's shape), and the arrays' float64 bytes, one after another."""
+def encode_args(args: Sequence[np.ndarray[Any, Any] | float | SupportsInt]) -> tuple[list[Message], bytes]:
+    """A case's arguments as a run request carries them: a spec for each (an int's or a float's
+    value, an array's shape), and the arrays' float64 bytes, one after another. JSON writes a
+    float as its shortest repr, which reads back to the same float64."""
     import numpy as np  # here, not at the top: sandbox/early.py sends frames before NumPy is imported
 
     specs: list[Message] = []
@@ -38,6 +39,8 @@ def encode_args(args: Sequence[np.ndarray[Any, Any] | SupportsInt]) -> tuple[lis
         if isinstance(a, np.ndarray):
             specs.append({"kind": "array", "shape": list(a.shape)})
             chunks.append(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        elif isinstance(a, float):
+            specs.append({"kind": "float", "value": a})
         else:
             specs.append({"kind": "int", "value": int(a)})
     return specs, b"".join(chunks)

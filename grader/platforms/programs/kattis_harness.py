@@ -7,7 +7,7 @@ test's inputs (the `.in` file: a JSON object of the arguments) from stdin,
 imports the submission's function, calls it, and writes on the real stdout
 one JSON object that the output validator reads:
 
-    {"type": "ndarray", "dtype": "float64", "shape": [B, N, D], "data": [...]}
+    {"type": "ndarray", "dtype": "float64", "shape": [2, 3], "data": [...]}
 
 (`data` flattened in C order; float repr round-trips exactly, NaN and
 infinity are printed as the JSON extensions NaN/Infinity so the validator can
@@ -40,11 +40,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 - after the BLAS threads are set: NumPy reads them as it loads
 
+# The export writes the bundle's own (platforms/kattis.py); these are placeholders.
 CONFIG: dict[str, Any] = {
-    "function": "vit_encoder_block",
+    "function": "f",
     "entry_file": "solution.py",
-    "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
-    "int_parameters": ["num_heads"],
+    "parameters": ["a", "n", "s"],
+    "int_parameters": ["n"],
+    "float_parameters": ["s"],
     "name_max": 200,
 }
 EXIT_RUN_TIME_ERROR = 3
@@ -71,7 +73,12 @@ def arguments(raw: dict[str, Any]) -> list[Any]:
     out: list[Any] = []
     for name in CONFIG["parameters"]:
         value = raw[name]
-        out.append(int(value) if name in CONFIG["int_parameters"] else np.array(value, dtype=np.float64))
+        if name in CONFIG["int_parameters"]:
+            out.append(int(value))
+        elif name in CONFIG["float_parameters"]:
+            out.append(float(value))
+        else:
+            out.append(np.array(value, dtype=np.float64))
     return out
 
 

@@ -27,8 +27,8 @@ from grader.problem.input_rules import bind, magnitude_problem, size_problems  #
 
 # The export writes the bundle's own: each parameter's [name, type, shape], problem.yaml's constraints.
 CONFIG: dict[str, Any] = {
-    "parameters": [["x", "ndarray", ["B", "N", "D"]], ["num_heads", "int", []]],
-    "constraints": {"B": [1, 4], "N": [1, 256], "D": [1, 256], "num_heads": [1, 256], "max_abs_input": 1000.0},
+    "parameters": [["a", "ndarray", ["m", "k"]], ["k", "int", []]],
+    "constraints": {"m": [1, 4], "k": [1, 8], "max_abs_input": 1000.0},
 }
 VALID, INVALID = 42, 43
 

@@ -205,12 +205,15 @@ def _own_descriptors(fds):
 
 def _case_arguments(specs, payload, np):
     # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
-    # The case's arguments: ints as sent, arrays copied out of the payload's float64 bytes.
+    # The case's arguments: ints and floats as sent, arrays copied out of the payload's float64 bytes.
     args = []  # type: list[object]
     offset = 0
     for spec in specs:
         if spec["kind"] == "int":
             args.append(int(spec["value"]))
+            continue
+        if spec["kind"] == "float":
+            args.append(float(spec["value"]))
             continue
         count = 1
         for d in spec["shape"]:
