@@ -28,7 +28,8 @@ from grader.problem.spec import SpecError, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "schemas" / "problem.schema.json"
-OPTIONAL_KEYS = {"dtype", "symbols", "axis_names", "divisible"}  # int parameters have no dtype; the rest may be left out
+# Keys that may be left out: an int parameter has no dtype; the rest are optional.
+OPTIONAL_KEYS = {"dtype", "symbols", "axis_names", "divisible"}
 
 
 _PARSED = yaml.safe_load((ROOT / "problem.yaml").read_text(encoding="utf-8"))
@@ -251,7 +252,9 @@ def test_problem_yaml_is_valid(validator):
 # A dimension's range is required by the loader (every name the parameters bind has one), which
 # JSON Schema cannot say of keys that are the problem's own names.
 SCHEMA_MUTATIONS = [
-    m for m in MUTATIONS if not (m.id.startswith("missing constraints.") and m.id != "missing constraints.max_abs_input")
+    m
+    for m in MUTATIONS
+    if not (m.id.startswith("missing constraints.") and m.id != "missing constraints.max_abs_input")
 ]
 
 
