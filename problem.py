@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.feedback.authoring import Axis, Constant, GroupRule, Mistake, OnlyGroup, SampleRule
-from grader.problem.authoring import Recipe, Sample
+from grader.authoring import Axis, Constant, GroupRule, Mistake, OnlyGroup, Recipe, Sample, SampleRule
 
 Inputs = dict[str, Any]  # the arrays, and num_heads an int
 
