@@ -51,7 +51,7 @@ from .live import LiveOutputs, subsample
 from .mistakes import FeedbackData
 
 MAX_EVALUATIONS = 4000  # evaluations per search (each a few ms on a small case)
-FIT_STEPS = 60  # golden-section steps of a continuous fit
+FIT_STEPS = 60  # golden-section iterations of a continuous fit
 COMBO_GRID = 4  # grid values tried for a constant together with a catalogue mistake
 
 
