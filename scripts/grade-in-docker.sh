@@ -9,14 +9,14 @@
 # a one-line reason on stderr). docs/docker.md explains each docker flag.
 #
 # Environment:
-#   VIT_GRADER_IMAGE      image name (default vit-encoder-block-grader:local)
+#   GRADER_IMAGE      image name (default vit-encoder-block-grader:local)
 #   BASE_IMAGE            base image to build FROM (default: the Dockerfile's python:3.12-slim)
 #   GRADE_TIMEOUT         seconds before the container is killed and removed (default 420)
 #   GRADE_CONTAINER_NAME  container name (default grade-in-docker-<pid>-<random>)
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-IMAGE=${VIT_GRADER_IMAGE:-vit-encoder-block-grader:local}
+IMAGE=${GRADER_IMAGE:-vit-encoder-block-grader:local}
 TIMEOUT=${GRADE_TIMEOUT:-420}
 NAME=${GRADE_CONTAINER_NAME:-grade-in-docker-$$-$RANDOM}
 HASH_LABEL=org.vit-encoder-block.bundle-hash

@@ -149,6 +149,7 @@ def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
 def info_json(spec: ProblemSpec) -> dict[str, Any]:
     """info.json: only properties infoQuestion.json defines (it allows no others)."""
     return {
+        # "vit-grader:" is the grader's old name, frozen: a new seed would renumber every published question.
         "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"vit-grader:prairielearn:{spec.id}:{spec.version}")),
         "type": "v3",
         "title": spec.title,

@@ -40,11 +40,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 - after the BLAS threads are set: NumPy reads them as it loads
 
+# Set at export (platforms/kattis.py) from problem.yaml's entry point; these are placeholders.
 CONFIG: dict[str, Any] = {
-    "function": "vit_encoder_block",
+    "function": "solve",
     "entry_file": "solution.py",
-    "parameters": ["x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"],
-    "int_parameters": ["num_heads"],
+    "parameters": [],
+    "int_parameters": [],
+    "float_parameters": [],
     "name_max": 200,
 }
 EXIT_RUN_TIME_ERROR = 3
@@ -71,7 +73,12 @@ def arguments(raw: dict[str, Any]) -> list[Any]:
     out: list[Any] = []
     for name in CONFIG["parameters"]:
         value = raw[name]
-        out.append(int(value) if name in CONFIG["int_parameters"] else np.array(value, dtype=np.float64))
+        if name in CONFIG["int_parameters"]:
+            out.append(int(value))
+        elif name in CONFIG.get("float_parameters", ()):
+            out.append(float(value))
+        else:
+            out.append(np.array(value, dtype=np.float64))
     return out
 
 
