@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from ..maintain.pack import COMPRESSLEVEL, PackError, select_files
+from ..maintain.pack import COMPRESSLEVEL, Entry, PackError, select_sources
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
@@ -43,6 +43,7 @@ from .registry import Exported, ExportTarget, Platform
 
 BUNDLE_ZIP = "grader_bundle.zip"
 CHECK_MODULE = "otter_check.py"
+REQUIREMENTS = (Entry("requirements.txt", required=True, engine=True),)  # the grader's pins
 
 
 def question(spec: ProblemSpec) -> str:
@@ -172,8 +173,8 @@ def bundle_zip(bundle: Bundle) -> bytes:
     """The runtime part of the judge bundle (what the Gradescope zip's bundle/ holds), reproducibly."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        for rel in sorted(select_files(bundle.root, runtime_entries(bundle))):
-            zf.writestr(zip_info(rel, False), (bundle.root / rel).read_bytes(), compresslevel=COMPRESSLEVEL)
+        for rel, path in select_sources(bundle.root, runtime_entries(bundle)).items():
+            zf.writestr(zip_info(rel, False), path.read_bytes(), compresslevel=COMPRESSLEVEL)
     return buf.getvalue()
 
 
@@ -184,7 +185,7 @@ def otter_files(bundle: Bundle) -> dict[str, ExportFile]:
     nb = json.dumps(master_notebook(bundle), indent=1, ensure_ascii=False) + "\n"
     return {
         notebook_name(spec): ExportFile(nb.encode()),
-        "requirements.txt": ExportFile((bundle.root / "requirements.txt").read_bytes()),
+        "requirements.txt": ExportFile(select_sources(bundle.root, REQUIREMENTS)["requirements.txt"].read_bytes()),
         BUNDLE_ZIP: ExportFile(bundle_zip(bundle)),
         CHECK_MODULE: ExportFile(
             program(
