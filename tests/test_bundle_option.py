@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,65 @@ def test_batch_reads_the_bundle_named_after_the_command(cli, copy, tmp_path):
     assert proc.returncode == 0, proc.stderr
     (row,) = csv.DictReader((out / "grades.csv").open(encoding="utf-8"))
     assert (row["score"], row["max_score"]) == ("13", "13"), row
+
+
+# --- exports and archives carry the bundle they were made from ------------------------------
+
+
+@pytest.fixture(scope="module")
+def retitled(tmp_path_factory) -> Path:
+    """The root bundle, copied (no grader, no docs), with another title and version."""
+    root = copy_bundle(tmp_path_factory.mktemp("retitled") / "bundle")
+    edit(root / "problem.yaml", "title: ViT Encoder Block", "title: Copied Block")
+    edit(root / "problem.yaml", "version: 1.0.0", "version: 9.9.9")
+    return root
+
+
+def zip_text(path: Path, member: str) -> str:
+    with zipfile.ZipFile(path) as zf:
+        return zf.read(member).decode("utf-8")
+
+
+def exported_title(platform: str, out: Path) -> str:
+    """Where each export carries the bundle's title (or its problem.yaml)."""
+    if platform == "gradescope":
+        (zip_path,) = out.glob("*.zip")
+        assert "bundle/grader/__init__.py" in zipfile.ZipFile(zip_path).namelist()  # the grader came along
+        return zip_text(zip_path, "bundle/problem.yaml")
+    if platform == "kattis":
+        (problem,) = out.glob("*/problem.yaml")
+        return problem.read_text(encoding="utf-8")
+    if platform == "prairielearn":
+        return json.loads((out / "info.json").read_text(encoding="utf-8"))["title"]
+    assert platform == "otter"
+    return zip_text(out / "grader_bundle.zip", "problem.yaml")
+
+
+@pytest.mark.parametrize("platform", ["gradescope", "kattis", "prairielearn", "otter"])
+def test_an_export_of_a_copied_bundle_is_that_bundle(cli, retitled, tmp_path, platform):
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = cli("export", platform, "--out", str(out), "--bundle", str(retitled), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Copied Block" in exported_title(platform, out)
+
+
+@pytest.mark.parametrize("fmt", ["gradescope", "junit"])
+def test_a_platform_format_names_the_copied_bundle(cli, retitled, fmt):
+    proc = cli("grade", str(REFERENCE), "--tests", "sample", "--format", fmt, cwd=retitled)
+    assert proc.returncode == 0, proc.stderr
+    assert "9.9.9" in proc.stdout
+
+
+def test_a_pack_of_a_copied_bundle_carries_the_grader_and_that_bundle(cli, retitled, tmp_path):
+    proc = cli("pack", "--bundle", str(retitled), "--out", str(tmp_path / "dist"))
+    assert proc.returncode == 0, proc.stderr
+    archive = tmp_path / "dist" / "vit-encoder-block-9.9.9-judge.tar.gz"
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+        problem = tar.extractfile("vit-encoder-block-9.9.9-judge/problem.yaml")
+        assert problem is not None and b"title: Copied Block" in problem.read()
+    prefix = "vit-encoder-block-9.9.9-judge/"
+    assert {prefix + "grader/__init__.py", prefix + "requirements.txt", prefix + "reference/solution.py"} <= names
+    check = cli("check-archive", str(archive), "--quick", "--bundle", str(retitled))
+    assert check.returncode == 0, check.stdout + check.stderr
