@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 
 from conftest import ROOT
 from grader.cli.parsers import build_parser, bundle_root
+from test_docker import engine  # noqa: F401 - the engine fixture
 
 REFERENCE = ROOT / "reference" / "solution.py"
 
@@ -212,3 +215,46 @@ def test_a_pack_of_a_copied_bundle_carries_the_grader_and_that_bundle(cli, retit
     assert {prefix + "grader/__init__.py", prefix + "requirements.txt", prefix + "reference/solution.py"} <= names
     check = cli("check-archive", str(archive), "--quick", "--bundle", str(retitled))
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+# --- the grading image carries the bundle it was built from ----------------------------------
+
+WRAPPER = ROOT / "scripts" / "grade-in-docker.sh"
+
+
+def test_the_docker_wrapper_refuses_a_bundle_folder_without_problem_yaml(tmp_path):
+    proc = subprocess.run(
+        ["bash", str(WRAPPER), str(REFERENCE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "GRADER_BUNDLE": "no/such/bundle"},
+    )
+    assert proc.returncode == 2 and "no problem.yaml in" in proc.stderr and "GRADER_BUNDLE" in proc.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_an_image_built_from_a_nested_bundle_grades_with_it(engine, tmp_path):  # noqa: F811 - the fixture, imported
+    """A build context laid out like the repository, with the bundle in track/copy/ (13 points
+    for the samples): `GRADER_BUNDLE=track/copy scripts/grade-in-docker.sh` builds and grades with it."""
+    context = tmp_path / "repo"
+    context.mkdir()
+    for name in ("Dockerfile", ".dockerignore", "requirements.txt"):
+        shutil.copy2(ROOT / name, context / name)
+    shutil.copytree(ROOT / "grader", context / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    (context / "scripts").mkdir()
+    shutil.copy2(WRAPPER, context / "scripts" / WRAPPER.name)
+    bundle = copy_bundle(context / "track" / "copy", ("reference", "testcases"))
+    edit(bundle / "problem.yaml", "points: 12", "points: 13")
+    env = {**os.environ, "GRADER_BUNDLE": "track/copy", "GRADER_IMAGE": "copy-grader:pytest"}
+    env["BASE_IMAGE"] = os.environ.get("GRADER_DOCKER_BASE_IMAGE") or os.environ.get("BASE_IMAGE") or "python:3.12-slim"
+    proc = subprocess.run(
+        ["bash", str(context / "scripts" / WRAPPER.name), str(REFERENCE), "--tests", "sample"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sample_points(proc.stdout) == 13
