@@ -1,5 +1,5 @@
 # Grading image for one problem bundle: the repository's own (the default), or
-# another one under the repository (`--build-arg BUNDLE=track/patch-embedding`;
+# another one under the repository (`--build-arg BUNDLE=track/NAME`;
 # scripts/grade-in-docker.sh passes $GRADER_BUNDLE). The image carries that
 # bundle and the grader. How to run it, and why each `docker run` flag is there:
 # docs/docker.md. Short version:
