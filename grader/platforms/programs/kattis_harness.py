@@ -7,7 +7,7 @@ test's inputs (the `.in` file: a JSON object of the arguments) from stdin,
 imports the submission's function, calls it, and writes on the real stdout
 one JSON object that the output validator reads:
 
-    {"type": "ndarray", "dtype": "float64", "shape": [B, N, D], "data": [...]}
+    {"type": "ndarray", "dtype": "float64", "shape": [2, 3, 4], "data": [...]}
 
 (`data` flattened in C order; float repr round-trips exactly, NaN and
 infinity are printed as the JSON extensions NaN/Infinity so the validator can
