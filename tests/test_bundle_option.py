@@ -258,3 +258,12 @@ def test_an_image_built_from_a_nested_bundle_grades_with_it(engine, tmp_path):  
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sample_points(proc.stdout) == 13
+
+
+def test_the_prairielearn_image_of_another_bundle_is_built_with_it(cli, retitled, tmp_path):
+    proc = cli("export", "prairielearn", "--out", str(tmp_path / "q"), "--bundle", str(retitled))
+    assert proc.returncode == 0, proc.stderr
+    dockerfile = (tmp_path / "q" / "image" / "Dockerfile").read_text(encoding="utf-8")
+    assert f"docker build --build-arg BUNDLE={retitled.resolve()} -t vit-encoder-block-grader:9.9.9 ." in dockerfile
+    root = cli("export", "prairielearn", "--out", str(tmp_path / "root"))
+    assert root.returncode == 0 and "--build-arg" not in (tmp_path / "root" / "image" / "Dockerfile").read_text()
