@@ -65,7 +65,6 @@ _PRACTICE_CASES = Entry("testcases/practice/*/*.json", required=True)
 _GRADER = (Entry("grader/**/*.py", required=True, engine=True),) + FINGERPRINT_DATA
 _TOP_LEVEL = (
     Entry("problem.yaml", required=True),
-    Entry("problem.py"),
     Entry("statement.md", required=True),
     Entry("README.md"),
     Entry("pyproject.toml", engine=True),

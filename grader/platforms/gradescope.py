@@ -206,7 +206,6 @@ def runtime_entries(bundle: Bundle) -> tuple[Entry, ...]:
     mistake diagnosis and --secret-seed use it; submissions cannot read it in the sandbox)."""
     return (
         Entry("problem.yaml", required=True),
-        Entry("problem.py"),
         Entry("requirements.txt", required=True, engine=True),
         Entry("grader/**/*.py", required=True, engine=True),
         *FINGERPRINT_DATA,
