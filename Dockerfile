@@ -1,5 +1,8 @@
-# Grading image for the "ViT Encoder Block" bundle. How to run it, and why each
-# `docker run` flag is there: docs/docker.md. Short version:
+# Grading image for one problem bundle: the repository's own (the default), or
+# another one under the repository (`--build-arg BUNDLE=track/NAME`;
+# scripts/grade-in-docker.sh passes $GRADER_BUNDLE). The image carries that
+# bundle and the grader. How to run it, and why each `docker run` flag is there:
+# docs/docker.md. Short version:
 #
 #   docker run --rm --network none --read-only --tmpfs /tmp:rw,noexec,nosuid,size=64m \
 #     --memory 1g --memory-swap 1g --pids-limit 128 --cap-drop ALL \
@@ -16,6 +19,9 @@ ARG BASE_IMAGE=python:3.12-slim
 FROM ${BASE_IMAGE}
 
 ARG GRADER_UID=10001
+# The bundle's folder, relative to the build context (the repository root): its
+# problem.yaml, problem.py, calibration.yaml, reference/ and testcases/ go into the image.
+ARG BUNDLE=.
 
 # A venv, so pip never touches the base's own Python (Debian marks it externally
 # managed) and the same lines work on python:3.x-slim and on plain Debian.
@@ -43,12 +49,13 @@ RUN groupadd --system --gid ${GRADER_UID} grader \
  && useradd --system --uid ${GRADER_UID} --gid grader --no-create-home \
       --home-dir /nonexistent --shell /usr/sbin/nologin grader
 
-# Only what grading needs. reference/ serves --secret-seed; calibration.yaml is
-# optional (the bracket glob lets COPY succeed when it does not exist).
-COPY problem.yaml problem.py calibration.yam[l] /opt/bundle/
+# Only what grading needs: the grader, and the bundle's parts. reference/ serves
+# --secret-seed; problem.py and calibration.yaml are optional (the bracket globs let
+# COPY succeed when they do not exist).
+COPY ${BUNDLE}/problem.yaml ${BUNDLE}/problem.p[y] ${BUNDLE}/calibration.yam[l] /opt/bundle/
 COPY grader /opt/bundle/grader
-COPY reference /opt/bundle/reference
-COPY testcases /opt/bundle/testcases
+COPY ${BUNDLE}/reference /opt/bundle/reference
+COPY ${BUNDLE}/testcases /opt/bundle/testcases
 
 # Entry point: check the mount (the classic mistakes give a directory or an
 # unreadable file; a folder mounted at /submission can hold a symlink, to the
@@ -115,8 +122,8 @@ RUN printf '%s\n' \
  && chown root:root /usr/local/bin/grade /usr/local/bin/grade-prairielearn \
  && chmod 0555 /usr/local/bin/grade /usr/local/bin/grade-prairielearn
 
-LABEL org.opencontainers.image.title="vit-encoder-block grader" \
-      org.opencontainers.image.description="Sandboxed grader for the ViT Encoder Block exercise; see docs/docker.md"
+LABEL org.opencontainers.image.title="NumPy exercise grader" \
+      org.opencontainers.image.description="Sandboxed grader for the bundle ${BUNDLE} of its repository; see docs/docker.md"
 
 USER ${GRADER_UID}:${GRADER_UID}
 WORKDIR /opt/bundle

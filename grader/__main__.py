@@ -1,4 +1,4 @@
-"""`python -m grader` and the `vit-grader` console script (pyproject.toml: grader.__main__:script)."""
+"""`python -m grader` and the console scripts `grader` and `vit-grader` (pyproject.toml: grader.__main__:script)."""
 
 import os
 import sys

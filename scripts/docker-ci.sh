@@ -19,13 +19,13 @@
 #      this machine's release from the mirror apt already uses, with python3,
 #      python3-venv and this machine's CA certificates (pip inside the build
 #      goes through a TLS-inspecting proxy here), then `docker import`;
-#      reused when it already exists (VIT_DOCKER_REBUILD_BASE=1 remakes it);
+#      reused when it already exists (GRADER_DOCKER_REBUILD_BASE=1 remakes it);
 #   3. builds the product image through scripts/grade-in-docker.sh --build
 #      (classic builder, --force-rm, BASE_IMAGE=the local base).
 # It exports:
-#   VIT_DOCKER_IMAGE        the product image the tests use
-#   VIT_DOCKER_BASE_IMAGE   the base it was built from (also BASE_IMAGE)
-#   VIT_DOCKER_UNAVAILABLE  set only when the package mirror is unreachable (the
+#   GRADER_DOCKER_IMAGE        the product image the tests use
+#   GRADER_DOCKER_BASE_IMAGE   the base it was built from (also BASE_IMAGE)
+#   GRADER_DOCKER_UNAVAILABLE  set only when the package mirror is unreachable (the
 #                           engine cannot be installed, or debootstrap cannot
 #                           download the base): the tests skip with this reason
 # Any other failure (engine installed but not starting, a failed build) is an
@@ -33,9 +33,9 @@
 # docker_ci_stop stops dockerd by its PID (TERM, then KILL after 20 s).
 
 DOCKER_CI_ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-DOCKER_CI_WORK=${VIT_DOCKER_WORK:-/var/tmp/vit-docker-ci}
-DOCKER_CI_BASE_TAG=${VIT_DOCKER_BASE_TAG:-local/vit-ci-base:latest}
-DOCKER_CI_IMAGE_TAG=${VIT_DOCKER_IMAGE_TAG:-vit-encoder-block-grader:ci}
+DOCKER_CI_WORK=${GRADER_DOCKER_WORK:-/var/tmp/grader-docker-ci}
+DOCKER_CI_BASE_TAG=${GRADER_DOCKER_BASE_TAG:-local/grader-ci-base:latest}
+DOCKER_CI_IMAGE_TAG=${GRADER_DOCKER_IMAGE_TAG:-vit-encoder-block-grader:ci}
 DOCKER_CI_DOCKERD_PID=
 
 docker_ci_log() { printf '[docker-ci %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -101,7 +101,7 @@ docker_ci_engine() {
 }
 
 docker_ci_base_image() {
-    if [ "${VIT_DOCKER_REBUILD_BASE:-0}" != 1 ] && docker image inspect "$DOCKER_CI_BASE_TAG" >/dev/null 2>&1; then
+    if [ "${GRADER_DOCKER_REBUILD_BASE:-0}" != 1 ] && docker image inspect "$DOCKER_CI_BASE_TAG" >/dev/null 2>&1; then
         docker_ci_log "reusing base image $DOCKER_CI_BASE_TAG"
         return 0
     fi
@@ -159,11 +159,11 @@ docker_ci_stop() {
 
 docker_ci_start() {
     local t0=$SECONDS t
-    unset VIT_DOCKER_UNAVAILABLE
+    unset GRADER_DOCKER_UNAVAILABLE
     mkdir -p "$DOCKER_CI_WORK"
     if ! docker_ci_install; then
-        export VIT_DOCKER_UNAVAILABLE="the Docker engine could not be installed: apt-get install docker.io failed (package mirror unreachable?); see $DOCKER_CI_WORK/apt.log"
-        docker_ci_loud "$VIT_DOCKER_UNAVAILABLE. THE CONTAINER TESTS WILL BE SKIPPED."
+        export GRADER_DOCKER_UNAVAILABLE="the Docker engine could not be installed: apt-get install docker.io failed (package mirror unreachable?); see $DOCKER_CI_WORK/apt.log"
+        docker_ci_loud "$GRADER_DOCKER_UNAVAILABLE. THE CONTAINER TESTS WILL BE SKIPPED."
         return 0
     fi
     docker_ci_engine || { docker_ci_stop; return 1; }
@@ -171,8 +171,8 @@ docker_ci_start() {
     local status=0
     docker_ci_base_image || status=$?
     if [ "$status" = 3 ]; then
-        export VIT_DOCKER_UNAVAILABLE="no base image: debootstrap could not download from the package mirror (unreachable?); see $DOCKER_CI_WORK/debootstrap.log"
-        docker_ci_loud "$VIT_DOCKER_UNAVAILABLE. THE CONTAINER TESTS WILL BE SKIPPED."
+        export GRADER_DOCKER_UNAVAILABLE="no base image: debootstrap could not download from the package mirror (unreachable?); see $DOCKER_CI_WORK/debootstrap.log"
+        docker_ci_loud "$GRADER_DOCKER_UNAVAILABLE. THE CONTAINER TESTS WILL BE SKIPPED."
         docker_ci_stop
         return 0
     elif [ "$status" != 0 ]; then
@@ -181,15 +181,15 @@ docker_ci_start() {
     fi
     docker_ci_log "base image ready in $((SECONDS - t)) s"
     t=$SECONDS
-    if ! VIT_GRADER_IMAGE=$DOCKER_CI_IMAGE_TAG BASE_IMAGE=$DOCKER_CI_BASE_TAG \
+    if ! GRADER_IMAGE=$DOCKER_CI_IMAGE_TAG BASE_IMAGE=$DOCKER_CI_BASE_TAG \
             "$DOCKER_CI_ROOT/scripts/grade-in-docker.sh" --build >/dev/null; then
         docker_ci_loud "building the product image $DOCKER_CI_IMAGE_TAG failed (output above)"
         docker_ci_stop
         return 1
     fi
     docker_ci_log "built $DOCKER_CI_IMAGE_TAG in $((SECONDS - t)) s: $(docker image inspect --format '{{.Size}}' "$DOCKER_CI_IMAGE_TAG" | awk '{printf "%.0f MB", $1 / 1e6}')"
-    export VIT_DOCKER_IMAGE=$DOCKER_CI_IMAGE_TAG
-    export VIT_DOCKER_BASE_IMAGE=$DOCKER_CI_BASE_TAG
+    export GRADER_DOCKER_IMAGE=$DOCKER_CI_IMAGE_TAG
+    export GRADER_DOCKER_BASE_IMAGE=$DOCKER_CI_BASE_TAG
     export BASE_IMAGE=$DOCKER_CI_BASE_TAG
     docker_ci_log "Docker set-up done in $((SECONDS - t0)) s"
 }

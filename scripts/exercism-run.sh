@@ -12,7 +12,7 @@
 # is refused with status "error" and a message saying why, never followed.
 # Exits 0 whenever results.json was written, whatever the tests' status, as
 # the interface requires; non-zero only when it could not write one.
-# Environment: PYTHON (default python3), VIT_GRADER_TESTS (sample|all; default:
+# Environment: PYTHON (default python3), GRADER_TESTS (sample|all; default:
 # all for the judge bundle, sample for the practice archive).
 set -uo pipefail
 
@@ -42,7 +42,7 @@ print(find_solution(sys.argv[1], sys.argv[2], open_bundle(sys.argv[3]).spec.entr
 ' "$input_dir" "$slug" "$bundle")" || solution="$input_dir/solution.py"
 
 tests=()
-if [ -n "${VIT_GRADER_TESTS:-}" ]; then tests=(--tests "$VIT_GRADER_TESTS"); fi
+if [ -n "${GRADER_TESTS:-}" ]; then tests=(--tests "$GRADER_TESTS"); fi
 
 errors="$(mktemp)"
 (cd "$bundle" && "$python" -m grader --bundle "$bundle" grade "$solution" --within "$input_dir" "${tests[@]}" \

@@ -9,17 +9,28 @@
 # a one-line reason on stderr). docs/docker.md explains each docker flag.
 #
 # Environment:
-#   VIT_GRADER_IMAGE      image name (default vit-encoder-block-grader:local)
+#   GRADER_BUNDLE         the bundle's folder, relative to the repository root (default: the
+#                         root's own bundle); the image carries it (the Dockerfile's BUNDLE)
+#   GRADER_IMAGE          image name (default <the bundle's id>-grader:local)
 #   BASE_IMAGE            base image to build FROM (default: the Dockerfile's python:3.12-slim)
 #   GRADE_TIMEOUT         seconds before the container is killed and removed (default 420)
 #   GRADE_CONTAINER_NAME  container name (default grade-in-docker-<pid>-<random>)
 set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-IMAGE=${VIT_GRADER_IMAGE:-vit-encoder-block-grader:local}
+BUNDLE=${GRADER_BUNDLE:-.}
+case $BUNDLE in
+    /*|*..*) printf 'grade-in-docker: GRADER_BUNDLE must be a folder inside %s, given relative to it: %s\n' "$ROOT" "$BUNDLE" >&2; exit 2 ;;
+esac
+if [ ! -f "$ROOT/$BUNDLE/problem.yaml" ]; then
+    printf 'grade-in-docker: no problem.yaml in %s (GRADER_BUNDLE)\n' "$ROOT/$BUNDLE" >&2; exit 2
+fi
+# The bundle's id (problem.yaml's top-level `id:`) names its image.
+BUNDLE_ID=$(sed -n "s/^id:[[:space:]]*[\"']\{0,1\}\([A-Za-z0-9._-]*\).*/\1/p" "$ROOT/$BUNDLE/problem.yaml" | head -n 1)
+IMAGE=${GRADER_IMAGE:-${BUNDLE_ID:-bundle}-grader:local}
 TIMEOUT=${GRADE_TIMEOUT:-420}
 NAME=${GRADE_CONTAINER_NAME:-grade-in-docker-$$-$RANDOM}
-HASH_LABEL=org.vit-encoder-block.bundle-hash
+HASH_LABEL=org.grader.bundle-hash
 # The grader's total budget is 300 s (problem.yaml limits.total_time_s); the
 # default timeout adds start-up and the speed probe on a slow, busy machine.
 
@@ -31,7 +42,7 @@ RUN_FLAGS=(--rm --network none --read-only --tmpfs /tmp:rw,noexec,nosuid,size=64
 die() { printf 'grade-in-docker: %s\n' "$*" >&2; exit 2; }
 
 usage() {
-    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 need_engine() {
@@ -53,11 +64,11 @@ need_engine() {
 bundle_hash() {
     (
         cd "$ROOT" || exit 1
-        printf 'base=%s\n' "${BASE_IMAGE:-default}"
+        printf 'base=%s\nbundle=%s\n' "${BASE_IMAGE:-default}" "$BUNDLE"
         local parts=() p
-        for p in Dockerfile .dockerignore requirements.txt problem.yaml calibration.yaml \
-                 grader reference testcases; do
-            [ -e "$p" ] && parts+=("$p")   # calibration.yaml is optional
+        for p in Dockerfile .dockerignore requirements.txt grader "$BUNDLE/problem.yaml" "$BUNDLE/problem.py" \
+                 "$BUNDLE/calibration.yaml" "$BUNDLE/reference" "$BUNDLE/testcases"; do
+            [ -e "$p" ] && parts+=("$p")   # problem.py and calibration.yaml are optional
         done
         find "${parts[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 \
             | LC_ALL=C sort -z | xargs -0 sha256sum
@@ -67,7 +78,7 @@ bundle_hash() {
 build_image() {
     local hash=$1 log
     log=$(mktemp "${TMPDIR:-/tmp}/grade-in-docker-build.XXXXXX") || die "cannot create a temporary file"
-    local args=(--force-rm --label "$HASH_LABEL=$hash" -t "$IMAGE")
+    local args=(--force-rm --label "$HASH_LABEL=$hash" -t "$IMAGE" --build-arg "BUNDLE=$BUNDLE")
     [ -n "${BASE_IMAGE:-}" ] && args+=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
     printf 'grade-in-docker: building %s (the first build takes a minute)...\n' "$IMAGE" >&2
     # The classic builder: BuildKit needs a plugin and a registry that some hosts lack.

@@ -17,7 +17,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 # The parsed-case cache (grader/problem/case_cache.py) of this test session lives in a
 # folder of its own, inherited by every CLI the tests start, never in the user's ~/.cache.
-os.environ.setdefault("VIT_GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="vit-grader-test-cases-"))
+os.environ.setdefault("GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="grader-test-cases-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -38,7 +38,7 @@ def run_exercism(input_dir: Path, output_dir: Path) -> tuple[dict, str]:
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"},
+        env={**os.environ, "PYTHON": sys.executable, "GRADER_TESTS": "sample"},
     )
     assert proc.returncode == 0, proc.stderr  # the interface: exit 0 whatever the tests did
     text = (output_dir / "results.json").read_text(encoding="utf-8")

@@ -70,9 +70,9 @@ def test_parsing_the_command_line_stays_light():
     import subprocess
     import sys
 
-    from grader.batch import command, docker
+    from grader.batch import docker
 
-    assert command.DEFAULT_IMAGE == docker.DEFAULT_IMAGE
+    assert docker.default_image("vit-encoder-block") == "vit-encoder-block-grader:local"  # the docs' image
     code = "import sys, grader.cli; grader.cli.build_parser(); print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=bc.ROOT)
     assert out.stdout.strip() == "False", out.stderr

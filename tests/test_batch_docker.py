@@ -1,7 +1,7 @@
 """`batch --docker` through a real Docker engine: one container per submission, same verdicts.
 
 Kept small (a handful of submissions, sample tests): CI runs it with the rest
-of the Docker tests (scripts/docker-ci.sh exports VIT_DOCKER_IMAGE). Without an
+of the Docker tests (scripts/docker-ci.sh exports GRADER_DOCKER_IMAGE). Without an
 engine each test is skipped with the reason, like tests/test_docker.py.
 """
 
@@ -33,14 +33,14 @@ def _own_tmp(tmp_path: Path, monkeypatch) -> Path:
 
 
 def _containers(tmp: Path) -> list[str]:
-    """The batch containers (named vit-batch-...) that mount a file from `tmp`."""
+    """The batch containers (named grader-batch-...) that mount a file from `tmp`."""
     r = subprocess.run(
-        ["docker", "ps", "-a", "--filter", "name=vit-batch-", "--format", "{{.Names}}"],
+        ["docker", "ps", "-a", "--filter", "name=grader-batch-", "--format", "{{.Names}}"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    names = [n for n in r.stdout.split() if n.startswith("vit-batch-")]
+    names = [n for n in r.stdout.split() if n.startswith("grader-batch-")]
     if not names:
         return []
     # One line per container that still exists: /NAME SOURCE...; one removed meanwhile is left out.

@@ -77,7 +77,7 @@ def test_changed_bytes_are_parsed_again_and_bad_files_are_never_cached(cache, tm
 
 
 @pytest.mark.parametrize(
-    "damage", [lambda b: b[: len(b) // 2], lambda b: b"", lambda b: b"VITCASE1" + b"\xff" * 40, lambda b: b + b"\0" * 8]
+    "damage", [lambda b: b[: len(b) // 2], lambda b: b"", lambda b: b"GRDCASE1" + b"\xff" * 40, lambda b: b + b"\0" * 8]
 )
 def test_a_damaged_entry_is_a_miss_and_is_rewritten(cache, damage):
     read_case_cached(SAMPLE)
@@ -114,7 +114,7 @@ def test_off_switch_and_an_unwritable_cache(tmp_path, monkeypatch):
 def test_the_default_folder_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv(case_cache.ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache_dir() == tmp_path / "vit-grader" / "cases"
+    assert cache_dir() == tmp_path / "grader" / "cases"
 
 
 def test_a_missing_file_is_a_case_file_error(cache, tmp_path):

@@ -329,11 +329,12 @@ def test_secret_seed_same_seed_same_set(cli):
 # --- the console script -------------------------------------------------------------------------
 
 
-def test_console_script_is_declared_and_resolves():
+@pytest.mark.parametrize("name", ["grader", "vit-grader"])
+def test_console_script_is_declared_and_resolves(name):
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    target = meta["project"]["scripts"]["vit-grader"]
+    target = meta["project"]["scripts"][name]
     assert target == "grader.__main__:script"  # as `python -m grader`: the sandbox starts first
-    script = EntryPoint(name="vit-grader", value=target, group="console_scripts").load()
+    script = EntryPoint(name=name, value=target, group="console_scripts").load()
     from grader.__main__ import script as module_script
 
     assert script is module_script

@@ -3,10 +3,10 @@
 Everything here runs real containers: the documented `docker run` command
 (read from docs/docker.md), the wrapper scripts/grade-in-docker.sh, and the
 sandbox inside the image. The engine and the image come from the environment
-that scripts/docker-ci.sh exports (VIT_DOCKER_IMAGE, VIT_DOCKER_BASE_IMAGE),
+that scripts/docker-ci.sh exports (GRADER_DOCKER_IMAGE, GRADER_DOCKER_BASE_IMAGE),
 or the image is built here through the wrapper. Without an engine every test
 that needs one is skipped with the reason (`docker info`'s own error, or
-VIT_DOCKER_UNAVAILABLE when CI could not install the engine).
+GRADER_DOCKER_UNAVAILABLE when CI could not install the engine).
 """
 
 from __future__ import annotations
@@ -149,8 +149,8 @@ def _first_line(text: str) -> str:
 
 def engine_problem() -> str | None:
     """Why no engine can be used, or None when `docker info` answers."""
-    if os.environ.get("VIT_DOCKER_UNAVAILABLE"):
-        return os.environ["VIT_DOCKER_UNAVAILABLE"]
+    if os.environ.get("GRADER_DOCKER_UNAVAILABLE"):
+        return os.environ["GRADER_DOCKER_UNAVAILABLE"]
     if shutil.which("docker") is None:
         return "no Docker engine: the `docker` command is not installed"
     try:
@@ -189,16 +189,16 @@ def engine() -> None:
 
 
 def _base_image() -> str:
-    return os.environ.get("VIT_DOCKER_BASE_IMAGE") or os.environ.get("BASE_IMAGE") or "python:3.12-slim"
+    return os.environ.get("GRADER_DOCKER_BASE_IMAGE") or os.environ.get("BASE_IMAGE") or "python:3.12-slim"
 
 
 @pytest.fixture(scope="session")
 def image(engine) -> str:
     """The product image: the one CI built, or one built here through the wrapper."""
-    given = os.environ.get("VIT_DOCKER_IMAGE")
+    given = os.environ.get("GRADER_DOCKER_IMAGE")
     if given:
         if docker("image", "inspect", given).returncode != 0:
-            pytest.fail(f"VIT_DOCKER_IMAGE={given} is not an image on this engine")
+            pytest.fail(f"GRADER_DOCKER_IMAGE={given} is not an image on this engine")
         return given
     base = _base_image()
     if docker("image", "inspect", base).returncode != 0:
@@ -207,7 +207,7 @@ def image(engine) -> str:
             pytest.skip(
                 f"no base image to build the grading image from: {base} is not on this engine and "
                 f"`docker pull` failed ({_first_line(pulled.stderr)}); run scripts/docker-ci.sh, "
-                f"or set VIT_DOCKER_BASE_IMAGE to a local image with python3 >= 3.11"
+                f"or set GRADER_DOCKER_BASE_IMAGE to a local image with python3 >= 3.11"
             )
     name = "vit-encoder-block-grader:pytest"
     r = subprocess.run(
@@ -215,7 +215,7 @@ def image(engine) -> str:
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, "VIT_GRADER_IMAGE": name, "BASE_IMAGE": base},
+        env={**os.environ, "GRADER_IMAGE": name, "BASE_IMAGE": base},
     )
     if r.returncode != 0:
         pytest.fail(f"building the image failed:\n{r.stderr[-3000:]}")
@@ -242,7 +242,7 @@ class Run:
 def wrapper_env(image: str | None, **extra: str) -> dict[str, str]:
     env = {**os.environ, **extra}
     if image is not None:
-        env["VIT_GRADER_IMAGE"] = image
+        env["GRADER_IMAGE"] = image
         env["BASE_IMAGE"] = _base_image()
     return env
 

@@ -49,6 +49,8 @@ from grader.problem.bundle import open_bundle
 PAGES = [ROOT / "README.md", ROOT / "statement.md", *sorted((ROOT / "docs").glob("*.md"))]
 PRACTICE_README = ROOT / "docs" / "readme-practice.md"
 GRADER_PROGRAMS = (
+    ("grader",),
+    (".venv/bin/grader",),
     ("vit-grader",),
     (".venv/bin/vit-grader",),
     ("python", "-m", "grader"),
@@ -56,7 +58,7 @@ GRADER_PROGRAMS = (
     (".venv/bin/python", "-m", "grader"),
     (".venv/bin/python3", "-m", "grader"),
 )
-INLINE_STARTS = ("vit-grader ", ".venv/bin/", "python -m grader", "python3 -m grader")
+INLINE_STARTS = ("grader ", "vit-grader ", ".venv/bin/", "python -m grader", "python3 -m grader")
 SHELL_LANGS = ("sh", "bash", "shell", "console")
 ELLIPSES = ("...", "…")
 SEPARATORS = ("&&", "||", ";", "|")
@@ -117,6 +119,9 @@ def _logical_lines(block: str, first_line: int):
 def _program_of(words: list[str]) -> tuple[str, ...] | None:
     for program in sorted(GRADER_PROGRAMS, key=len, reverse=True):
         if tuple(words[: len(program)]) == program:
+            # A bare `grader` is also the word for the grader's process in diagrams ("grader (parent)").
+            if program == ("grader",) and not (len(words) > 1 and (words[1][:1].isalnum() or words[1][:1] == "-")):
+                continue
             return program
     return None
 
@@ -432,7 +437,7 @@ def test_every_script_exists_and_knows_its_flags():
 
 ENTRY_PAGES = ("README.md", "docs/readme-practice.md")  # each read in a fresh folder, top to bottom
 ACTIVATE = re.compile(r"^\s*(\.|source) \.venv/bin/activate\b", re.M)
-BARE = (("vit-grader",), ("python", "-m", "grader"), ("python3", "-m", "grader"))
+BARE = (("grader",), ("vit-grader",), ("python", "-m", "grader"), ("python3", "-m", "grader"))
 
 
 def activation_problems(rel: str) -> list[str]:
@@ -548,6 +553,7 @@ def _venv_bin(folder: Path) -> None:
         "python": f'exec {shlex.quote(sys.executable)} "$@"\n',
         "python3": f'exec {shlex.quote(sys.executable)} "$@"\n',
         "vit-grader": f'PYTHONPATH={shlex.quote(str(folder))} exec {shlex.quote(sys.executable)} -m grader "$@"\n',
+        "grader": f'PYTHONPATH={shlex.quote(str(folder))} exec {shlex.quote(sys.executable)} -m grader "$@"\n',
     }
     for name, body in scripts.items():
         (bin_dir / name).write_text("#!/bin/sh\n" + body, encoding="utf-8")

@@ -193,12 +193,12 @@ def test_otter_assign_keeps_the_solution_out_of_the_student_notebook(assigned):
 @pytest.mark.slow
 def test_otter_run_full_marks_for_the_reference_fewer_for_a_wrong_answer(assigned, tmp_path, bundle):
     good = _run(assigned, _student(assigned, tmp_path, (ROOT / "reference/solution.py").read_text(), "good"))
-    q = next(t for t in good["tests"] if t["name"] == otter.QUESTION)
+    q = next(t for t in good["tests"] if t["name"] == otter.question(bundle.spec))
     assert q["score"] == q["max_score"] == bundle.spec.max_score
     bad = _run(
         assigned, _student(assigned, tmp_path, (ROOT / "submissions/wrong_answer/erf_gelu.py").read_text(), "bad")
     )
-    q = next(t for t in bad["tests"] if t["name"] == otter.QUESTION)
+    q = next(t for t in bad["tests"] if t["name"] == otter.question(bundle.spec))
     assert q["score"] < q["max_score"]
     ours = run_cli("grade", str(ROOT / "submissions/wrong_answer/erf_gelu.py"), "--json", "-")
     assert q["score"] == json.loads(ours.stdout)["score"]  # our points, through Otter
@@ -226,7 +226,7 @@ def test_otter_run_gives_an_honest_notebook_with_magics_full_marks(assigned, tmp
         for src in HONEST_NOTEBOOK_CELLS
     ]
     path.write_text(json.dumps(nb))
-    q = next(t for t in _run(assigned, path)["tests"] if t["name"] == otter.QUESTION)
+    q = next(t for t in _run(assigned, path)["tests"] if t["name"] == otter.question(bundle.spec))
     assert q["score"] == q["max_score"] == bundle.spec.max_score, q.get("output")
     ours = run_cli("grade", str(path), "--json", "-")
     assert json.loads(ours.stdout)["verdict"] == "AC", ours.stdout[-2000:]

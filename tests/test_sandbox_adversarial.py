@@ -630,7 +630,7 @@ FRAME_FLOOD = (
     data = np.zeros(x.shape).tobytes()
     h = json.dumps({"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64",
                     "shape": list(x.shape), "nbytes": len(data)}).encode()
-    frame = b"VITR" + struct.pack("<I", len(h)) + h + data
+    frame = b"GRDR" + struct.pack("<I", len(h)) + h + data
     while True:
         os.write(3, frame)
 """)
@@ -641,7 +641,7 @@ HUGE_CLAIM = attack(
     json, struct = sys.modules["json"], sys.modules["struct"]
     h = json.dumps({"kind": "result", "status": "ok", "type": "ndarray", "dtype": "float64",
                     "shape": [4, 256, 10**7], "nbytes": 8 * 4 * 256 * 10**7}).encode()
-    os.write(3, b"VITR" + struct.pack("<I", len(h)) + h)
+    os.write(3, b"GRDR" + struct.pack("<I", len(h)) + h)
     while True:
         os.write(3, b"\\0" * (1 << 20))
     """)
@@ -796,7 +796,7 @@ FORGE = PRELUDE + textwrap.dedent("""\
 
     def frame(header, body=b""):
         h = json.dumps(header).encode()
-        return b"VITR" + struct.pack("<I", len(h)) + h + body
+        return b"GRDR" + struct.pack("<I", len(h)) + h + body
 
     def result(x, values=None, **extra):
         data = (np.zeros(x.shape) if values is None else values).tobytes()
@@ -824,7 +824,7 @@ FORGERIES = {
         "a second 'layers' frame",
     ),
     "header_length_over_cap": (
-        "os.write(3, b'VITR' + struct.pack('<I', 1 << 30))\nos._exit(0)\n",
+        "os.write(3, b'GRDR' + struct.pack('<I', 1 << 30))\nos._exit(0)\n",
         "RE",
         "run",
         "over the 65536-byte cap",
@@ -844,7 +844,7 @@ FORGERIES = {
         "no function named",
     ),
     "json_nesting_bomb": (
-        "os.write(3, b'VITR' + struct.pack('<I', 60000) + b'[' * 60000)\nos._exit(0)\n",
+        "os.write(3, b'GRDR' + struct.pack('<I', 60000) + b'[' * 60000)\nos._exit(0)\n",
         "RE",
         "run",
         "not valid JSON",
@@ -1038,7 +1038,7 @@ def test_cannot_open_sockets(bundle, tmp_path):
 
 def test_environment_is_clean(bundle, tmp_path, monkeypatch):
     canary = "canary-" + secrets.token_hex(8)
-    monkeypatch.setenv("VIT_SECRET_CANARY", canary)
+    monkeypatch.setenv("GRADER_SECRET_CANARY", canary)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", canary)
     source = attack(
         "print('ENV', sorted(os.environ))\nprint('VALUES', list(os.environ.values()))\nreturn np.zeros_like(x)\n"
@@ -1565,7 +1565,7 @@ def test_user_mode_attacks_are_contained(user, isolation):
     ) + USER_ATTACK
     sub = user.write(f"attack-{isolation}.py", source)
     try:
-        code, report, err = user.grade(sub, "--isolation", isolation, env={"VIT_SECRET_CANARY": "canary-123"})
+        code, report, err = user.grade(sub, "--isolation", isolation, env={"GRADER_SECRET_CANARY": "canary-123"})
         with pytest.raises(socket.timeout):
             listener.accept()
     finally:
@@ -1595,7 +1595,7 @@ def test_user_mode_attacks_are_contained(user, isolation):
             "tcp",
         ):
             assert f"DENIED {label} " in out, (label, out)
-        assert "canary-123" not in out and "VIT_SECRET_CANARY" not in out
+        assert "canary-123" not in out and "GRADER_SECRET_CANARY" not in out
     after = secret.stat()
     assert (after.st_mode, after.st_mtime_ns) == (before.st_mode, before.st_mtime_ns)
     assert not (user.work / "out" / "pwned").exists()

@@ -86,7 +86,7 @@ def test_decode_keeps_invalid_utf8_visible_and_valid():
 
 def frame(header: dict, body: bytes = b"") -> bytes:
     raw = json.dumps(header).encode()
-    return b"VITR" + struct.pack("<I", len(raw)) + raw + body
+    return b"GRDR" + struct.pack("<I", len(raw)) + raw + body
 
 
 JUNK = [None, True, 7, -1, 1.5, "", HOSTILE, [], [HOSTILE, 3], {"a": [HOSTILE]}, [[1, 2]], [1 << 70], "x" * 100_000]
@@ -265,7 +265,7 @@ SUBMISSIONS = {
         json, struct = os.sys.modules["json"], os.sys.modules["struct"]
         h = json.dumps({"kind": "result", "status": "call_exception", "error": {
             "type": HOSTILE, "message": HOSTILE, "traceback": [HOSTILE] * 3, "line": 1}}).encode()
-        os.write(3, b"VITR" + struct.pack("<I", len(h)) + h)
+        os.write(3, b"GRDR" + struct.pack("<I", len(h)) + h)
         os._exit(0)
         """,
     ),
@@ -278,7 +278,7 @@ SUBMISSIONS = {
         json, struct = os.sys.modules["json"], os.sys.modules["struct"]
         h = json.dumps({"kind": "result", "status": "ok", "type": "ndarray", "dtype": ["float64"],
                         "shape": {"0": HOSTILE}}).encode()
-        os.write(3, b"VITR" + struct.pack("<I", len(h)) + h)
+        os.write(3, b"GRDR" + struct.pack("<I", len(h)) + h)
         os._exit(0)
         """,
     ),

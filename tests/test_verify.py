@@ -3,7 +3,7 @@ submission judged through the real sandbox at 1x and 1.5x the time limit.
 
 The quick tests judge one submission per verdict folder and a few crafted
 ones; the whole verify (about two minutes of CPU on two cores) runs in CI and
-when VIT_FULL_VERIFY=1 is set.
+when GRADER_FULL_VERIFY=1 is set.
 """
 
 from __future__ import annotations
@@ -261,10 +261,10 @@ def test_cli_verify_fails_for_a_misfiled_submission(cli, bundle_copy):
 
 @pytest.mark.slow
 def test_full_verify(bundle):
-    if not (os.environ.get("CI") or os.environ.get("VIT_FULL_VERIFY")):
+    if not (os.environ.get("CI") or os.environ.get("GRADER_FULL_VERIFY")):
         pytest.skip(
             "the full verify judges every submission twice (about 2 minutes of CPU on 2 cores); "
-            "it runs in CI or with VIT_FULL_VERIFY=1 (`python -m grader verify` runs it by hand)"
+            "it runs in CI or with GRADER_FULL_VERIFY=1 (`python -m grader verify` runs it by hand)"
         )
     report = verify(bundle, jobs=2)
     assert report.ok, render_report(report, bundle.root)

@@ -59,7 +59,7 @@ class BatchOptions:
     secret_seed: int | None = None
     random_seed: bool = False  # --secret-seed random: reuse DIR's seed when resuming
     docker: bool = False
-    image: str = docker_mode.DEFAULT_IMAGE
+    image: str = ""  # --image; "": $GRADER_IMAGE, else the bundle's <id>-grader:local
     shard: tuple[int, int] | None = None
     isolation: str = "auto"
     file: str | None = None  # --file: a glob naming the file to grade among a student's several
@@ -189,6 +189,9 @@ class Students:
 
 def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> BatchResult:
     """run_batch's steps, in the order the module docstring gives."""
+    if opts.docker and not opts.image:
+        image = os.environ.get(docker_mode.IMAGE_ENV) or docker_mode.default_image(bundle.spec.id)
+        opts = replace(opts, image=image)
     unpacked = _prepare_out(bundle, opts)
     seed = _hidden_seed(opts)
     if opts.docker:

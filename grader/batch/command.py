@@ -10,7 +10,6 @@ grade` does not pay for them.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,9 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..problem.bundle import Bundle
-
-# docker.DEFAULT_IMAGE, repeated so that parsing the command line imports nothing heavy (a test checks).
-DEFAULT_IMAGE = "vit-encoder-block-grader:local"
 
 
 class BatchError(Exception):
@@ -54,8 +50,8 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
     bt.add_argument("--docker", action="store_true", help="grade each submission in its own container")
     bt.add_argument(
         "--image",
-        default=os.environ.get("VIT_GRADER_IMAGE", DEFAULT_IMAGE),
-        help=f"the grading image for --docker (default: $VIT_GRADER_IMAGE or {DEFAULT_IMAGE})",
+        default="",
+        help="the grading image for --docker (default: $GRADER_IMAGE, else the bundle's <id>-grader:local)",
     )
     bt.add_argument(
         "--file",

@@ -32,7 +32,14 @@ from .ids import clean_text
 from .local import Task, unjudged_report
 from .writes import atomic_write
 
-DEFAULT_IMAGE = "vit-encoder-block-grader:local"
+IMAGE_ENV = "GRADER_IMAGE"  # the image `batch --docker` uses when --image is not given
+
+
+def default_image(bundle_id: str) -> str:
+    """The image scripts/grade-in-docker.sh --build makes of a bundle: `<id>-grader:local`."""
+    return f"{bundle_id}-grader:local"
+
+
 RUN_FLAGS = (
     "--rm",
     "--network",
@@ -144,8 +151,8 @@ def docker_task(
     dest = (
         task.path.name if SAFE_NAME.match(task.path.name) and task.path.name not in (".", "..") else f"solution{suffix}"
     )
-    workdir = Path(tempfile.mkdtemp(prefix="vit-batch-"))
-    name = task.container or f"vit-batch-{os.getpid()}-{secrets.token_hex(4)}"
+    workdir = Path(tempfile.mkdtemp(prefix="grader-batch-"))
+    name = task.container or f"grader-batch-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         os.chmod(workdir, 0o755)
         copy = workdir / dest

@@ -181,7 +181,7 @@ class Grading:
                 e.path,
                 e.problem,
                 out / f"{e.student}.json",
-                container=f"vit-batch-{token}-{i}" if in_docker else "",
+                container=f"grader-batch-{token}-{i}" if in_docker else "",
                 within=e.within,
             )
             for i, (e, _) in enumerate(self.todo)

@@ -5,7 +5,7 @@ copied folder): a forged DIR/<id>.json saying AC, with a record claiming the
 student's file hash and the run key, would otherwise be kept by a resume. So
 each record carries the sha256 of the verdict JSON that was written and an
 HMAC-SHA256 of the record, keyed by a secret that lives outside DIR, in the
-user's state folder ($XDG_STATE_HOME or ~/.local/state, vit-grader/batch.key,
+user's state folder ($XDG_STATE_HOME or ~/.local/state, grader/batch.key,
 mode 0600, made on first use). A resume keeps a result only if the seal
 verifies and the verdict JSON still has the hash sealed; anything else is
 graded again. Without a usable key (no writable home) nothing is kept: slower,
@@ -35,7 +35,7 @@ def key_path() -> Path | None:
     base = os.environ.get("XDG_STATE_HOME") or (
         os.path.join(os.path.expanduser("~"), ".local", "state") if os.path.expanduser("~") != "~" else ""
     )
-    return Path(base, "vit-grader", "batch.key") if base else None
+    return Path(base, "grader", "batch.key") if base else None
 
 
 def load_key() -> bytes | None:

@@ -13,13 +13,12 @@ every layer of grader/.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from ..problem.bundle import BundleError, open_bundle
 from ..sandbox.early import Spawned
 from ..sandbox.startup import pin_single_threaded_blas
 from .commands import EXIT_CANNOT_JUDGE, CannotJudge, exit_status, invoked_as
-from .parsers import build_parser
+from .parsers import build_parser, bundle_root
 
 # What the rest of the grader, the tests and the scripts use of the command line.
 __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
@@ -32,7 +31,7 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     args = parser.parse_args(argv)
     args.early_zygote = zygote
     try:
-        bundle = open_bundle(Path(args.bundle) if args.bundle else None)
+        bundle = open_bundle(bundle_root(args.bundle))
         status: int = args.func(args, bundle)
         return status
     except (BundleError, CannotJudge) as exc:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported where they are used: a command loads only what it 
 
 
 EXIT_AC, EXIT_NOT_AC, EXIT_CANNOT_JUDGE = 0, 1, 2
+CONSOLE_SCRIPTS = ("grader", "vit-grader")  # pyproject.toml's [project.scripts]: the same program
 
 
 class CannotJudge(Exception):
@@ -56,8 +57,9 @@ def _write_output(dest: str, text: str, force: bool, bundle: Bundle) -> None:
 def invoked_as(
     argv0: str, executable: str, which: Callable[[str], str | None] = shutil.which, cwd: str | None = None
 ) -> str:
-    """The grader's command as the user typed it, for advice they can paste: `vit-grader` (or the
-    path they ran it by, when that is not the one on PATH), else `python -m grader` with their Python."""
+    """The grader's command as the user typed it, for advice they can paste: `grader` or
+    `vit-grader` (or the path they ran it by, when that is not the one on PATH), else
+    `python -m grader` with their Python."""
 
     def same(name: str, path: str) -> bool:
         found = which(name)
@@ -67,8 +69,9 @@ def invoked_as(
         rel = os.path.relpath(os.path.abspath(path), cwd or os.getcwd())
         return rel if not rel.startswith("..") else os.path.abspath(path)
 
-    if os.path.basename(argv0) == "vit-grader":  # the console script (pyproject.toml)
-        return "vit-grader" if same("vit-grader", argv0) else shown(argv0)
+    script = os.path.basename(argv0)
+    if script in CONSOLE_SCRIPTS:
+        return script if same(script, argv0) else shown(argv0)
     for name in ("python", "python3", os.path.basename(executable)):
         if same(name, executable):
             return f"{name} -m grader"

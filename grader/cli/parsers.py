@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from .. import __version__
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
     Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
 
 
+BUNDLE_HELP = (
+    "the bundle: a folder holding problem.yaml (default: the current folder if it holds problem.yaml, "
+    "else the bundle the grader was installed with)"
+)
 FORCE_HELP = "replace an existing output file (never a link, folder, special file or the bundle's own file)"
 
 
@@ -197,12 +203,29 @@ def _calibrate_parser(sub: Subparsers) -> None:
     cal.set_defaults(func=cmd_calibrate)
 
 
+def add_bundle_option(parser: argparse.ArgumentParser, *, command: bool) -> None:
+    """`--bundle DIR`, before the command (`command=False`) or after it: the one spelling of the
+    option. After the command its default is no value at all, so that it replaces the one given
+    before the command only when it is given (argparse copies a subcommand's defaults over)."""
+    default = argparse.SUPPRESS if command else None
+    parser.add_argument("--bundle", metavar="DIR", default=default, help=BUNDLE_HELP)
+
+
+def bundle_root(given: str | None, cwd: Path | None = None) -> Path | None:
+    """The bundle a command works on: --bundle DIR; else the current folder when it holds
+    problem.yaml; else None, which problem/bundle.py's open_bundle reads as its default root."""
+    if given:
+        return Path(given)
+    here = Path(cwd) if cwd is not None else Path(os.getcwd())
+    return here if (here / "problem.yaml").is_file() else None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ..batch.command import add_parsers as add_batch_parsers
 
-    parser = _Parser(prog="python -m grader", description="Grader for the ViT Encoder Block bundle.")
+    parser = _Parser(prog="python -m grader", description="Grader for NumPy function problems: one bundle each.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--bundle", metavar="DIR", help="bundle root (default: the folder containing grader/)")
+    add_bundle_option(parser, command=False)
     parser.add_argument("--debug", action="store_true", help="show a traceback on internal errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Each adds its commands' subparsers (in `--help` order), whose `func` is the cmd_* main calls.
@@ -215,4 +238,6 @@ def build_parser() -> argparse.ArgumentParser:
         _calibrate_parser,
     ):
         add(sub)
+    for command in sub.choices.values():  # every command, batch's too, takes --bundle after its name
+        add_bundle_option(command, command=True)
     return parser

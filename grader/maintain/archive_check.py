@@ -211,7 +211,7 @@ def check_archive(archive: Path, caps: Caps = Caps(), run_grader: bool = True) -
     archive = Path(archive)
     steps: list[Step] = []
     manifest = None
-    with tempfile.TemporaryDirectory(prefix="vit-check-archive-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="grader-check-archive-") as tmp:
         try:
             root = safe_unpack(archive, Path(tmp), caps)
             steps.append(Step("unpack", "ok", f"one top-level folder {root.name}/, regular files only"))

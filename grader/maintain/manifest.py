@@ -21,6 +21,8 @@ from ..problem.spec import ProblemSpec
 
 FLAVOURS = ("judge", "practice")
 MANIFEST_NAME = "MANIFEST.json"
+# The archives' format name ("vit-grader" is the grader's old name): frozen, since every archive
+# already packed carries it and check-archive reads it.
 MANIFEST_FORMAT = "vit-grader/bundle-manifest/1"
 CHUNK = 1 << 16
 

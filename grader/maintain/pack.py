@@ -10,6 +10,12 @@ Each flavour has its own README.md, written for its reader (docs/readme/<flavour
 becomes the archive's README.md): the judge archive's for platform owners and
 instructors, the practice archive's for a learner in a fresh folder.
 Checking an archive as a platform would is grader/maintain/archive_check.py.
+
+Any bundle packs: the bundle's own files (problem.yaml, statement, reference, cases, ...) come
+from the bundle; the grader's (grader/, requirements.txt, the engine's docs, tests and scripts:
+the entries marked `engine`) from the folder of the grader that packs it (problem/bundle.py's
+default root), a file of the same path in the bundle taking its place. For the repository's
+own bundle the two folders are one.
 """
 
 from __future__ import annotations
@@ -22,10 +28,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..feedback.fingerprint import SAMPLE_FILE
-from ..problem.bundle import Bundle
+from ..problem.bundle import Bundle, default_root
 from ..problem.safe_write import WriteRefused, make_output_folder, target_problem, write_file
 from ..problem.spec import ProblemSpec
-from .manifest import FLAVOURS, MANIFEST_NAME, Manifest, build_manifest, digest, file_records
+from .manifest import FLAVOURS, MANIFEST_NAME, FileRecord, Manifest, build_manifest, digest, file_records
 
 # 1980-01-01T00:00:00Z: the earliest time a zip entry can hold, so tar and zip agree.
 FIXED_MTIME = 315532800
@@ -42,10 +48,12 @@ class PackError(RuntimeError):
 
 @dataclass(frozen=True)
 class Entry:
-    """A glob of bundle paths (`**` = any folders); required entries must match a file."""
+    """A glob of bundle paths (`**` = any folders); required entries must match a file; an
+    `engine` entry is the grader's, found in the grader's folder when the bundle lacks it."""
 
     pattern: str
     required: bool = False
+    engine: bool = False
 
 
 # What the diagnosis reads from the bundle wherever the grader runs (every archive and export that
@@ -57,14 +65,14 @@ FINGERPRINT_DATA = (Entry("problem.py", required=True), Entry(f"testcases/{SAMPL
 # The visible practice set (grader/problem/generate.py, --tests practice): in both flavours.
 _PRACTICE_CASES = Entry("testcases/practice/*/*.json", required=True)
 
-_GRADER = (Entry("grader/**/*.py", required=True),) + FINGERPRINT_DATA
+_GRADER = (Entry("grader/**/*.py", required=True, engine=True),) + FINGERPRINT_DATA
 _TOP_LEVEL = (
     Entry("problem.yaml", required=True),
     Entry("statement.md", required=True),
     Entry("README.md"),
-    Entry("pyproject.toml"),
-    Entry("requirements.txt", required=True),
-    Entry("LICENSE*"),
+    Entry("pyproject.toml", engine=True),
+    Entry("requirements.txt", required=True, engine=True),
+    Entry("LICENSE*", engine=True),
 )
 _LEARNER_DOCS = (
     "docs/platforms.md",
@@ -88,10 +96,10 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
             + _GRADER
             + (
                 _calibration(spec),
-                Entry("CHANGELOG.md"),
-                Entry("requirements*.txt"),
-                Entry("Dockerfile"),
-                Entry(".dockerignore"),
+                Entry("CHANGELOG.md", engine=True),
+                Entry("requirements*.txt", engine=True),
+                Entry("Dockerfile", engine=True),
+                Entry(".dockerignore", engine=True),
                 Entry("reference/*.py", required=True),
                 Entry("starter/*.py", required=True),
                 Entry("starter/*.ipynb"),
@@ -99,17 +107,20 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
                 _PRACTICE_CASES,
                 Entry("submissions/*/*.py"),
                 Entry("submissions/*/*.ipynb"),
-                Entry("schemas/*.json"),
-                Entry("docs/**/*.md"),
-                Entry("docs/**/*.png"),
-                Entry("docs/**/*.svg"),
-                Entry("tests/**/*.py"),
-                Entry("tests/**/*.ipynb"),
-                Entry("tests/data/*.json"),
-                *(Entry(f"tests/golden/**/*.{ext}") for ext in ("json", "txt", "xml", "md", "ansi", "csv")),
-                Entry("scripts/*.sh"),
-                Entry("scripts/*.py"),
-                Entry(".ci/*"),
+                Entry("schemas/*.json", engine=True),
+                Entry("docs/**/*.md", engine=True),
+                Entry("docs/**/*.png", engine=True),
+                Entry("docs/**/*.svg", engine=True),
+                Entry("tests/**/*.py", engine=True),
+                Entry("tests/**/*.ipynb", engine=True),
+                Entry("tests/data/*.json", engine=True),
+                *(
+                    Entry(f"tests/golden/**/*.{ext}", engine=True)
+                    for ext in ("json", "txt", "xml", "md", "ansi", "csv")
+                ),
+                Entry("scripts/*.sh", engine=True),
+                Entry("scripts/*.py", engine=True),
+                Entry(".ci/*", engine=True),
             )
         )
     if flavour == "practice":
@@ -123,8 +134,8 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
                 _calibration(spec),
                 Entry("starter/*.py", required=True),
                 Entry("starter/*.ipynb"),
-                Entry("schemas/*.json"),
-                *(Entry(p) for p in _LEARNER_DOCS),
+                Entry("schemas/*.json", engine=True),
+                *(Entry(p, engine=True) for p in _LEARNER_DOCS),
             )
         )
     raise PackError(f"unknown flavour {flavour!r} (use {' or '.join(FLAVOURS)})")
@@ -135,14 +146,18 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
 FLAVOUR_SOURCES: dict[str, dict[str, str]] = {"practice": {"README.md": "docs/readme-practice.md"}}
 
 
-def archive_sources(bundle: Bundle, flavour: str) -> dict[str, str]:
-    """archive path -> bundle path for the renamed files (a practice bundle already holds its own)."""
+def archive_sources(bundle: Bundle, flavour: str) -> dict[str, Path]:
+    """archive path -> the file it is read from, for the renamed files (the bundle's, else the
+    grader's; a practice bundle already holds its own)."""
     out = {}
     for arc, src in FLAVOUR_SOURCES.get(flavour, {}).items():
-        if (bundle.root / src).is_file():
-            out[arc] = src
-        elif bundle.flavour == "judge":
-            raise PackError(f"{src} is missing: it becomes the {flavour} archive's {arc}")
+        for root in (bundle.root, default_root()):
+            if (root / src).is_file():
+                out[arc] = root / src
+                break
+        else:
+            if bundle.flavour == "judge":
+                raise PackError(f"{src} is missing: it becomes the {flavour} archive's {arc}")
     return out
 
 
@@ -156,25 +171,56 @@ def select_files(root: Path, entries: Sequence[Entry]) -> list[str]:
     root = Path(root)
     chosen: set[str] = set()
     for entry in entries:
-        matched = []
-        for path in root.glob(entry.pattern):
-            try:
-                rel = path.relative_to(root)
-            except ValueError:
-                raise PackError(f"{entry.pattern!r} reaches outside the bundle") from None
-            parts = rel.parts
-            if "__pycache__" in parts or any(
-                p.startswith(".") and not _hidden_part_allowed(p, entry.pattern) for p in parts
-            ):
-                continue
-            if path.is_symlink() or any((root / Path(*parts[:i])).is_symlink() for i in range(1, len(parts))):
-                raise PackError(f"{rel.as_posix()} is a symbolic link: archives hold regular files only")
-            if path.is_file():
-                matched.append(rel.as_posix())
+        matched = _matched(root, entry)
         if entry.required and not matched:
             raise PackError(f"nothing matches {entry.pattern!r}, which this archive requires")
         chosen.update(matched)
     return sorted(chosen)
+
+
+def select_sources(root: Path, entries: Sequence[Entry], engine: Path | None = None) -> dict[str, Path]:
+    """Archive path -> the file it is read from, sorted by path: `entries` matched in the bundle
+    `root`, and each engine entry also in the grader's folder `engine` (default: the running
+    grader's), the bundle's file winning; PackError if a required entry matches nothing."""
+    root = Path(root)
+    engine = Path(engine) if engine is not None else default_root()
+    other = engine.resolve() != root.resolve()
+    chosen: dict[str, Path] = {}
+    for entry in entries:
+        found = {rel: root / rel for rel in _matched(root, entry)}
+        if entry.engine and other:
+            found = {**{rel: engine / rel for rel in _matched(engine, entry)}, **found}
+        if entry.required and not found:
+            raise PackError(f"nothing matches {entry.pattern!r}, which this archive requires")
+        chosen.update(found)
+    return dict(sorted(chosen.items()))
+
+
+def source_records(sources: Mapping[str, Path]) -> tuple[FileRecord, ...]:
+    """The manifest's record of each archive path, read from its source file."""
+    records = file_records(Path("/"), [str(path) for path in sources.values()])
+    return tuple(replace(rec, path=arc) for rec, arc in zip(records, sources))
+
+
+def _matched(root: Path, entry: Entry) -> list[str]:
+    """The regular files under `root` that `entry` matches (no cache, no dot-folder it does not
+    name); PackError for a link on the way."""
+    matched = []
+    for path in root.glob(entry.pattern):
+        try:
+            rel = path.relative_to(root)
+        except ValueError:
+            raise PackError(f"{entry.pattern!r} reaches outside the bundle") from None
+        parts = rel.parts
+        if "__pycache__" in parts or any(
+            p.startswith(".") and not _hidden_part_allowed(p, entry.pattern) for p in parts
+        ):
+            continue
+        if path.is_symlink() or any((root / Path(*parts[:i])).is_symlink() for i in range(1, len(parts))):
+            raise PackError(f"{rel.as_posix()} is a symbolic link: archives hold regular files only")
+        if path.is_file():
+            matched.append(rel.as_posix())
+    return matched
 
 
 # --- writing reproducible archives -------------------------------------------------------
@@ -244,12 +290,9 @@ def pack(bundle: Bundle, flavour: str, out_dir: Path, force: bool = False) -> Pa
     out_dir is created, its parent must exist: problem/safe_write.py) and return its path and digest."""
     if flavour == "judge" and bundle.flavour != "judge":
         raise PackError("a judge archive needs the judge bundle (reference/ is missing here)")
-    rels = select_files(bundle.root, flavour_entries(bundle.spec, flavour))
-    sources = archive_sources(bundle, flavour)
-    rels = sorted(set(rels) | set(sources))
-    records = file_records(bundle.root, [sources.get(r, r) for r in rels])
-    records = tuple(replace(rec, path=arc) for rec, arc in zip(records, rels))
-    manifest = build_manifest(bundle, flavour, records)
+    sources = select_sources(bundle.root, flavour_entries(bundle.spec, flavour))
+    sources = dict(sorted({**sources, **archive_sources(bundle, flavour)}.items()))
+    manifest = build_manifest(bundle, flavour, source_records(sources))
     out_dir, protected = Path(out_dir), bundle.own_parts()
     stem = archive_stem(bundle.spec, flavour)
     dest = out_dir / f"{stem}.tar.gz"
@@ -258,7 +301,9 @@ def pack(bundle: Bundle, flavour: str, out_dir: Path, force: bool = False) -> Pa
         problem = target_problem(dest, force, protected)  # refused before the archive is built
         if problem:
             raise WriteRefused(problem)
-        write_tar_gz(dest, stem, manifest, bundle.root, sources, force, protected)
+        write_tar_gz(
+            dest, stem, manifest, bundle.root, {arc: str(path) for arc, path in sources.items()}, force, protected
+        )
     except WriteRefused as exc:
         raise PackError(str(exc)) from None
     except OSError as exc:

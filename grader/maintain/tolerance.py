@@ -167,7 +167,7 @@ class Evidence:
 
 
 def _load_function(path: Path, function: str) -> Callable[..., object]:
-    spec = importlib.util.spec_from_file_location(f"_vit_tolerance_{path.parent.name}_{path.stem}", path)
+    spec = importlib.util.spec_from_file_location(f"_bundle_tolerance_{path.parent.name}_{path.stem}", path)
     assert spec is not None and spec.loader is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -90,8 +90,8 @@ def case_test_code(case: TestCase, spec: ProblemSpec, file_name: str | None = No
     """The call and the comparison a learner can paste into a Python session beside their
     file `file_name` (default: the problem's entry file)."""
     lines = ["import numpy as np", *import_lines(file_name or spec.entry_file, spec.function), ""]
-    lines += [f"{k} = {_literal(v)}" for k, v in case.inputs.items()]
-    lines.append(f"z = {spec.function}({', '.join(case.inputs)})")
+    lines += [f"{k} = {_literal(case.inputs[k])}" for k in spec.parameter_names]
+    lines.append(f"z = {spec.function}({', '.join(spec.parameter_names)})")
     if case.expected is not None:
         lines.append(f"expected = {_literal(case.expected)}")
         lines.append(

@@ -25,6 +25,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..problem.safe_write import WriteRefused, make_output_folder
 
@@ -93,6 +94,17 @@ def _set_config(text: str, config: Mapping[str, object], name: str) -> str:
             line = f"CONFIG: {ast.unparse(node.annotation)} = {dict(config)!r}\n"
             return "".join([*lines[: node.lineno - 1], line, *lines[node.end_lineno or node.lineno :]])
     raise ExportError(f"programs/{name}.py has no CONFIG assignment")
+
+
+def plain(value: Any) -> Any:
+    """An input as JSON holds it: an array as nested lists, an integer as int, a number as float."""
+    if isinstance(value, list):
+        return value
+    if getattr(value, "ndim", 0):
+        return value.tolist()
+    if hasattr(value, "item"):  # a NumPy scalar or 0-d array
+        value = value.item()
+    return value if isinstance(value, int) and not isinstance(value, bool) else float(value)
 
 
 def platform_starter(text: str, how_to_check: str) -> str:

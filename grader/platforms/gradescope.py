@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
-from ..maintain.manifest import build_manifest, file_records
-from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, select_files
+from ..maintain.manifest import build_manifest
+from ..maintain.pack import COMPRESSLEVEL, FINGERPRINT_DATA, Entry, PackError, select_sources, source_records
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, write_file
 from ..problem.spec import ProblemSpec
@@ -206,8 +206,8 @@ def runtime_entries(bundle: Bundle) -> tuple[Entry, ...]:
     mistake diagnosis and --secret-seed use it; submissions cannot read it in the sandbox)."""
     return (
         Entry("problem.yaml", required=True),
-        Entry("requirements.txt", required=True),
-        Entry("grader/**/*.py", required=True),
+        Entry("requirements.txt", required=True, engine=True),
+        Entry("grader/**/*.py", required=True, engine=True),
         *FINGERPRINT_DATA,
         Entry(bundle.spec.time_calibration.file),
         Entry("reference/*.py", required=True),
@@ -326,15 +326,15 @@ def zip_info(name: str, executable: bool) -> zipfile.ZipInfo:
 
 def gradescope_zip_members(bundle: Bundle) -> list[tuple[str, bytes, bool]]:
     """(name, bytes, executable) for every zip member, sorted by name."""
-    rels = select_files(bundle.root, runtime_entries(bundle))
-    records = file_records(bundle.root, rels)
+    sources = select_sources(bundle.root, runtime_entries(bundle))
+    records = source_records(sources)
     manifest = build_manifest(bundle, "gradescope-autograder", records)
     members = [
         ("setup.sh", SETUP_SH.encode(), True),
         ("run_autograder", RUN_AUTOGRADER.replace("__ENTRY__", bundle.spec.entry_file).encode(), True),
         ("bundle/MANIFEST.json", manifest.to_json().encode(), False),
     ]
-    members += [(f"bundle/{r.path}", (bundle.root / r.path).read_bytes(), r.executable) for r in records]
+    members += [(f"bundle/{r.path}", sources[r.path].read_bytes(), r.executable) for r in records]
     return sorted(members)
 
 

@@ -35,7 +35,7 @@ import yaml
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from .files import ExportError, ExportFile, program, write_export
+from .files import ExportError, ExportFile, plain, program, write_export
 from .registry import Exported, ExportTarget, Platform
 
 FORMAT_VERSION = "legacy"
@@ -98,9 +98,9 @@ def _json(value: object) -> bytes:
     return (json.dumps(value, separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
-def case_input(case: TestCase) -> bytes:
-    """The `.in` file: the arguments only, never the expected output."""
-    return _json({k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in case.inputs.items()})
+def case_input(case: TestCase, names: tuple[str, ...]) -> bytes:
+    """The `.in` file: the arguments (`names`, the parameters in order) only, never the expected output."""
+    return _json({k: plain(case.inputs[k]) for k in names})
 
 
 def case_answer(case: TestCase) -> bytes:
@@ -113,13 +113,14 @@ def case_answer(case: TestCase) -> bytes:
 def problem_yaml(spec: ProblemSpec) -> bytes:
     doc = {
         "problem_format_version": FORMAT_VERSION,
-        # Stable across exports of one bundle version; a new version is a new problem.
+        # Stable across exports of one bundle version; a new version is a new problem. The seed's
+        # "vit-grader:" is the grader's old name, frozen: a new text would renumber every published problem.
         "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"vit-grader:kattis:{spec.id}:{spec.version}")),
         "name": spec.title,
         "source": f"{spec.track_name}, step {spec.track_step} of {spec.track_steps}",
-        "author": "ViT Encoder Block bundle maintainers",
+        "author": f"{spec.title} bundle maintainers",
         "license": "cc by",
-        "rights_owner": "ViT Encoder Block bundle maintainers",
+        "rights_owner": f"{spec.title} bundle maintainers",
         "validation": "custom",
         # Kattis memory is the whole process; ours (limits.memory_mib) is what the
         # submission adds to a Python process with NumPy loaded.
@@ -151,28 +152,23 @@ def statement_tex(spec: ProblemSpec, markdown: str) -> bytes:
     ).encode()
 
 
-def _plain(value: object) -> object:
-    """A constraint as JSON writes it: tuples as lists, all the way down."""
-    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
-
-
 def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
     params = list(spec.parameter_names)
     ints = [p.name for p in spec.parameters if p.type == "int"]
-    harness = {
+    floats = [p.name for p in spec.parameters if p.type == "float"]
+    harness: dict[str, object] = {
         "function": spec.function,
         "entry_file": spec.entry_file,
         "parameters": params,
         "int_parameters": ints,
-        "float_parameters": [p.name for p in spec.parameters if p.type == "float"],
+        **({"float_parameters": floats} if floats else {}),  # absent: the same program as before floats
         "name_max": NAME_MAX,
     }
-    constraints = {k: _plain(v) for k, v in spec.constraints.items()}
-    signature = [[p.name, p.type, list(p.shape)] for p in spec.parameters]
+    constraints = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in spec.constraints.items()}
     return {
         "include/python3/main.py": ExportFile(program("kattis_harness", harness)),
         "input_validators/validate/validate.py": ExportFile(
-            program("kattis_input_validator", {"parameters": signature, "constraints": constraints})
+            program("kattis_input_validator", {"parameters": params, "constraints": constraints})
         ),
         "output_validators/check/check.py": ExportFile(
             program(
@@ -192,7 +188,7 @@ def _data(bundle: Bundle) -> dict[str, ExportFile]:
             raise ExportError(f"group {g.name} has no test cases in {bundle.testcases}")
         for case in cases:
             stem = case.name.split("/", 1)[1]
-            out[f"{folder}/{stem}.in"] = ExportFile(case_input(case))
+            out[f"{folder}/{stem}.in"] = ExportFile(case_input(case, bundle.spec.parameter_names))
             out[f"{folder}/{stem}.ans"] = ExportFile(case_answer(case))
     return out
 

@@ -1,7 +1,7 @@
 """Otter-Grader: a master notebook in the `otter assign` format, verified by otter itself.
 
-`export_otter(bundle, OUT)` writes OUT/vit_encoder_block.ipynb, the master notebook that
-`otter assign OUT/vit_encoder_block.ipynb DIST` turns into a student notebook and an
+`export_otter(bundle, OUT)` writes OUT/<function>.ipynb, the master notebook that
+`otter assign OUT/<function>.ipynb DIST` turns into a student notebook and an
 autograder (Otter-Grader 7, "v1" assignment format: raw cells `# ASSIGNMENT CONFIG`,
 `# BEGIN QUESTION` ... `# END QUESTION`, `# BEGIN SOLUTION`/`# END SOLUTION`,
 `# BEGIN TESTS`/`# END TESTS`, one test per code cell, `# HIDDEN` on a hidden test's first
@@ -33,17 +33,22 @@ from typing import Any
 
 import yaml
 
-from ..maintain.pack import COMPRESSLEVEL, PackError, select_files
+from ..maintain.pack import COMPRESSLEVEL, Entry, PackError, select_sources
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from .files import ExportError, ExportFile, platform_starter, program, write_export
+from .files import ExportError, ExportFile, plain, platform_starter, program, write_export
 from .gradescope import runtime_entries, zip_info
 from .registry import Exported, ExportTarget, Platform
 
-BUNDLE_ZIP = "vit_grader_bundle.zip"
+BUNDLE_ZIP = "grader_bundle.zip"
 CHECK_MODULE = "otter_check.py"
-QUESTION = "vit_encoder_block"
+REQUIREMENTS = (Entry("requirements.txt", required=True, engine=True),)  # the grader's pins
+
+
+def question(spec: ProblemSpec) -> str:
+    """The Otter question's name, which `grader.check(...)` takes: the function's."""
+    return spec.function
 
 
 def notebook_name(spec: ProblemSpec) -> str:
@@ -75,22 +80,22 @@ def _code(text: str, output: str | None = None) -> dict[str, Any]:
 
 
 def _array(value: Any) -> str:
-    if hasattr(value, "tolist"):
-        return f"np.array({value.tolist()!r}, dtype=np.float64)"
-    return repr(value)
+    value = plain(value)
+    return f"np.array({value!r}, dtype=np.float64)" if isinstance(value, list) else repr(value)
 
 
 def public_test(case: TestCase, spec: ProblemSpec, index: int) -> str:
     """One sample case as a test cell: our comparison rule, a plain bool, no global names left."""
     fn = f"_sample_{index}"
-    args = "\n".join(f"    {k} = {_array(v)}" for k, v in case.inputs.items())
+    names = spec.parameter_names
+    args = "\n".join(f"    {k} = {_array(case.inputs[k])}" for k in names)
     rtol, atol = spec.comparison.rtol, spec.comparison.atol
     return (
         f"# {case.name}: {case.description}\n"
         f"def {fn}():\n"
         f"    import numpy as np\n{args}\n"
         f"    expected = {_array(case.expected)}\n"
-        f"    z = {spec.function}({', '.join(case.inputs)})\n"
+        f"    z = {spec.function}({', '.join(names)})\n"
         f"    return bool(type(z) is np.ndarray and z.dtype == np.float64 and z.shape == expected.shape\n"
         f"                and np.all(np.abs(z - expected) <= {atol!r} + {rtol!r} * np.abs(expected)))\n"
         f"{fn}()\n"
@@ -128,18 +133,18 @@ def master_notebook(bundle: Bundle) -> dict[str, Any]:
     starter = platform_starter(
         (bundle.root / "starter" / spec.entry_file).read_text(encoding="utf-8"),
         f"Read the statement above for the exact conventions, then run "
-        f'grader.check("{QUESTION}") in the cell below this one.',
+        f'grader.check("{question(spec)}") in the cell below this one.',
     )
     reference = (bundle.reference_dir / "solution.py").read_text(encoding="utf-8")
     solution = starter.rstrip("\n") + "\n\n# BEGIN SOLUTION\n" + reference.rstrip("\n") + "\n# END SOLUTION\n"
-    question = yaml.safe_dump({"name": QUESTION, "points": points}, sort_keys=False)
+    header = yaml.safe_dump({"name": question(spec), "points": points}, sort_keys=False)
     cells = [
         _raw(assignment_config(spec)),
         _markdown(bundle.statement.read_text(encoding="utf-8")),
-        _raw("# BEGIN QUESTION\n" + question),
+        _raw("# BEGIN QUESTION\n" + header),
         _markdown(
             f"Implement `{spec.function}` in the cell below, then run "
-            f'`grader.check("{QUESTION}")` to check it on the statement\'s examples. '
+            f'`grader.check("{question(spec)}")` to check it on the statement\'s examples. '
             f"The autograder also runs the hidden test groups."
         ),
         _raw("# BEGIN SOLUTION"),
@@ -168,8 +173,8 @@ def bundle_zip(bundle: Bundle) -> bytes:
     """The runtime part of the judge bundle (what the Gradescope zip's bundle/ holds), reproducibly."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        for rel in sorted(select_files(bundle.root, runtime_entries(bundle))):
-            zf.writestr(zip_info(rel, False), (bundle.root / rel).read_bytes(), compresslevel=COMPRESSLEVEL)
+        for rel, path in select_sources(bundle.root, runtime_entries(bundle)).items():
+            zf.writestr(zip_info(rel, False), path.read_bytes(), compresslevel=COMPRESSLEVEL)
     return buf.getvalue()
 
 
@@ -180,7 +185,7 @@ def otter_files(bundle: Bundle) -> dict[str, ExportFile]:
     nb = json.dumps(master_notebook(bundle), indent=1, ensure_ascii=False) + "\n"
     return {
         notebook_name(spec): ExportFile(nb.encode()),
-        "requirements.txt": ExportFile((bundle.root / "requirements.txt").read_bytes()),
+        "requirements.txt": ExportFile(select_sources(bundle.root, REQUIREMENTS)["requirements.txt"].read_bytes()),
         BUNDLE_ZIP: ExportFile(bundle_zip(bundle)),
         CHECK_MODULE: ExportFile(
             program(

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
-from ..problem.bundle import Bundle
+from ..problem.bundle import Bundle, default_root
 from ..problem.spec import ProblemSpec
 from .files import ExportFile, platform_starter, write_export
 from .gradescope import case_lines
@@ -149,6 +149,7 @@ def write_unlocated(bundle_dir: str, upload: str, results: str) -> None:
 def info_json(spec: ProblemSpec) -> dict[str, Any]:
     """info.json: only properties infoQuestion.json defines (it allows no others)."""
     return {
+        # "vit-grader:" is the grader's old name, frozen: a new seed would renumber every published question.
         "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"vit-grader:prairielearn:{spec.id}:{spec.version}")),
         "type": "v3",
         "title": spec.title,
@@ -185,14 +186,25 @@ def question_html(spec: ProblemSpec, statement_md: str) -> str:
 """
 
 
-def grading_dockerfile(spec: ProblemSpec) -> str:
+def _build_arg(bundle: Bundle) -> str:
+    """The product image's build argument for a bundle other than the repository's own (Dockerfile: BUNDLE)."""
+    root, home = bundle.root.resolve(), default_root().resolve()
+    if root == home:
+        return ""
+    where = root.relative_to(home).as_posix() if root.is_relative_to(home) else str(root)
+    return f"--build-arg BUNDLE={where} "
+
+
+def grading_dockerfile(spec: ProblemSpec, build_arg: str = "") -> str:
+    """The grading image's Dockerfile; `build_arg`: what the product image's build needs to carry
+    this bundle (`--build-arg BUNDLE=DIR `, or nothing for the repository's own)."""
     return f"""# The PrairieLearn grading image: the bundle's image, run as root.
 # PrairieLearn's grader host bind-mounts its job folder at /grade (created 0700 for
 # its own user) and runs the image's user, so the unprivileged grader user could
 # not read /grade/student or write /grade/results. Running as root, the grader
 # drops each submission's worker to an unprivileged uid itself (it needs the
 # CAP_SETUID/CAP_SETGID Docker grants by default). Build from the bundle root:
-#   docker build -t {spec.id}-grader:{spec.version} .
+#   docker build {build_arg}-t {spec.id}-grader:{spec.version} .
 #   docker build -t {image_name(spec)} -f PATH/TO/THIS/Dockerfile .
 ARG GRADER_IMAGE={spec.id}-grader:{spec.version}
 FROM ${{GRADER_IMAGE}}
@@ -215,7 +227,7 @@ def prairielearn_files(bundle: Bundle) -> dict[str, ExportFile]:
         "question.html": ExportFile(question_html(spec, bundle.statement.read_text(encoding="utf-8")).encode()),
         "starter.py": ExportFile(platform_starter(starter.read_text(encoding="utf-8"), STARTER_CHECK).encode()),
         "statement.md": ExportFile(bundle.statement.read_bytes()),
-        "image/Dockerfile": ExportFile(grading_dockerfile(spec).encode()),
+        "image/Dockerfile": ExportFile(grading_dockerfile(spec, _build_arg(bundle)).encode()),
     }
 
 

@@ -9,8 +9,8 @@ that cannot be read or does not match is ignored and rewritten. Entries are
 written to a temporary file and renamed, so concurrent graders never see half
 an entry.
 
-Where: $VIT_GRADER_CACHE_DIR if set ("off" switches the cache off), else
-$XDG_CACHE_HOME/vit-grader/cases, else ~/.cache/vit-grader/cases, created
+Where: $GRADER_CACHE_DIR if set ("off" switches the cache off), else
+$XDG_CACHE_HOME/grader/cases, else ~/.cache/grader/cases, created
 private (0700). A cache that cannot be created or written (a read-only
 container) is simply not used, and neither is a folder or an entry that
 another user owns or could write (`trusted`): an entry decides what a grading
@@ -34,7 +34,7 @@ import numpy as np
 from .cases import FORMAT_SUFFIX, CaseFileError, TestCase, case_from_bytes, load_cases
 
 CACHE_VERSION = 1
-ENV = "VIT_GRADER_CACHE_DIR"
+ENV = "GRADER_CACHE_DIR"
 
 
 def cache_dir() -> Path | None:
@@ -45,7 +45,7 @@ def cache_dir() -> Path | None:
     if value:
         return Path(value)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "vit-grader" / "cases"
+    return Path(base) / "grader" / "cases"
 
 
 def _private(st: os.stat_result) -> bool:
@@ -101,7 +101,7 @@ def _key(data: bytes) -> str:
     return hashlib.sha256(f"{FORMAT_SUFFIX}|{CACHE_VERSION}|".encode() + data).hexdigest()
 
 
-MAGIC = b"CASES002"  # the entry layout's version: a different one is a miss
+MAGIC = b"GRDCASE2"  # the entry layout's version: an entry of another is a miss
 
 
 def _encode(case: TestCase) -> bytes:

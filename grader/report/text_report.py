@@ -15,7 +15,7 @@ see terminal_width); nothing is cut mid-word. The default report takes at most
 what follows it: the shell's prompt after `grade`, watch's status line.
 
 Advice names the learner's own file and command (`Invocation`): a learner who
-typed `vit-grader grade my_solution.py` is told to run `vit-grader grade
+typed `grader grade my_solution.py` is told to run `grader grade
 my_solution.py --tests sample`, not another file or another command form.
 """
 
@@ -46,7 +46,7 @@ STRUCTURAL_CHECKS = ("type", "dtype", "shape")
 class Invocation:
     """How the learner ran the grader, so that advice is a command they can run as printed."""
 
-    program: str = "python -m grader"  # what came before the subcommand: "vit-grader", ".venv/bin/python -m grader"
+    program: str = "python -m grader"  # what came before the subcommand: "grader", ".venv/bin/python -m grader"
     command: str = "grade"  # "grade", or "watch" (which grades again at every save)
     path: str | None = None  # the file as they named it; None: the report's own file name
 

@@ -1,4 +1,4 @@
-"""`vit-grader watch FILE`: grade again every time the file is saved.
+"""`grader watch FILE`: grade again every time the file is saved.
 
 Standard library only: the file's (mtime, size, inode) is polled, a change is
 graded once it has held still for one poll (editors save in several writes),
@@ -98,7 +98,7 @@ def watch_file(
     interval: float,
     invocation: Invocation | None = None,
 ) -> int:
-    """`vit-grader watch`: the practice set by default (the samples where there is none)."""
+    """`grader watch`: the practice set by default (the samples where there is none)."""
     if path.exists() and not path.is_file():
         raise WatchError(f"{path}: not a regular file")
     tests = tests or ("practice" if bundle.practice_cases_dir.is_dir() else "sample")

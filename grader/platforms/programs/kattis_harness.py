@@ -7,7 +7,7 @@ test's inputs (the `.in` file: a JSON object of the arguments) from stdin,
 imports the submission's function, calls it, and writes on the real stdout
 one JSON object that the output validator reads:
 
-    {"type": "ndarray", "dtype": "float64", "shape": [2, 3], "data": [...]}
+    {"type": "ndarray", "dtype": "float64", "shape": [2, 3, 4], "data": [...]}
 
 (`data` flattened in C order; float repr round-trips exactly, NaN and
 infinity are printed as the JSON extensions NaN/Infinity so the validator can
@@ -40,13 +40,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402 - after the BLAS threads are set: NumPy reads them as it loads
 
-# The export writes the bundle's own (platforms/kattis.py); these are placeholders.
+# Set at export (platforms/kattis.py) from problem.yaml's entry point; these are placeholders.
 CONFIG: dict[str, Any] = {
-    "function": "f",
+    "function": "solve",
     "entry_file": "solution.py",
-    "parameters": ["a", "n", "s"],
-    "int_parameters": ["n"],
-    "float_parameters": ["s"],
+    "parameters": [],
+    "int_parameters": [],
+    "float_parameters": [],
     "name_max": 200,
 }
 EXIT_RUN_TIME_ERROR = 3
@@ -75,7 +75,7 @@ def arguments(raw: dict[str, Any]) -> list[Any]:
         value = raw[name]
         if name in CONFIG["int_parameters"]:
             out.append(int(value))
-        elif name in CONFIG["float_parameters"]:
+        elif name in CONFIG.get("float_parameters", ()):
             out.append(float(value))
         else:
             out.append(np.array(value, dtype=np.float64))

@@ -29,7 +29,7 @@ from typing import Any
 
 from grader.platforms.grade_call import grade_argv  # INCLUDE
 
-CONFIG: dict[str, Any] = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
+CONFIG: dict[str, Any] = {"bundle_zip": "grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
 _cache: dict[str, Any] = {}  # one grading per kernel, shared by the hidden tests
 MAX_NOTEBOOK_BYTES = 64 << 20  # read at most this much; the grader's own bound is lower
 
@@ -67,7 +67,7 @@ def grade() -> dict[str, Any]:
     if "report" in _cache:
         cached: dict[str, Any] = _cache["report"]
         return cached
-    work = Path(tempfile.mkdtemp(prefix="vit-otter-"))
+    work = Path(tempfile.mkdtemp(prefix="grader-otter-"))
     bundle = _bundle(work)
     source = work / (Path(CONFIG["entry_file"]).stem + ".ipynb")
     try:

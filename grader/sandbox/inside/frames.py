@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     Header = dict[str, Any]  # a frame's JSON header
     T = TypeVar("T")
 
-MAGIC = b"VITR"
+MAGIC = b"GRDR"
 HEADER_CAP = 64 * 1024  # a header longer than this is malformed
 TRACEBACK_LINES = 12  # submission frames kept in an error report
 TEXT_CAP = 2000  # characters kept of an exception message
