@@ -152,6 +152,11 @@ def statement_tex(spec: ProblemSpec, markdown: str) -> bytes:
     ).encode()
 
 
+def _plain(value: object) -> object:
+    """A constraint as JSON writes it: tuples as lists, all the way down (`divisible`'s pairs)."""
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
 def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
     params = list(spec.parameter_names)
     ints = [p.name for p in spec.parameters if p.type == "int"]
@@ -164,11 +169,12 @@ def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
         **({"float_parameters": floats} if floats else {}),  # absent: the same program as before floats
         "name_max": NAME_MAX,
     }
-    constraints = {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in spec.constraints.items()}
+    constraints = {k: _plain(v) for k, v in spec.constraints.items()}
+    signature = [[p.name, p.type, list(p.shape)] for p in spec.parameters]
     return {
         "include/python3/main.py": ExportFile(program("kattis_harness", harness)),
         "input_validators/validate/validate.py": ExportFile(
-            program("kattis_input_validator", {"parameters": params, "constraints": constraints})
+            program("kattis_input_validator", {"parameters": signature, "constraints": constraints})
         ),
         "output_validators/check/check.py": ExportFile(
             program(
