@@ -175,6 +175,7 @@ def bundle_copy(tmp_path) -> Path:
     root = tmp_path / "bundle"
     root.mkdir()
     shutil.copy(ROOT / "problem.yaml", root / "problem.yaml")
+    shutil.copy(ROOT / "problem.py", root / "problem.py")
     shutil.copytree(ROOT / "testcases", root / "testcases")
     shutil.copytree(ROOT / "reference", root / "reference", ignore=shutil.ignore_patterns("__pycache__"))
     return root

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fake_runs import run_outcome
+from fake_runs import run_context, run_outcome
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
 from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.source import Submission, static_check
@@ -294,7 +294,7 @@ def test_harness_exit_status_is_je_only_before_the_layers_frame(code):
 
 def test_result_header_without_data_is_re_not_a_crash():
     v = ReturnedValue(type="ndarray", dtype="float64", shape=(1, 2, 2), array=None)
-    d = _returned_problem(outcome(status="ok", value=v), (1, 2, 2))
+    d = _returned_problem(outcome(status="ok", value=v), (1, 2, 2), run_context())
     assert d.verdict == "RE" and "without its data" in d.message
 
 

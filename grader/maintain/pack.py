@@ -114,6 +114,7 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
                 Entry("tests/**/*.py", engine=True),
                 Entry("tests/**/*.ipynb", engine=True),
                 Entry("tests/data/*.json", engine=True),
+                *(Entry(f"tests/fixtures/**/*.{ext}", engine=True) for ext in ("yaml", "json", "md")),
                 *(
                     Entry(f"tests/golden/**/*.{ext}", engine=True)
                     for ext in ("json", "txt", "xml", "md", "ansi", "csv")
