@@ -23,7 +23,7 @@ import pytest
 from conftest import ROOT
 from grader.batch.discovery import discover
 from grader.batch.folder_intake import walk_folder
-from grader.batch.gradebook import load_report
+from grader.batch.gradebook import load_report, mistake_titles
 from grader.batch.gradebook_files import write_outputs
 from grader.batch.gradescope import MAX_METADATA
 from grader.batch.intake import IntakeError
@@ -33,6 +33,8 @@ from grader.batch.state import RUN_FILE, RunKey, StudentRecord, load_record, loa
 from grader.batch.summary import render_summary
 from grader.batch.zip_intake import unpack_zip
 from grader.problem.bundle import open_bundle
+
+TITLES = mistake_titles(open_bundle())  # the root bundle's catalogue: the ids a verdict JSON may name
 
 KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
 GOOD = {
@@ -123,7 +125,7 @@ HOSTILE_REPORTS = {
 @pytest.mark.parametrize("name", HOSTILE_REPORTS)
 def test_a_malformed_verdict_json_is_damaged_not_a_crash(tmp_path, name):
     out = _folder(tmp_path, HOSTILE_REPORTS[name])
-    outputs = write_outputs(out, RUN, [_record()])
+    outputs = write_outputs(out, RUN, [_record()], TITLES)
     row = outputs.rows[0]
     assert row.report is None and not row.judged and row.verdict == "JE"
     assert "missing or damaged" in row.reason
@@ -135,7 +137,7 @@ def test_mistake_titles_come_from_the_catalogue_not_the_file(tmp_path):
     report = json.loads(json.dumps(GOOD))
     report["diagnosis"]["fingerprint"]["mistakes"][0]["title"] = "[Appeal your grade here](http://evil.example)"
     out = _folder(tmp_path, report)
-    summary = write_outputs(out, RUN, [_record()]).summary
+    summary = write_outputs(out, RUN, [_record()], TITLES).summary
     assert "evil" not in summary and "GELU computed with erf instead of the tanh approximation" in summary
 
 
@@ -166,7 +168,7 @@ def test_a_symlinked_or_fifo_state_file_is_not_followed(tmp_path):
     secret.write_text(json.dumps(GOOD))
     out = _folder(tmp_path / "out", report=None)
     os.symlink(secret, out / "alice.json")
-    assert load_report(out, "alice") is None
+    assert load_report(out, "alice", TITLES) is None
     (out / ".batch" / "alice.json").unlink()
     os.mkfifo(out / ".batch" / "alice.json")  # opened for reading, it would block for ever
     assert load_record(out, "alice") is None
@@ -269,7 +271,7 @@ def test_summary_shows_hostile_names_as_typed(tmp_path):
     )
     save_record(out, rec)
     run = {**RUN, "ignored": ["class.zip:![t](http://evil.example/t.png)"], "refused": ["x | y ` z"]}
-    text = render_summary(write_outputs(out, run, [rec]).rows, [], run)
+    text = render_summary(write_outputs(out, run, [rec], TITLES).rows, [], run)
     for active in ("[Appeal", "](http", "<img", "<script", "![t]", "&#8238;", "| y", "` z"):
         assert active not in text.replace("\\" + active[0], ""), active
     assert "\\[Appeal here\\](http://evil.example) \\<img src=x onerror=alert(1)\\> \\&#8238;.py" in text
@@ -439,7 +441,7 @@ def test_batch_merge_cli_refuses_an_inflated_shard_with_one_line(tmp_path, cli):
 def test_a_refused_input_is_not_reported_as_everyone_judged(tmp_path):
     out = _folder(tmp_path)
     run = {**RUN, "input_problems": ["class.zip: refused: its directory lists 1000000 entries"]}
-    text = render_summary(write_outputs(out, run, [_record()]).rows, [], run)
+    text = render_summary(write_outputs(out, run, [_record()], TITLES).rows, [], run)
     assert "every submission was judged" not in text
     assert "not every input could be read" in text and "input refused: class.zip" in text
 

@@ -17,9 +17,13 @@ import pytest
 
 import batch_class as bc
 from grader.batch.api import BatchError, BatchOptions, run_batch
+from grader.batch.gradebook import mistake_titles
 from grader.batch.gradebook_files import write_outputs
 from grader.batch.state import load_records, state_dir
 from grader.batch.writes import OutputError, atomic_write
+from grader.problem.bundle import open_bundle
+
+TITLES = mistake_titles(open_bundle())  # the root bundle's catalogue: the ids a verdict JSON may name
 
 CODE = bc.sub("accepted", "vectorised_matmul")
 
@@ -86,7 +90,7 @@ def test_a_gradebook_that_turns_bad_is_reported_and_the_summary_still_written(tm
     out = tmp_path / "out"
     state_dir(out).mkdir(parents=True)
     (out / "grades.csv").mkdir()
-    outputs = write_outputs(out, {"groups": [], "students_in_shard": 0}, [])
+    outputs = write_outputs(out, {"groups": [], "students_in_shard": 0}, [], TITLES)
     assert len(outputs.problems) == 1 and "grades.csv is a folder" in outputs.problems[0]
     assert (out / "summary.md").is_file() and (out / "grades.csv").is_dir()
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 from golden import check_golden
-from grader.batch.gradebook import cell
+from grader.batch.gradebook import cell, mistake_titles
 from grader.batch.gradebook_files import write_outputs
 from grader.batch.shards import ShardError, parse_shard, select
 from grader.batch.similarity import (
@@ -29,6 +29,9 @@ from grader.batch.similarity import (
     windows,
 )
 from grader.batch.state import RunKey, StudentRecord, load_record, reusable, save_record
+from grader.problem.bundle import open_bundle
+
+TITLES = mistake_titles(open_bundle())  # the root bundle's catalogue: the ids a verdict JSON may name
 
 GOLDEN = ROOT / "tests" / "golden" / "batch"
 KEY = RunKey("vit-encoder-block", "1.0.0", "1.0.0", "sample", None, "local")
@@ -108,14 +111,14 @@ RUN = {
 
 def test_grades_csv_and_summary_golden(tmp_path):
     records = _class(tmp_path)
-    outputs = write_outputs(tmp_path, RUN, records)
+    outputs = write_outputs(tmp_path, RUN, records, TITLES)
     check_batch_golden("grades.csv", (tmp_path / "grades.csv").read_text())
     check_batch_golden("summary.md", (tmp_path / "summary.md").read_text())
     assert outputs.summary == (tmp_path / "summary.md").read_text()
 
 
 def test_csv_cells_are_one_line_and_never_formulas(tmp_path):
-    write_outputs(tmp_path, RUN, _class(tmp_path))
+    write_outputs(tmp_path, RUN, _class(tmp_path), TITLES)
     text = (tmp_path / "grades.csv").read_text()
     assert len(text.splitlines()) == 7
     rows = list(csv.DictReader(text.splitlines()))
@@ -177,7 +180,7 @@ def test_the_summary_names_a_copied_group_once(tmp_path):
         save_record(tmp_path, rec)
         records.append(rec)
         (tmp_path / f"{sid}.json").write_text(json.dumps(_report("AC", 12)))
-    outputs = write_outputs(tmp_path, dict(RUN, students_in_shard=9), records)
+    outputs = write_outputs(tmp_path, dict(RUN, students_in_shard=9), records, TITLES)
     lines = outputs.summary.splitlines()
     assert "- 3 students handed in the same code (after normalising): frank, grace, heidi" in lines
     assert not [line for line in lines if line.startswith("| frank |") or line.startswith("| grace |")]

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ..feedback.mistakes import CATALOGUE
+from ..feedback.mistakes import feedback_data
 from ..judging.verdict import VERDICTS
+from ..problem.bundle import Bundle
 from .ids import clean_text
 from .similarity import Pair
 from .state import StudentRecord, read_json
@@ -36,6 +38,7 @@ class Row:
 
     record: StudentRecord
     report: dict[str, Any] | None  # the verdict JSON, None if it is missing or damaged
+    titles: Mapping[str, str] = field(default_factory=dict)  # the bundle's mistakes: id -> title
 
     @property
     def student(self) -> str:
@@ -83,7 +86,7 @@ class Row:
         if fp.get("status") not in ("match", "ambiguous"):
             return []
         # The title is the catalogue's, not the file's: report_shape_ok checked the id is one of ours.
-        return [(m["id"], CATALOGUE[m["id"]].title) for m in fp.get("mistakes", [])]
+        return [(m["id"], self.titles[m["id"]]) for m in fp.get("mistakes", [])]
 
     @property
     def mistakes_ambiguous(self) -> bool:
@@ -97,8 +100,14 @@ def _count(value: object) -> TypeGuard[int]:
     return type(value) is int and value >= 0
 
 
-def report_shape_ok(report: object) -> TypeGuard[dict[str, Any]]:
-    """Has this verdict JSON the shape of one `grade` writes, in every field the gradebook reads?"""
+def mistake_titles(bundle: Bundle) -> dict[str, str]:
+    """The bundle's catalogue of mistakes, id -> title: the only ids a verdict JSON may name."""
+    return {mid: m.title for mid, m in feedback_data(bundle).catalogue.items()}
+
+
+def report_shape_ok(report: object, mistake_ids: Collection[str]) -> TypeGuard[dict[str, Any]]:
+    """Has this verdict JSON the shape of one `grade` writes, in every field the gradebook reads
+    (a mistake it names among `mistake_ids`, the bundle's)?"""
     if not isinstance(report, dict) or report.get("verdict") not in VERDICTS:
         return False
     score, top = report.get("score"), report.get("max_score")
@@ -116,18 +125,19 @@ def report_shape_ok(report: object) -> TypeGuard[dict[str, Any]]:
     if fp is None:
         return True
     mistakes = fp.get("mistakes", []) if isinstance(fp, dict) else None
-    return type(mistakes) is list and all(isinstance(m, dict) and m.get("id") in CATALOGUE for m in mistakes)
+    return type(mistakes) is list and all(isinstance(m, dict) and m.get("id") in mistake_ids for m in mistakes)
 
 
-def load_report(out: Path, student: str) -> dict[str, Any] | None:
+def load_report(out: Path, student: str, mistake_ids: Collection[str]) -> dict[str, Any] | None:
     """DIR/<id>.json, or None if it is missing, not a regular file, or not of the right shape."""
     report = read_json(out / f"{student}.json", out)
-    return report if report_shape_ok(report) else None
+    return report if report_shape_ok(report, mistake_ids) else None
 
 
-def load_rows(out: Path, records: list[StudentRecord]) -> list[Row]:
-    """The gradebook's rows, by id: each record with its verdict JSON read back from DIR."""
-    return [Row(rec, load_report(out, rec.student)) for rec in sorted(records, key=lambda r: r.student)]
+def load_rows(out: Path, records: list[StudentRecord], titles: Mapping[str, str]) -> list[Row]:
+    """The gradebook's rows, by id: each record with its verdict JSON read back from DIR
+    (`titles`: mistake_titles of the bundle)."""
+    return [Row(rec, load_report(out, rec.student, titles), titles) for rec in sorted(records, key=lambda r: r.student)]
 
 
 def cell(value: object) -> str:

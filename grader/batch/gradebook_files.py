@@ -7,6 +7,7 @@ written; the command then exits 1 and says which.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,10 @@ class Outputs:
     problems: tuple[str, ...] = ()  # run-level files that could not be written
 
 
-def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord]) -> Outputs:
-    """grades.csv and summary.md in `out` for these students (similarity across all of them)."""
-    rows = load_rows(out, records)
+def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord], titles: Mapping[str, str]) -> Outputs:
+    """grades.csv and summary.md in `out` for these students (similarity across all of them;
+    `titles`: the bundle's mistakes, gradebook.mistake_titles)."""
+    rows = load_rows(out, records, titles)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
     problems = []

@@ -20,7 +20,7 @@ from typing import Any
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder
 from .fit import record_misfit, run_misfit, score_misfit
-from .gradebook import report_shape_ok
+from .gradebook import mistake_titles, report_shape_ok
 from .gradebook_files import Outputs, write_outputs
 from .state import (
     RUN_FILE,
@@ -102,7 +102,7 @@ def _shard_students(d: Path, run: dict[str, Any], bundle: Bundle) -> list[tuple[
         # JSON in a shard folder is not copied (its student counts as not judged).
         data = read_state(d / f"{rec.student}.json", d)
         report = parse_json(data)
-        if not report_shape_ok(report):
+        if not report_shape_ok(report, mistake_titles(bundle)):
             data = None
         elif misfit is None:
             misfit = score_misfit(d, rec.student, report, run, bundle)
@@ -162,7 +162,7 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
         save_run(out, run)
     except OutputError as exc:
         raise ShardError(str(exc)) from None
-    return write_outputs(out, run, [merged[s] for s in sorted(merged)]), run
+    return write_outputs(out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle)), run
 
 
 def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:

@@ -127,13 +127,3 @@ def feedback_data(bundle: Bundle) -> FeedbackData:
     if key not in _LOADED:
         _LOADED[key] = _from_module(bundle.load_problem_module(), bundle)
     return _LOADED[key]
-
-
-def __getattr__(name: str) -> Any:
-    """CATALOGUE and PARTS of the default bundle, for callers not yet given a bundle (a shim)."""
-    if name in ("CATALOGUE", "PARTS", "PART_SECTIONS"):
-        from ..problem.bundle import open_bundle
-
-        data = feedback_data(open_bundle())
-        return {"CATALOGUE": data.catalogue, "PARTS": data.parts, "PART_SECTIONS": data.part_sections}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
