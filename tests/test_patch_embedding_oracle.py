@@ -47,25 +47,29 @@ def _ensure_authoring() -> None:
     try:
         importlib.import_module("grader.authoring")
     except ImportError:
-        from grader.feedback.mistakes import Mistake
-        from grader.problem.generate import Recipe
-
-        @dataclass(frozen=True)
-        class Sample:
-            slug: str
-            description: str
-            explanation: str
-            inputs: dict[str, Any]
-
-        @dataclass(frozen=True)
-        class Axis:
-            name: str
-            dim: Any
-            groups: str | None = None
-
         stub = types.ModuleType("grader.authoring")
-        stub.__dict__.update(Recipe=Recipe, Sample=Sample, Mistake=Mistake, Axis=Axis)
+        stub.__dict__.update(_STAND_INS)
         sys.modules["grader.authoring"] = stub
+
+
+def _record(*fields: str) -> type:
+    class Record:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.__dict__.update(dict(zip(fields, args)), **kwargs)
+
+    return Record
+
+
+_STAND_INS: dict[str, Any] = {
+    "Recipe": _record("slug", "description", "make"),
+    "Sample": _record("slug", "description", "explanation", "inputs"),
+    "Mistake": _record("id", "title", "explanation", "part", "section", "quote", "fix"),
+    "Axis": _record("name", "dim"),
+    "OnlyGroup": _record("group", "parts", "text"),
+    "GroupRule": _record("passing", "failing", "parts", "text"),
+    "SampleRule": _record("failing", "parts", "text"),
+    "Constant": _record("name"),
+}
 
 
 @cache
@@ -461,3 +465,29 @@ def test_every_submission_names_its_function_with_four_parameters():
     for folder in ("accepted", "wrong_answer", "run_time_error", "time_limit_exceeded"):
         for path in _submissions(folder):
             assert len(inspect.signature(_function(path)).parameters) == len(ORDER), path
+
+
+def test_group_rules_name_the_mistakes_they_are_written_for():
+    """Each single mistake's fingerprint is read by the rule written for its part: the first
+    GROUP_RULES entry whose passing groups pass and failing groups fail points at that part."""
+    p = problem()
+    for mistake_id, failing in FINGERPRINTS.items():
+        if mistake_id == "transposed_projection":
+            continue  # run-time errors on the non-square cases: not a pattern of wrong values
+        rule = next(
+            (r for r in p.GROUP_RULES if not set(r.passing) & failing and set(r.failing) <= failing),
+            None,
+        )
+        assert rule is not None, mistake_id
+        assert p.CATALOGUE[mistake_id].part in rule.parts, (mistake_id, rule.text)
+
+
+def test_run_variant_and_canonical_variant():
+    p, v = problem(), variants()
+    case = hidden_cases()[0]
+    assert np.array_equal(p.run_variant(v, case.inputs, v.CORRECT), v.evaluate(*case.args()))
+    strips = v.MISTAKES["reshape_without_transpose"]
+    composed = replace(strips, grid="column_major")
+    assert np.array_equal(p.run_variant(v, case.inputs, composed), p.run_variant(v, case.inputs, strips))
+    assert p.canonical_variant(composed) == strips
+    assert p.canonical_variant(v.MISTAKES["column_major_pixels"]) == v.MISTAKES["column_major_pixels"]

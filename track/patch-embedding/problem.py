@@ -18,11 +18,12 @@ never symmetric, so that "used W_proj.T" is seen wherever it can run.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 import numpy as np
-from grader.authoring import Axis, Mistake, Recipe, Sample
+from grader.authoring import Axis, GroupRule, Mistake, OnlyGroup, Recipe, Sample, SampleRule
 
 Inputs = dict[str, Any]
 
@@ -351,13 +352,151 @@ CATALOGUE: dict[str, Mistake] = {
             "Computing in `float32` fails",
             "Keep every array float64: no .astype(np.float32), no float32 constants.",
             match="rounding",
+            dtype="float32",
         ),
     )
 }
 
-# The output's axes, for saying where an error is confined (B, N, embed_dim).
+# Where a wrong answer's values may be confined: the output is (B, N, embed_dim).
 AXES: tuple[Axis, ...] = (
-    Axis("batches", 0),
-    Axis("patches", 1),
-    Axis("features", 2),
+    Axis("batches", "B"),
+    Axis("patches", 1, letter="N", within="batches"),
+    Axis("features", "embed_dim", letter="D"),
 )
+AXES_PHRASES = {"everywhere": "some patches, features or batches", "spread": "every batch, patch and feature"}
+SUBJECT = "the patch embedding"
+# Every image is embedded on its own: large cases are compared on their first image.
+BATCH_DIM = "B"
+# The inputs whose sizes order the evidence, small cases first.
+SIZE_INPUTS = ("image", "W_proj")
+
+
+def run_variant(
+    variants: ModuleType, inputs: Mapping[str, Any], variant: Any, arithmetic: Callable[..., Any] | None = None
+) -> Any:
+    """reference/variants.evaluate on one case's inputs under one configuration. Raises
+    ValueError where the configuration cannot run (W_proj.T of a non-square W_proj)."""
+    args = [inputs[k] for k in ("image", "patch_size", "embed_dim", "W_proj")]
+    return variants.evaluate(*args, v=variant, arithmetic=arithmetic)
+
+
+def canonical_variant(variant: Any) -> Any:
+    """One configuration per distinct function: a cut that is not into squares (the strips, the
+    channels-first reading) fixes the order of the patches and of their values itself, so the
+    grid and inside-patch orders no longer matter."""
+    if variant.cut == "squares":
+        return variant
+    return replace(variant, grid="row_major", inside="pixel_channel")
+
+
+# --- how the group pattern reads (the grader applies the first rule that fits) ---------------
+
+# "Only this group fails", in the order they are tried.
+ONLY_GROUP: tuple[OnlyGroup, ...] = (
+    OnlyGroup(
+        "non_square",
+        ("cut", "patch_order"),
+        "Only the non-square images fail: look for H and W swapped (the grid has H/p rows and W/p columns).",
+    ),
+    OnlyGroup(
+        "many_channels",
+        ("layout",),
+        "Only the images with more than 3 channels fail: look for an assumption that C = 3.",
+    ),
+    OnlyGroup(
+        "single_channel",
+        ("layout",),
+        "Only the grey images (C = 1) fail: look for a dropped or squeezed channel axis.",
+    ),
+    OnlyGroup(
+        "one_patch",
+        ("cut",),
+        "Only the one-patch tests (p = H = W, N = 1) fail: look for an assumption that there are several patches.",
+    ),
+    OnlyGroup(
+        "patch_size_1",
+        ("cut",),
+        "Only the p = 1 tests fail: look for an assumption that a patch has more than one pixel.",
+    ),
+    OnlyGroup(
+        "large_values",
+        ("precision",),
+        "Only the large values fail: look for rescaled pixels (no division by 255) or lost precision.",
+    ),
+    OnlyGroup(
+        "realistic",
+        ("precision",),
+        "Only the large ViT-Tiny-sized test fails: look for a size-dependent assumption or lost precision.",
+    ),
+    OnlyGroup("random", (), "Only random shapes fail: look at edge sizes (p = 1, one patch, C = 1, H != W)."),
+)
+# They mix every feature, so they may fail along with the one group.
+MIXED_GROUPS = ("random", "realistic")
+
+# What the groups where a convention cannot show say together; the first rule that fits applies.
+GROUP_RULES: tuple[GroupRule, ...] = (
+    GroupRule(
+        ("one_patch", "patch_size_1"),
+        ("non_square", "rgb"),
+        ("cut",),
+        "one_patch and patch_size_1 pass but larger grids fail: a single patch and one-pixel patches are "
+        "right, so look at the cut: the transpose that brings the two patch axes together.",
+    ),
+    GroupRule(
+        ("one_patch", "single_channel"),
+        ("rgb",),
+        ("layout",),
+        "one_patch and single_channel pass but rgb fails: the error needs several channels and several "
+        "patches, so look at the image layout: channels last, (B, H, W, C).",
+    ),
+    GroupRule(
+        ("one_patch", "one_row_or_column"),
+        ("non_square",),
+        ("patch_order",),
+        "one_patch and one_row_or_column pass but larger grids fail: look at the order of the patches, "
+        "row by row over the grid.",
+    ),
+    GroupRule(
+        ("patch_size_1", "single_channel"),
+        ("one_patch",),
+        ("flattening",),
+        "patch_size_1 and single_channel pass but one_patch fails: look at the channel order inside a "
+        "flattened patch (the channels of a pixel together).",
+    ),
+    GroupRule(
+        ("patch_size_1",),
+        ("one_patch", "single_channel"),
+        ("flattening",),
+        "patch_size_1 passes but one_patch and single_channel fail: look at the pixel order inside a "
+        "flattened patch (row by row).",
+    ),
+    GroupRule(
+        ("sample",),
+        ("one_patch", "patch_size_1", "single_channel", "one_row_or_column"),
+        ("precision",),
+        "The samples pass and every hidden group fails, even those where no order of patches, pixels or "
+        "channels can matter: look at float64 precision.",
+    ),
+)
+
+# When only the samples ran: exactly these failing ("{more}": how to learn more).
+SAMPLE_RULES: tuple[SampleRule, ...] = (
+    SampleRule(
+        ("sample/02-channels-last",),
+        ("flattening", "layout"),
+        "Only example 2, the one with two channels, fails: look at the channel order inside a flattened "
+        "patch and at the channels-last layout.",
+    ),
+    SampleRule(
+        ("sample/03-batch-projection",),
+        ("projection",),
+        "Only example 3, the one whose W_proj is not the identity, fails: look at how W_proj multiplies "
+        "the patches (patches @ W_proj, no transpose, no bias); {more}.",
+    ),
+)
+
+# When the only group not passing is too slow.
+TOO_SLOW = {
+    "realistic": "Only the large ViT-Tiny-sized test is too slow: cut all patches with one reshape and "
+    "transpose and project them with one matrix product, instead of Python loops over pixels.",
+}

@@ -114,6 +114,3 @@ MISTAKES: dict[str, Variant] = {
     "float32_arithmetic": replace(CORRECT, dtype="float32"),
 }
 
-# The root bundle's name for the evaluation function, which the feedback layer calls today
-# (/work/scratch/i24-interface.md, "Changes by P"); goes when the engine reads `evaluate`.
-block = evaluate
