@@ -491,3 +491,15 @@ def test_run_variant_and_canonical_variant():
     assert np.array_equal(p.run_variant(v, case.inputs, composed), p.run_variant(v, case.inputs, strips))
     assert p.canonical_variant(composed) == strips
     assert p.canonical_variant(v.MISTAKES["column_major_pixels"]) == v.MISTAKES["column_major_pixels"]
+
+
+def test_extra_case_problems_refuses_a_symmetric_square_projection():
+    p = problem()
+    for case in hidden_cases() + practice_cases() + sample_cases():
+        assert p.extra_case_problems(case) == [], case.name
+    (square,) = [c for c in hidden_cases() if c.name == "rgb/01-square-projection"]
+    w = np.asarray(square.inputs["W_proj"])
+    symmetric = Case(square.name, square.group, {**square.inputs, "W_proj": w + w.T})
+    assert p.extra_case_problems(symmetric) == [
+        "W_proj is square and symmetric in a hidden case (it would hide the transposed projection)"
+    ]

@@ -243,6 +243,18 @@ def case_work(dims: Mapping[str, int]) -> int:
     return dims["B"] * dims["H"] * dims["W"] * dims["C"] * dims["embed_dim"]
 
 
+def extra_case_problems(case: Any) -> list[str]:
+    """A rule that cannot be data: a square W_proj in a hidden case is never symmetric, since a
+    symmetric one hides "used W_proj.T" (the samples' identities are the deliberate exception).
+    Not part of the Kattis input validator."""
+    w = np.asarray(case.inputs["W_proj"])
+    if case.group == "sample" or w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] <= 1:
+        return []
+    if np.any(w) and np.array_equal(w, w.T):
+        return ["W_proj is square and symmetric in a hidden case (it would hide the transposed projection)"]
+    return []
+
+
 # --- feedback ----------------------------------------------------------------------------
 
 # The parts of the computation a diagnosis can point at, in the order data flows.
