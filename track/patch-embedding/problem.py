@@ -213,8 +213,8 @@ RECIPES: dict[str, tuple[Recipe, ...]] = {
     "realistic": (
         Recipe(
             "01-vit-tiny",
-            "ViT-Tiny: B=2, 224 x 224 RGB, p=16 (196 patches of 768 values), embed_dim=192",
-            _shape(2, 224, 224, 3, 16, 192),
+            "ViT-Tiny: B=1, 224 x 224 RGB, p=16 (196 patches of 768 values), embed_dim=192",
+            _shape(1, 224, 224, 3, 16, 192),
         ),
     ),
 }
