@@ -355,6 +355,16 @@ CATALOGUE: dict[str, Mistake] = {
             "Multiply by W_proj itself: patches @ W_proj.",
         ),
         Mistake(
+            "rescaled_pixels",
+            "Pixel values divided by 255",
+            "The image is embedded as given. Dividing it by 255 first, as an image pipeline scales 8-bit "
+            "pixels to [0, 1], divides every output by 255.",
+            "layout",
+            _SHAPES,
+            "do not rescale them (no division by 255",
+            "Use the image as given: remove the division by 255.",
+        ),
+        Mistake(
             "float32_arithmetic",
             "Computed in float32",
             "float32 keeps about 7 significant digits; its rounding errors (1e-7 relative and more) are "

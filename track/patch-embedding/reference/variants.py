@@ -43,6 +43,7 @@ class Variant:
     grid: str = "row_major"  # row_major | column_major (the order of the patches)
     inside: str = "pixel_channel"  # pixel_channel (correct) | channel_pixel | column_pixels
     transpose_w: bool = False  # patches @ W_proj.T
+    pixel_divisor: float = 1.0  # image divided by this first (255: "pixels to [0, 1]")
     dtype: str = "float64"  # float64 | float32
 
 
@@ -88,6 +89,8 @@ def evaluate(
     dt = np.float32 if v.dtype == "float32" else np.float64
     xp = NUMPY if arithmetic is None else arithmetic(dt)
     image, W = xp.asarray(image, dtype=dt), xp.asarray(W_proj, dtype=dt)
+    if v.pixel_divisor != 1.0:
+        image = image / v.pixel_divisor
     patches = _patches(image, int(patch_size), v, xp)
     if v.transpose_w:
         W = W.T
@@ -111,6 +114,7 @@ MISTAKES: dict[str, Variant] = {
     "channel_before_pixel": replace(CORRECT, inside="channel_pixel"),
     "column_major_pixels": replace(CORRECT, inside="column_pixels"),
     "transposed_projection": replace(CORRECT, transpose_w=True),
+    "rescaled_pixels": replace(CORRECT, pixel_divisor=255.0),
     "float32_arithmetic": replace(CORRECT, dtype="float32"),
 }
 
