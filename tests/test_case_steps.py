@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Any
 
 import pytest
 
+from fake_runs import run_outcome
 from grader.judging import case_steps
 from grader.judging.case_steps import (
     SKIP_STEPS,
@@ -29,7 +29,6 @@ from grader.judging.case_steps import (
 from grader.judging.judge import GradeOptions, cases_step
 from grader.judging.timing import case_work, effective_limits, least_limits
 from grader.judging.verdict import CompileResult
-from grader.sandbox import child
 from grader.sandbox.early import EARLY_PROBE_LIMITS
 from grader.sandbox.launcher import SandboxError
 from grader.sandbox.records import ReturnedValue, RunOutcome
@@ -40,25 +39,7 @@ def outcome(case, cpu_s: float, value_offset: float = 0.0, **kw) -> RunOutcome:
     value = ReturnedValue(
         type="ndarray", dtype="float64", shape=case.expected.shape, array=case.expected + value_offset
     )
-    base: dict[str, Any] = dict(
-        status=child.STATUS_OK,
-        exit_code=0,
-        signal=None,
-        cpu_s=cpu_s,
-        wall_s=cpu_s,
-        maxrss_kib=30000,
-        killed_by=None,
-        value=value,
-        error=None,
-        detail="",
-        stdout="",
-        stderr="",
-        output_bytes=0,
-        result_too_large=False,
-        worker_layers={"rlimits": ["active", "."]},
-    )
-    base.update(kw)
-    return RunOutcome(**base)
+    return run_outcome(**{"cpu_s": cpu_s, "wall_s": cpu_s, "value": value, **kw})
 
 
 class ScriptedSandbox:

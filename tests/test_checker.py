@@ -9,52 +9,26 @@ from __future__ import annotations
 
 import signal
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pytest
 
+from fake_runs import run_context, run_outcome
 from grader.judging import checker
-from grader.judging.checker import RunContext, decide, limit_problem, load_problem
+from grader.judging.checker import decide, limit_problem, load_problem
 from grader.judging.values import Decision, compare, error_summary
 from grader.judging.verdict import CHECKS, VERDICTS
 from grader.sandbox import child
 from grader.sandbox.records import ErrorInfo, ReturnedValue, RunOutcome
 
-CTX = RunContext(
-    function="vit_encoder_block",
-    parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),
-    cpu_limit_s=1.0,
-    wall_limit_s=3.0,
-    flood_bytes=32 << 20,
-    result_bytes=16 << 20,
-    allowed_hint="allowed: NumPy and math",
-)
+CTX = run_context()
 EXPECTED = np.arange(12, dtype=np.float64).reshape(1, 3, 4) / 7.0
 LAYERS = {"rlimits": ["active", "..."]}  # the worker reported its layers: submission code ran
 TOL = 1e-10
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(
-        status=child.STATUS_OK,
-        exit_code=0,
-        signal=None,
-        cpu_s=0.01,
-        wall_s=0.02,
-        maxrss_kib=30000,
-        killed_by=None,
-        value=None,
-        error=None,
-        detail="",
-        stdout="",
-        stderr="",
-        output_bytes=0,
-        result_too_large=False,
-        worker_layers=LAYERS,
-    )
-    base.update(kw)
-    return RunOutcome(**base)
+    return run_outcome(**{"worker_layers": LAYERS, **kw})
 
 
 def returned(array=None, type_="ndarray", dtype="float64", shape=None) -> ReturnedValue:

@@ -171,6 +171,16 @@ def docker(*args: str, timeout: float = 120, check: bool = False) -> subprocess.
     return r
 
 
+# The documented isolation flags of `docker run` (docs/docker.md), and a read-only root with a /tmp.
+LOCKED_DOWN = ("--network", "none", "--cap-drop", "ALL", "--security-opt", "no-new-privileges")
+READ_ONLY = ("--read-only", "--tmpfs", "/tmp")
+
+
+def locked_run(*args: str) -> subprocess.CompletedProcess:
+    """`docker run --rm` with the documented isolation flags and a read-only root, then `args`."""
+    return docker("run", "--rm", *LOCKED_DOWN, *READ_ONLY, *args)
+
+
 @pytest.fixture(scope="session")
 def engine() -> None:
     problem = engine_problem()
@@ -271,18 +281,7 @@ def run_documented(image: str, workdir: Path, *extra: str, add_flags: str = "", 
 
 def container_python(image: str, code: str, *flags: str) -> subprocess.CompletedProcess:
     """Run Python in the image as its user, with the documented isolation flags."""
-    return docker(
-        "run",
-        "--rm",
-        "--network",
-        "none",
-        "--read-only",
-        "--tmpfs",
-        "/tmp",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
+    return locked_run(
         *flags,
         "--entrypoint",
         "python",
@@ -296,12 +295,7 @@ def container_sh(image: str, script: str, *flags: str) -> subprocess.CompletedPr
     return docker(
         "run",
         "--rm",
-        "--network",
-        "none",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
+        *LOCKED_DOWN,
         *flags,
         "--entrypoint",
         "sh",
@@ -498,7 +492,7 @@ def test_the_container_user_cannot_write_outside_tmp(image):
         '  if (echo x >> "$f") 2>/dev/null; then echo "WROTE $f"; else echo "blocked $f"; fi; done; '
         'echo x > /tmp/ok && echo "tmp writable"'
     )
-    r = container_sh(image, script, "--read-only", "--tmpfs", "/tmp")
+    r = container_sh(image, script, *READ_ONLY)
     assert r.stdout.split("\n")[:5] == [
         "blocked /opt/bundle/problem.yaml",
         "blocked /opt/bundle/testcases/new",
@@ -661,25 +655,7 @@ def test_entry_point_explains_a_relative_dash_v_mount(image, workdir):
     volume = f"vit-test-{uuid.uuid4().hex[:8]}.py"
     put(workdir, WRONG_ANSWER)
     try:
-        r = subprocess.run(
-            [
-                "docker",
-                "run",
-                "--rm",
-                "--network",
-                "none",
-                "--read-only",
-                "--tmpfs",
-                "/tmp",
-                "-v",
-                f"{volume}:/submission/solution.py",
-                image,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=workdir,
-        )
+        r = docker("run", "--rm", "--network", "none", *READ_ONLY, "-v", f"{volume}:/submission/solution.py", image)
     finally:
         docker("volume", "rm", "-f", volume)
     assert r.returncode == 2 and r.stdout == ""
@@ -687,7 +663,7 @@ def test_entry_point_explains_a_relative_dash_v_mount(image, workdir):
 
 
 def test_entry_point_explains_a_missing_mount(image):
-    r = docker("run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp", image)
+    r = docker("run", "--rm", "--network", "none", *READ_ONLY, image)
     assert r.returncode == 2 and r.stdout == ""
     assert "no submission at /submission/solution.py: mount it with --mount type=bind" in r.stderr
 
@@ -824,18 +800,7 @@ def _mounted_folder_with_a_link(workdir: Path) -> Path:
 
 def test_entry_point_refuses_a_symlinked_submission_in_a_mounted_folder(image, workdir):
     folder = _mounted_folder_with_a_link(workdir)
-    r = docker(
-        "run",
-        "--rm",
-        "--network",
-        "none",
-        "--read-only",
-        "--tmpfs",
-        "/tmp",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
+    r = locked_run(
         "--mount",
         f"type=bind,src={folder},dst=/submission,readonly",
         image,
@@ -849,18 +814,7 @@ def test_entry_point_refuses_a_symlinked_submission_in_a_mounted_folder(image, w
 def test_grader_in_the_image_refuses_the_link_by_itself(image, workdir):
     """Past the entry point's message: the grader opens the file with O_NOFOLLOW."""
     folder = _mounted_folder_with_a_link(workdir)
-    r = docker(
-        "run",
-        "--rm",
-        "--network",
-        "none",
-        "--read-only",
-        "--tmpfs",
-        "/tmp",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
+    r = locked_run(
         "--mount",
         f"type=bind,src={folder},dst=/submission,readonly",
         "--entrypoint",
@@ -887,15 +841,8 @@ def test_entry_point_refuses_a_symlinked_folder_on_the_way(image, workdir):
     (folder / "hw").symlink_to(f"{BUNDLE_IN_IMAGE}/reference")
     flags = (
         "--rm",
-        "--network",
-        "none",
-        "--read-only",
-        "--tmpfs",
-        "/tmp",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
+        *LOCKED_DOWN,
+        *READ_ONLY,
         "--mount",
         f"type=bind,src={folder},dst=/submission,readonly",
         "-e",

@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
+import platform_runs
 from conftest import ROOT
 from grader.platforms.gradescope import export_gradescope
 from grader.problem.bundle import open_bundle
@@ -59,19 +58,9 @@ def autograder(autograder_zip, tmp_path) -> Path:
 
 
 def run_autograder(root: Path) -> tuple[dict, str]:
-    proc = subprocess.run(
-        ["bash", str(root / "source" / "run_autograder")],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable},
-    )
-    assert proc.returncode == 0, proc.stderr
-    text = (root / "results" / "results.json").read_text(encoding="utf-8")
-    doc = json.loads(text)
+    doc, everything = platform_runs.run_autograder(root)
     assert gradescope_problems(doc) == []
-    return doc, text + proc.stdout + proc.stderr
+    return doc, everything
 
 
 def assert_refused(doc: dict, everything: str, *words: str) -> None:
@@ -172,18 +161,9 @@ def test_gradescope_grades_an_uppercase_notebook_upload(autograder):
 
 
 def run_exercism(input_dir: Path, output_dir: Path) -> tuple[dict, str]:
-    proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "exercism-run.sh"), "vit-encoder-block", f"{input_dir}/", f"{output_dir}/"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"},
-    )
-    assert proc.returncode == 0, proc.stderr
-    text = (output_dir / "results.json").read_text(encoding="utf-8")
-    doc = json.loads(text)
+    doc, everything = platform_runs.run_exercism(input_dir, output_dir)
     assert exercism_problems(doc) == []
-    return doc, text + proc.stdout + proc.stderr
+    return doc, everything
 
 
 def with_config(input_dir: Path, solution: str) -> None:

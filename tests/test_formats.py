@@ -27,12 +27,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
+from fake_runs import one_case_report
 from golden import check_golden
 from grader.feedback.grade import grade
 from grader.judging.judge import GradeOptions
-from grader.judging.verdict import CaseResult, CompileResult, GradeReport, GroupResult
+from grader.judging.verdict import CaseResult, GradeReport
 from grader.platforms import exercism, gradescope, junit
 from grader.platforms.formats import export_platform, render_platform, render_platform_error
+from platform_runs import run_exercism
 
 GOLDEN = ROOT / "tests" / "golden" / "formats"
 FIXED_TIME = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -522,21 +524,7 @@ def _report_with_output(stdout: str) -> GradeReport:
         memory_mib=30.0,
         stdout=stdout,
     )
-    group = GroupResult("sample", True, "RE", 0, 1, 12, 0, "The examples.")
-    return GradeReport(
-        verdict="RE",
-        score=0,
-        max_score=12,
-        summary="Run-Time Error on test sample/01",
-        compile=CompileResult("OK", ""),
-        tests=(case,),
-        groups=(group,),
-        bundle_id="vit-encoder-block",
-        bundle_version="1.0.0",
-        grader_version="1.0.0",
-        selection="sample",
-        hidden_set="published",
-    )
+    return one_case_report(case, "Run-Time Error on test sample/01")
 
 
 def test_junit_survives_control_characters_and_markup_in_captured_output():
@@ -595,15 +583,7 @@ def test_cli_unreadable_submission_gives_the_platform_an_error_document(fmt, tmp
 
 
 def _run_exercism(input_dir: Path, output_dir: Path) -> dict:
-    proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "exercism-run.sh"), "vit-encoder-block", f"{input_dir}/", f"{output_dir}/"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHON": sys.executable, "VIT_GRADER_TESTS": "sample"},
-    )
-    assert proc.returncode == 0, proc.stderr  # the interface: exit 0 whatever the tests did
-    doc = json.loads((output_dir / "results.json").read_text(encoding="utf-8"))
+    doc = run_exercism(input_dir, output_dir)[0]
     assert exercism_problems(doc) == []
     return doc
 

@@ -268,13 +268,17 @@ def _time_statement(node: ast.AST) -> str | None:
     return None
 
 
+def _calls_on_ipython(text: str) -> list[ast.expr]:
+    """The calls on IPython in the text (none where it does not parse: it never runs)."""
+    try:
+        return calls_on_ipython(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return []
+
+
 def _bad_time(text: str) -> bool:
     """Does the text run `%time` on a statement that does not compile (SyntaxError when run)?"""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    for call in calls_on_ipython(tree):
+    for call in _calls_on_ipython(text):
         statement = _time_statement(call)
         if statement is not None:
             try:
@@ -337,11 +341,7 @@ def _body_text(cell: str) -> str | None:
 
 def _unknown_magic(text: str) -> bool:
     """Does the kernel's text call a magic the kernel does not have (UsageError when run)?"""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    for call in calls_on_ipython(tree):
+    for call in _calls_on_ipython(text):
         assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)  # what calls_on_ipython finds
         known: dict[str, frozenset[object]] = {
             "run_line_magic": jupyter_kernel.LINE_MAGICS,

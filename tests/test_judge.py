@@ -8,12 +8,12 @@ because `grade` is where it is applied.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pytest
 
 from conftest import ROOT
+from fake_runs import run_outcome
 from grader.feedback.grade import grade
 from grader.judging.case_steps import check_step, not_run, run_context, show_full
 from grader.judging.judge import GradeOptions, cases_step, load_step
@@ -22,7 +22,6 @@ from grader.judging.timing import PROBE_BAND_SLOW, effective_limits
 from grader.judging.verdict import CaseResult, group_results, overall_verdict
 from grader.problem.bundle import Bundle, BundleError
 from grader.problem.cases import load_cases
-from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox
 from grader.sandbox.records import ReturnedValue, RunOutcome
 
@@ -110,25 +109,19 @@ def test_run_context_carries_the_effective_limits(spec):
 
 
 def _outcome(array: np.ndarray, **kw) -> RunOutcome:
-    base: dict[str, Any] = dict(
-        status=child.STATUS_OK,
-        exit_code=0,
-        signal=None,
-        cpu_s=0.123456,
-        wall_s=0.2,
-        maxrss_kib=51300,
-        killed_by=None,
-        value=ReturnedValue("ndarray", "float64", array.shape, array),
-        error=None,
-        detail="",
-        stdout="printed 0.5\n",
-        stderr="warn\n",
-        output_bytes=17,
-        result_too_large=False,
-        worker_layers={},
+    return run_outcome(
+        **{
+            "cpu_s": 0.123456,
+            "wall_s": 0.2,
+            "maxrss_kib": 51300,
+            "value": ReturnedValue("ndarray", "float64", array.shape, array),
+            "stdout": "printed 0.5\n",
+            "stderr": "warn\n",
+            "output_bytes": 17,
+            "worker_layers": {},
+            **kw,
+        }
     )
-    base.update(kw)
-    return RunOutcome(**base)
 
 
 def test_check_step_on_a_visible_case_keeps_output_and_rounds_figures(bundle, spec):

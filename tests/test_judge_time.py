@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import signal
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
+from fake_runs import run_outcome
 from grader.feedback.grade import grade
 from grader.judging.case_steps import judged_step, settled
 from grader.judging.checker import RunContext
@@ -32,25 +32,10 @@ CTX = RunContext(
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(
-        status="no_result",
-        exit_code=None,
-        signal=signal.SIGXCPU,
-        cpu_s=1.0,
-        wall_s=1.1,
-        maxrss_kib=30000,
-        killed_by=None,
-        value=None,
-        error=None,
-        detail="",
-        stdout="",
-        stderr="",
-        output_bytes=0,
-        result_too_large=False,
-        worker_layers={"rlimits": ["active", "."]},
+    """A run killed by the CPU limit (SIGXCPU after 1 s), with `kw` applied."""
+    return run_outcome(
+        **{"status": "no_result", "exit_code": None, "signal": signal.SIGXCPU, "cpu_s": 1.0, "wall_s": 1.1, **kw}
     )
-    base.update(kw)
-    return RunOutcome(**base)
 
 
 class ScriptedSandbox:

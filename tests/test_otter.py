@@ -95,7 +95,7 @@ def test_the_check_program_hands_the_notebook_itself_to_the_grader():
     text = (ROOT / "grader/platforms/programs/otter_check.py").read_text(encoding="utf-8")
     assert "cell_type" not in text and "program_text" not in text
     flat = " ".join(text.split())  # the call's layout aside (ruff format lays long calls one argument a line)
-    assert '"grade", str(source)' in flat and '.stem + ".ipynb")' in flat
+    assert "grade_argv(sys.executable, str(bundle), str(source)," in flat and '.stem + ".ipynb")' in flat
 
 
 def test_the_check_program_refuses_a_linked_notebook(tmp_path):

@@ -29,6 +29,7 @@ from grader.maintain.pack import FIXED_MTIME, flavour_entries, pack, select_file
 from grader.maintain.unpack import Caps, safe_unpack
 from grader.platforms.gradescope import export_gradescope
 from grader.problem.bundle import open_bundle
+from platform_runs import run_autograder
 from same_data import assert_same_data
 from test_formats import SUBMISSIONS, gradescope_problems
 
@@ -484,18 +485,8 @@ def _autograder(zip_path: Path, root: Path) -> Path:
     return root
 
 
-def _run_autograder(root: Path, **env: str) -> dict:
-    results = root / "results" / "results.json"
-    proc = subprocess.run(
-        ["bash", str(root / "source" / "run_autograder")],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "AUTOGRADER_ROOT": str(root), **env},
-    )
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(results.read_text(encoding="utf-8"))
+def _run_autograder(root: Path, python: str | None = sys.executable) -> dict:
+    doc = run_autograder(root, python)[0]
     assert gradescope_problems(doc) == []
     return doc
 
@@ -504,11 +495,10 @@ def test_run_autograder_grades_like_gradescope(autograder_zip, frozen, tmp_path)
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed: run_autograder needs it")
     root = _autograder(autograder_zip, tmp_path / "ag")
-    py = {"AUTOGRADER_PYTHON": sys.executable}
     (root / "submission" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
-    assert _run_autograder(root, **py)["score"] == 100
+    assert _run_autograder(root)["score"] == 100
     (root / "submission" / "solution.py").write_text(SUBMISSIONS["partial"], encoding="utf-8")
-    doc = _run_autograder(root, **py)
+    doc = _run_autograder(root)
     spec = open_bundle(frozen).spec
     assert doc["score"] == spec.max_score - spec.group("stability").points
     groups_failed = [
@@ -516,11 +506,11 @@ def test_run_autograder_grades_like_gradescope(autograder_zip, frozen, tmp_path)
     ]
     assert groups_failed == ["stability"]
     (root / "submission" / "solution.py").unlink()
-    doc = _run_autograder(root, **py)
+    doc = _run_autograder(root)
     assert doc["score"] == 0 and "the upload is empty" in doc["output"] and "solution.py" in doc["output"]
     (root / "submission" / "homework").mkdir()  # an upload with a folder in it
     (root / "submission" / "homework" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
-    assert _run_autograder(root, **py)["score"] == 100
+    assert _run_autograder(root)["score"] == 100
 
 
 @pytest.mark.slow
@@ -540,7 +530,7 @@ def test_setup_sh_then_run_autograder(autograder_zip, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "setup.sh: numpy 2.4.6 PyYAML 6.0.3" in proc.stdout
     (root / "submission" / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
-    assert _run_autograder(root)["score"] == 100
+    assert _run_autograder(root, python=None)["score"] == 100
 
 
 def test_practice_archive_diagnoses_offline_as_the_judge_does(practice_dir, bundle):

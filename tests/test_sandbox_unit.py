@@ -10,11 +10,11 @@ import os
 import struct
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
+from fake_runs import run_outcome
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
 from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.source import Submission, static_check
@@ -279,25 +279,9 @@ CTX = RunContext(
 
 
 def outcome(**kw) -> RunOutcome:
-    base: dict[str, Any] = dict(
-        status="no_result",
-        exit_code=0,
-        signal=None,
-        cpu_s=0.01,
-        wall_s=0.02,
-        maxrss_kib=1000,
-        killed_by=None,
-        value=None,
-        error=None,
-        detail="",
-        stdout="",
-        stderr="",
-        output_bytes=0,
-        result_too_large=False,
-        worker_layers={"seccomp": ["active", ""]},
+    return run_outcome(
+        **{"status": "no_result", "maxrss_kib": 1000, "worker_layers": {"seccomp": ["active", ""]}, **kw}
     )
-    base.update(kw)
-    return RunOutcome(**base)
 
 
 @pytest.mark.parametrize("code", sorted(HARNESS_FAILURES))

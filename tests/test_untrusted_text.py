@@ -28,10 +28,11 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
+from fake_runs import one_case_report, run_context
 from grader.feedback.grade import grade
-from grader.judging.checker import RunContext, decide
+from grader.judging.checker import decide
 from grader.judging.judge import GradeOptions
-from grader.judging.verdict import CaseResult, CompileResult, GradeReport, GroupResult
+from grader.judging.verdict import CaseResult, GradeReport
 from grader.platforms.formats import render_platform
 from grader.report.json_report import render_json
 from grader.report.text_report import render_text
@@ -121,15 +122,7 @@ def forged_headers():
             }
 
 
-CTX = RunContext(
-    function="vit_encoder_block",
-    parameters=("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2"),
-    cpu_limit_s=1.0,
-    wall_limit_s=3.0,
-    flood_bytes=1 << 20,
-    result_bytes=1 << 20,
-    allowed_hint="allowed: NumPy",
-)
+CTX = run_context(flood_bytes=1 << 20, result_bytes=1 << 20, allowed_hint="allowed: NumPy")
 FIN = {
     "event": "finished",
     "exit_code": 0,
@@ -149,21 +142,7 @@ def outcome_of(raw: bytes, stdout: bytes = b""):
 
 
 def report_of(case: CaseResult) -> GradeReport:
-    group = GroupResult(case.group, case.visible, case.verdict, 0, 1, 12, 0, "The examples.")
-    return GradeReport(
-        verdict=case.verdict,
-        score=0,
-        max_score=12,
-        summary=f"{case.verdict} on test {case.name}: {case.message}",
-        compile=CompileResult("OK", ""),
-        tests=(case,),
-        groups=(group,),
-        bundle_id="vit-encoder-block",
-        bundle_version="1.0.0",
-        grader_version="1.0.0",
-        selection="sample",
-        hidden_set="published",
-    )
+    return one_case_report(case, f"{case.verdict} on test {case.name}: {case.message}")
 
 
 def strings_in(doc) -> list[str]:

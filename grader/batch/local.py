@@ -15,13 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..feedback.grade import grade
-from ..judging.case_steps import not_run
-from ..judging.judge import GradeOptions
+from ..judging.judge import GradeOptions, unjudged
 from ..judging.paths import read_regular
 from ..judging.source import SubmissionUnreadable
-from ..judging.verdict import VERDICT_NAMES, CompileResult, GradeReport, group_results, overall_verdict
+from ..judging.verdict import CompileResult, GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..report.json_report import render_json
@@ -45,24 +43,7 @@ class Task:
 
 def unjudged_report(bundle: Bundle, options: GradeOptions, cases: list[TestCase], message: str) -> GradeReport:
     """The report `grade` gives a file that cannot be compiled, for a student with no file at all."""
-    spec = bundle.spec
-    compiled = CompileResult("CE", message)
-    results = [not_run(spec, c, "CE", "compile", message) for c in cases]
-    groups = group_results([g for g in spec.groups if any(c.group == g.name for c in results)], results)
-    return GradeReport(
-        verdict=overall_verdict(results),
-        score=sum(g.score for g in groups),
-        max_score=sum(g.points for g in groups),
-        summary=f"{VERDICT_NAMES['CE']}: {message}",
-        compile=compiled,
-        tests=tuple(results),
-        groups=tuple(groups),
-        bundle_id=spec.id,
-        bundle_version=spec.version,
-        grader_version=__version__,
-        selection=options.tests,
-        hidden_set="secret-seed" if options.secret_seed is not None else "published",
-    )
+    return unjudged(bundle, options, cases, None, CompileResult("CE", message), "compile").report
 
 
 def file_sha256(path: Path | None) -> str:

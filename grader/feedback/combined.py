@@ -241,15 +241,13 @@ def consistent_hypotheses(
     for name, ids in fits:
         if ev.exhausted:
             break
-        hit = _grid_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol) or _fit_hit(
-            ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol
-        )
+        hit = _constant_hit(ev, CONSTANTS[name], ids, evidence, failing[0], rtol, atol)
         if hit is not None:
             found.append(hit)
     return _simplest(variants, found), ev.exhausted
 
 
-def _grid_hit(
+def _constant_hit(
     ev: _Evaluator,
     c: Constant,
     ids: tuple[str, ...],
@@ -258,8 +256,10 @@ def _grid_hit(
     rtol: float,
     atol: float,
 ) -> tuple[Hypothesis, int] | None:
-    """The first value of the constant's grid (with a second mistake, only the most common wrong
-    values: the grid's head) consistent with the evidence, and the failures it reproduces."""
+    """The constant `c` (with the mistakes `ids`) consistent with the evidence, and the failures
+    it reproduces. First the values of its grid that learners write (with a second mistake,
+    only the most common ones: the grid's head); then, for the constant alone, a value fitted
+    on `fit_on`, when it is consistent with the evidence and not the correct one."""
     kind = _kind(ids)
     for value in c.grid if not ids else c.grid[:COMBO_GRID]:
         variant = compose(ev.variants, ids, c.name, value)
@@ -269,28 +269,14 @@ def _grid_hit(
         n = _check(ev, variant, kind, evidence, rtol, atol)
         if n is not None:
             return Hypothesis(tuple(ids), c.name, value), n
-    return None
-
-
-def _fit_hit(
-    ev: _Evaluator,
-    c: Constant,
-    ids: tuple[str, ...],
-    evidence: Sequence[Observation],
-    fit_on: Observation,
-    rtol: float,
-    atol: float,
-) -> tuple[Hypothesis, int] | None:
-    """The constant alone (`ids` empty; with a second mistake only the grid is tried) fitted on
-    `fit_on`, when the fitted value is consistent with the evidence and not the correct one."""
     if ids:
         return None
-    value = _fit(ev, c, ids, fit_on, rtol, atol)
-    variant = None if value is None else compose(ev.variants, ids, c.name, value)
+    fitted = _fit(ev, c, ids, fit_on, rtol, atol)
+    variant = None if fitted is None else compose(ev.variants, ids, c.name, fitted)
     n = None if variant is None else _check(ev, variant, "values", evidence, rtol, atol)
-    if value is None or n is None or math.isclose(value, c.correct, rel_tol=1e-9):
+    if fitted is None or n is None or math.isclose(fitted, c.correct, rel_tol=1e-9):
         return None
-    return Hypothesis((), c.name, value), n
+    return Hypothesis((), c.name, fitted), n
 
 
 def _simplest(variants: ModuleType, found: list[tuple[Hypothesis, int]]) -> list[tuple[Hypothesis, int]]:

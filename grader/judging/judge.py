@@ -340,7 +340,7 @@ class Judgement:
     returned: dict[str, ReturnedValue | None]  # case name -> what its run returned
 
 
-def _unjudged(
+def unjudged(
     bundle: Bundle,
     options: GradeOptions,
     cases: list[TestCase],
@@ -369,7 +369,7 @@ def judge(
     if sub is None or not check.ok:
         # verify/calibrate grade many submissions: they read the cases once and pass them in.
         cases = cases_step(bundle, options) if cases is None else cases
-        return _unjudged(bundle, options, cases, sub, CompileResult("CE", check.message, check.line), "compile")
+        return unjudged(bundle, options, cases, sub, CompileResult("CE", check.message, check.line), "compile")
     started = time.monotonic()
     sb = sandbox_step(sub, check.imports, spec, options, zygote)
     sb.begin()  # the zygote starts on the other core while the cases are read here
@@ -386,7 +386,7 @@ def judge(
             info = sb.info()
     except SandboxError as exc:
         why = str(exc) if isinstance(exc, ProbeFailed) else f"the sandbox could not be started: {exc}"
-        return _unjudged(bundle, options, selected, sub, CompileResult("JE", why), "run")
+        return unjudged(bundle, options, selected, sub, CompileResult("JE", why), "run")
     finally:
         sb.close()
     results, compiled = relabel_step(sub, g.results, g.compiled)

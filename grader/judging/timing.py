@@ -86,33 +86,30 @@ def machine_scale(spec: ProblemSpec, probe_s: float) -> float:
     return min(hi, max(lo, ratio))
 
 
+def _limits(spec: ProblemSpec, scale: float, time_factor: float, probe_s: float | None, probe: str) -> EffectiveLimits:
+    """The limits at `scale` (a probe's reading reports its scale; the least limits report none)."""
+    cpu = spec.limits.time_per_test_s * scale * time_factor
+    return EffectiveLimits(
+        cpu_s=cpu,
+        wall_s=wall_limit(spec.limits.wall_factor, cpu),
+        scale=scale if probe != NOT_NEEDED else None,
+        probe_s=probe_s,
+        time_factor=time_factor,
+        probe=probe,
+    )
+
+
 def effective_limits(
     spec: ProblemSpec, probe_s: float | None, time_factor: float = 1.0, source: str = MEASURED
 ) -> EffectiveLimits:
     """Per-case CPU and wall limits for this machine (`source`: how `probe_s` was obtained)."""
     scale = machine_scale(spec, probe_s) if probe_s is not None else 1.0
-    cpu = spec.limits.time_per_test_s * scale * time_factor
-    return EffectiveLimits(
-        cpu_s=cpu,
-        wall_s=wall_limit(spec.limits.wall_factor, cpu),
-        scale=scale,
-        probe_s=probe_s,
-        time_factor=time_factor,
-        probe=source if probe_s is not None else OFF,
-    )
+    return _limits(spec, scale, time_factor, probe_s, source if probe_s is not None else OFF)
 
 
 def least_limits(spec: ProblemSpec, time_factor: float = 1.0) -> EffectiveLimits:
     """The limits at the clamp's lower bound: what no machine's probe can go below."""
-    cpu = spec.limits.time_per_test_s * SCALE_BOUNDS[0] * time_factor
-    return EffectiveLimits(
-        cpu_s=cpu,
-        wall_s=wall_limit(spec.limits.wall_factor, cpu),
-        scale=None,
-        probe_s=None,
-        time_factor=time_factor,
-        probe=NOT_NEEDED,
-    )
+    return _limits(spec, SCALE_BOUNDS[0], time_factor, None, NOT_NEEDED)
 
 
 def within_least_limits(cpu_s: float, ended_by_a_limit: bool, least: EffectiveLimits) -> bool:

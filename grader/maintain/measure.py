@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..feedback.grade import grade
-from ..judging.judge import GradeOptions
 from ..judging.sandbox_terms import sandbox_allowed, sandbox_limits
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..sandbox.launcher import PROBE_REPEATS, Sandbox
-from .verify import ExpectedSubmission
+from .verify import ExpectedSubmission, one_pass_options
 
 PROBE_GROUP = PROBE_REPEATS  # grading reads the probe as the minimum of this many runs (Sandbox.probe)
 # The probe needs a compiled submission in the zygote but never runs it.
@@ -189,15 +188,7 @@ def measure_submission(
     """Grade `sub` `repeats` times with the CPU limit raised to `cap_s` (no probe scaling)."""
     factor = cap_s / bundle.spec.limits.time_per_test_s
     # Alone: these CPU times are the calibration's evidence, and a shared run's are upper bounds only.
-    options = GradeOptions(
-        tests="all",
-        isolation=isolation,
-        time_factor=factor,
-        scale_time=False,
-        stop_after_failure=True,
-        diagnose=False,
-        second_worker=False,
-    )
+    options = one_pass_options(isolation, factor, scale_time=False)
     verdicts: list[str] = []
     times: dict[str, list[float]] = {}
     capped_by = ""

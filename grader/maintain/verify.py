@@ -231,6 +231,23 @@ def _judgement(report: GradeReport, time_factor: float) -> Judgement:
     )
 
 
+def one_pass_options(
+    isolation: str, time_factor: float, probe_s: float | None = None, scale_time: bool = True
+) -> GradeOptions:
+    """A maintainer's grading (verify's runs, calibrate's measurements): every test up to the
+    first failure, no diagnosis, one worker (--jobs already runs submissions side by side)."""
+    return GradeOptions(
+        tests="all",
+        isolation=isolation,
+        time_factor=time_factor,
+        scale_time=scale_time,
+        stop_after_failure=True,
+        diagnose=False,
+        probe_s=probe_s,
+        second_worker=False,
+    )
+
+
 def judge_submission(
     bundle: Bundle, sub: ExpectedSubmission, isolation: str = "auto", cases: list[TestCase] | None = None
 ) -> SubmissionCheck:
@@ -254,15 +271,7 @@ def judge_submission(
         # The first non-AC case decides the verdict, so the rest need not run
         # (a TLE submission would otherwise burn the limit on every case).
         # One worker each: --jobs already runs submissions side by side.
-        options = GradeOptions(
-            tests="all",
-            isolation=isolation,
-            time_factor=factor,
-            stop_after_failure=True,
-            diagnose=False,
-            probe_s=probe,
-            second_worker=False,
-        )
+        options = one_pass_options(isolation, factor, probe_s=probe)
         try:
             runs.append(_judgement(grade(bundle, sub.path, options, cases), factor))
         except SubmissionUnreadable as exc:

@@ -27,6 +27,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from grader.platforms.grade_call import grade_argv  # INCLUDE
+
 CONFIG: dict[str, Any] = {"bundle_zip": "vit_grader_bundle.zip", "entry_file": "solution.py", "timeout_s": 600}
 _cache: dict[str, Any] = {}  # one grading per kernel, shared by the hidden tests
 MAX_NOTEBOOK_BYTES = 64 << 20  # read at most this much; the grader's own bound is lower
@@ -74,19 +76,7 @@ def grade() -> dict[str, Any]:
         raise RuntimeError(f"the submitted notebook cannot be read: {exc.strerror}") from None
     out = work / "verdict.json"
     r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "--bundle",
-            str(bundle),
-            "grade",
-            str(source),
-            "--one-worker",
-            "--json",
-            str(out),
-            "--no-color",
-        ],
+        grade_argv(sys.executable, str(bundle), str(source), str(out), "--no-color"),
         cwd=bundle,
         capture_output=True,
         text=True,

@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grader.platforms.grade_call import grade_argv  # INCLUDE
+
 CONFIG: dict[str, Any] = {"entry_file": "solution.py"}
 
 
@@ -87,22 +89,9 @@ def main() -> int:
         results.chmod(0o644)
         return 0
     target = target or student / CONFIG["entry_file"]  # let the grader say what is missing
-    cmd = [
-        sys.executable,
-        "-m",
-        "grader",
-        "--bundle",
-        str(bundle),
-        "grade",
-        str(target),
-        "--within",
-        str(student),
-        "--one-worker",
-        "--format",
-        "prairielearn",
-        "--json",
-        str(results),
-    ]
+    cmd = grade_argv(
+        sys.executable, str(bundle), str(target), str(results), "--within", str(student), "--format", "prairielearn"
+    )
     try:
         r = subprocess.run(
             cmd,
