@@ -515,3 +515,12 @@ def test_extra_case_problems_refuses_a_symmetric_square_projection():
     assert p.extra_case_problems(symmetric) == [
         "W_proj is square and symmetric in a hidden case (it would hide the transposed projection)"
     ]
+
+
+def test_run_variant_answers_nan_where_the_mistake_cannot_run():
+    p, v = problem(), variants()
+    (case,) = [c for c in hidden_cases() if c.name == "non_square/01-grey-2x3-grid"]
+    with pytest.raises(ValueError):
+        v.evaluate(*case.args(), v=v.MISTAKES["transposed_projection"])
+    out = p.run_variant(v, case.inputs, v.MISTAKES["transposed_projection"])
+    assert out.shape == expected(case).shape and np.isnan(out).all()

@@ -396,10 +396,20 @@ SIZE_INPUTS = ("image", "W_proj")
 def run_variant(
     variants: ModuleType, inputs: Mapping[str, Any], variant: Any, arithmetic: Callable[..., Any] | None = None
 ) -> Any:
-    """reference/variants.evaluate on one case's inputs under one configuration. Raises
-    ValueError where the configuration cannot run (W_proj.T of a non-square W_proj)."""
+    """reference/variants.evaluate on one case's inputs under one configuration.
+
+    Where the configuration cannot run (W_proj.T of a non-square W_proj: a learner's program
+    raises there, a run-time error), the answer is an all-NaN array of the output's shape: it
+    matches no array a program returns and never passes, so the diagnosis finds the mistake
+    inconsistent with every case where the submission returned or passed, and the stored
+    mistake outputs (testcases/mistakes-sample.json) hold NaN for it."""
     args = [inputs[k] for k in ("image", "patch_size", "embed_dim", "W_proj")]
-    return variants.evaluate(*args, v=variant, arithmetic=arithmetic)
+    try:
+        return variants.evaluate(*args, v=variant, arithmetic=arithmetic)
+    except ValueError:
+        B, H, W, _ = np.shape(inputs["image"])
+        p = int(inputs["patch_size"])
+        return np.full((B, (H // p) * (W // p), int(inputs["embed_dim"])), np.nan)
 
 
 def canonical_variant(variant: Any) -> Any:
