@@ -148,7 +148,7 @@ def render_limits(spec: ProblemSpec, samples: list[TestCase]) -> str:
             f"tests only); printing more than {lim.output_flood_mib} MiB is Output Limit Exceeded.",
             f"- **Source:** one file of at most {lim.source_kib} KiB.",
             f"- The time limit is at least {cal.safety_factor:g} × the time of the slowest of the "
-            "bundle's accepted solutions, one with Python loops over batch, heads and tokens, so any "
+            f"bundle's accepted solutions{', ' + cal.slowest_accepted if cal.slowest_accepted else ''}, so any "
             "reasonable NumPy solution is far inside it.",
         ]
     )
@@ -178,7 +178,10 @@ def render_test_data(spec: ProblemSpec, samples: list[TestCase]) -> str:
         if k not in ("max_abs_input", "divisible")
         for lo, hi in [bounds]
     )
-    divisible = "".join(f", ${sym.get(a, a)}$ divisible by ${sym.get(b, b)}$" for a, b in c.get("divisible", ()))
+    by: dict[str, list[str]] = {}
+    for a, b in c.get("divisible", ()):
+        by.setdefault(b, []).append(f"${sym.get(a, a)}$")
+    divisible = "".join(f", {' and '.join(names)} divisible by ${sym.get(b, b)}$" for b, names in by.items())
     lines = [
         f"Every test satisfies {ranges}{divisible}, and every input value is finite "
         f"with magnitude at most {c['max_abs_input']:g}.",

@@ -101,6 +101,7 @@ class TimeCalibration:
     safety_factor: float
     tle_margin: float
     file: str
+    slowest_accepted: str = ""  # what the statement says of the slowest accepted solution
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,9 @@ PROBLEM_YAML = Record(
                 "safety_factor": PositiveNumber(),
                 "tle_margin": PositiveNumber(),
                 "file": Text(),
-            }
+                "slowest_accepted": Text(),
+            },
+            optional=frozenset({"slowest_accepted"}),
         ),
         "allowed_imports": Record({"packages": TextList(), "exclude": TextList(), "stdlib": TextList()}),
         "feedback": Record({"visible": _FEEDBACK_LEVEL, "hidden": _FEEDBACK_LEVEL}),
