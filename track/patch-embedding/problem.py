@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
 from grader.authoring import Axis, GroupRule, Mistake, OnlyGroup, Recipe, Sample, SampleRule
 
 Inputs = dict[str, Any]
