@@ -1,0 +1,151 @@
+"""The Patch Embedding bundle (track/patch-embedding) through the grader, as a platform, an
+instructor and a learner use it: regeneration, validation and the statement; every
+expected-verdict submission judged, each single-mistake file named by its fingerprint; pack and
+check-archive; the Kattis export under problemtools' verifyproblem; the Otter export under
+`otter assign` and `otter run`; `batch` over a class of its submissions.
+
+The bundle's own content (the reference against torch's Conv2d, each mistake's effect) is
+tested in tests/test_patch_embedding_oracle.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
+from grader.maintain.regenerate import check_testcases
+from grader.maintain.statement import statement_diffs
+from grader.platforms import otter
+from grader.platforms.kattis import export_kattis
+from grader.problem.bundle import open_bundle
+from grader.problem.validate import validate_tree
+from test_kattis import VERIFY_PARTS, _verifyproblem
+from test_otter import VENV_BIN, _otter
+
+PE = ROOT / "track" / "patch-embedding"
+VERDICTS = {
+    "accepted": "AC",
+    "wrong_answer": "WA",
+    "compile_error": "CE",
+    "run_time_error": "RE",
+    "time_limit_exceeded": "TLE",
+}
+SUBMISSIONS = sorted(p for p in (PE / "submissions").glob("*/*.py"))
+
+
+@pytest.fixture(scope="module")
+def pe():
+    return open_bundle(PE)
+
+
+def test_the_bundle_regenerates_validates_and_its_statement_agrees(pe):
+    assert check_testcases(pe) == []
+    assert validate_tree(pe.testcases, pe) == []
+    assert statement_diffs(pe) == []
+    assert pe.spec.function == "patch_embed"
+    assert [p.name for p in pe.spec.parameters] == ["image", "patch_size", "embed_dim", "W_proj"]
+
+
+@pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_submission_gets_its_folders_verdict(pe, path: Path):
+    report = grade(pe, path, GradeOptions(tests="all"))
+    assert report.verdict == VERDICTS[path.parent.name], report.summary
+    if path.parent.name == "wrong_answer" and not path.stem.startswith("combined_"):
+        fingerprint = (report.diagnosis or {}).get("fingerprint") or {}
+        named = [m["id"] for m in fingerprint.get("mistakes", [])]
+        assert fingerprint.get("status") == "match" and named == [path.stem], fingerprint
+
+
+def test_pack_and_check_archive(tmp_path):
+    out = tmp_path / "dist"
+    r = run_cli("--bundle", str(PE), "pack", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    (archive,) = sorted(out.glob("*-judge.tar.gz"))
+    assert archive.name.startswith("patch-embedding-")
+    r = run_cli("--bundle", str(PE), "check-archive", str(archive), timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def test_batch_grades_a_class_of_its_submissions(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    wanted = {}
+    for name, rel in (
+        ("alice", "accepted/reshape_transpose.py"),
+        ("bob", "wrong_answer/reshape_without_transpose.py"),
+        ("carol", "compile_error/syntax_error.py"),
+    ):
+        shutil.copy(PE / "submissions" / rel, folder / f"{name}.py")
+        wanted[name] = VERDICTS[rel.split("/")[0]]
+    r = run_cli("--bundle", str(PE), "batch", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2")
+    assert r.returncode in (0, 1), r.stderr
+    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as f:
+        got = {row["student"]: row["verdict"] for row in csv.DictReader(f)}
+    assert got == wanted
+
+
+def _env() -> dict:
+    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+@pytest.mark.slow
+def test_verifyproblem_accepts_the_kattis_export_and_every_verdict(pe, tmp_path):
+    package = export_kattis(pe, tmp_path / "out")
+    r = subprocess.run(
+        [_verifyproblem(), str(package), "-p", *VERIFY_PARTS], capture_output=True, text=True, env=_env(), timeout=2400
+    )
+    out = r.stdout + r.stderr
+    assert re.search(r"tested: 0 errors", out), out[-4000:]
+    exported = sorted(str(p.relative_to(package / "submissions")) for p in (package / "submissions").rglob("*.py"))
+    ok = sorted(re.findall(r"^\s+(\S+\.py) \(.*?\) OK", out, re.MULTILINE))
+    assert ok == exported, sorted(set(exported) ^ set(ok))
+
+
+@pytest.mark.slow
+def test_otter_assign_and_run_grade_the_reference_and_a_mistake(pe, tmp_path):
+    tool = _otter()
+    master = otter.export_otter(pe, tmp_path / "src")
+    dist = tmp_path / "dist"
+    r = subprocess.run(
+        [tool, "assign", master.name, str(dist)],
+        cwd=master.parent,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=_env(),
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (autograder,) = sorted((dist / "autograder").glob("patch_embed-autograder_*.zip"))
+    scores = {}
+    for label, source in (
+        ("good", PE / "reference/solution.py"),
+        ("bad", PE / "submissions/wrong_answer/column_major_patch_order.py"),
+    ):
+        nb = json.loads((dist / "student/patch_embed.ipynb").read_text())
+        cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and "def patch_embed" in "".join(c["source"]))
+        cell["source"] = source.read_text()
+        notebook = tmp_path / label / "patch_embed.ipynb"
+        (tmp_path / label / "out").mkdir(parents=True)
+        notebook.write_text(json.dumps(nb))
+        r = subprocess.run(
+            [tool, "run", "-a", str(autograder), "-o", str(tmp_path / label / "out"), str(notebook)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=_env(),
+        )
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        results = json.loads((tmp_path / label / "out" / "results.json").read_text())
+        scores[label] = next(t for t in results["tests"] if t["name"] == otter.question(pe.spec))
+    assert scores["good"]["score"] == scores["good"]["max_score"] == pe.spec.max_score
+    assert scores["bad"]["score"] < scores["bad"]["max_score"]
