@@ -12,8 +12,8 @@ validators agree on every case and on broken ones.
 
 Shapes are symbolic. A parameter's or the output's `shape` is a list of
 dimensions, each an integer, a dimension name (`B`, `N`) or an integer
-expression over names (`patch_size * patch_size * C`,
-`(H // patch_size) * (W // patch_size)`): integers, names, `+ - * //` and
+expression over names (`k * k * c`,
+`(h // k) * (w // k)`): integers, names, `+ - * //` and
 parentheses, nothing else (parsed with `ast` and checked node by node, never
 evaluated by Python). A scalar `int` parameter is itself a dimension, named by
 the parameter. Binding walks the parameters in order: a bare name takes its
