@@ -114,7 +114,8 @@ RUN printf '%s\n' \
       '# PrairieLearn external-grading entry point: /grade/student -> /grade/results/results.json' \
       '# (grader/platforms/programs/prairielearn_entry.py; docs/platforms.md, PrairieLearn section).' \
       'cd /opt/bundle || exit 2' \
-      'exec python /opt/bundle/grader/platforms/programs/prairielearn_entry.py "$@"' \
+      '# As a module from /opt/bundle: its `# INCLUDE` import (grader/platforms/grade_call.py) is found there.' \
+      'exec python -m grader.platforms.programs.prairielearn_entry "$@"' \
       > /usr/local/bin/grade-prairielearn \
  && python3 -m compileall -q /opt/bundle/grader /opt/bundle/reference \
  && chown -R root:grader /opt/bundle \

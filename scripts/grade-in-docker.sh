@@ -19,14 +19,8 @@ set -uo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 BUNDLE=${GRADER_BUNDLE:-.}
-case $BUNDLE in
-    /*|*..*) printf 'grade-in-docker: GRADER_BUNDLE must be a folder inside %s, given relative to it: %s\n' "$ROOT" "$BUNDLE" >&2; exit 2 ;;
-esac
-if [ ! -f "$ROOT/$BUNDLE/problem.yaml" ]; then
-    printf 'grade-in-docker: no problem.yaml in %s (GRADER_BUNDLE)\n' "$ROOT/$BUNDLE" >&2; exit 2
-fi
-# The bundle's id (problem.yaml's top-level `id:`) names its image.
-BUNDLE_ID=$(sed -n "s/^id:[[:space:]]*[\"']\{0,1\}\([A-Za-z0-9._-]*\).*/\1/p" "$ROOT/$BUNDLE/problem.yaml" | head -n 1)
+# The bundle's id (problem.yaml's top-level `id:`) names its image (check_bundle: is it there).
+BUNDLE_ID=$(sed -n "s/^id:[[:space:]]*[\"']\{0,1\}\([A-Za-z0-9._-]*\).*/\1/p" "$ROOT/$BUNDLE/problem.yaml" 2>/dev/null | head -n 1)
 IMAGE=${GRADER_IMAGE:-${BUNDLE_ID:-bundle}-grader:local}
 TIMEOUT=${GRADE_TIMEOUT:-420}
 NAME=${GRADE_CONTAINER_NAME:-grade-in-docker-$$-$RANDOM}
@@ -58,6 +52,14 @@ need_engine() {
                 die "no Docker engine: \`docker info\` failed: ${err:-no answer} (start Docker, e.g. \`sudo systemctl start docker\`, or point DOCKER_HOST at a running engine)" ;;
         esac
     fi
+}
+
+# The bundle the image carries: a folder inside the repository, holding problem.yaml.
+check_bundle() {
+    case $BUNDLE in
+        /*|*..*) die "GRADER_BUNDLE must be a folder inside $ROOT, given relative to it: $BUNDLE" ;;
+    esac
+    [ -f "$ROOT/$BUNDLE/problem.yaml" ] || die "no problem.yaml in $ROOT/$BUNDLE (GRADER_BUNDLE)"
 }
 
 # A digest of everything the image is built from, so a stale image is rebuilt.
@@ -107,7 +109,7 @@ ensure_image() {
 case ${1:-} in
     "") usage >&2; die "missing SUBMISSION (a solution.py or .ipynb file)" ;;
     -h|--help) usage; exit 0 ;;
-    --build) need_engine; ensure_image force; printf '%s\n' "$IMAGE"; exit 0 ;;
+    --build) check_bundle; need_engine; ensure_image force; printf '%s\n' "$IMAGE"; exit 0 ;;
 esac
 
 submission=$1
@@ -166,6 +168,7 @@ PY
     fi
 }
 
+check_bundle
 need_engine
 ensure_image
 
