@@ -535,3 +535,22 @@ def test_run_variant_answers_nan_where_the_mistake_cannot_run():
         v.evaluate(*case.args(), v=v.MISTAKES["transposed_projection"])
     out = p.run_variant(v, case.inputs, v.MISTAKES["transposed_projection"])
     assert out.shape == expected(case).shape and np.isnan(out).all()
+
+
+def test_the_stored_cases_are_the_recipes_and_the_reference():
+    """testcases/ (written by `generate`) holds exactly these cases: inputs bit for bit, expected
+    outputs within 1e-13 of the float64 reference (they are its double-double evaluation)."""
+    import json
+
+    folder = BUNDLE / "testcases"
+    stored = {p.relative_to(folder).with_suffix("").as_posix(): p for p in folder.glob("**/*.json")}
+    stored.pop("mistakes-sample", None)
+    cases = {c.name: c for c in sample_cases() + hidden_cases() + practice_cases()}
+    assert set(stored) == set(cases)
+    for name, path in stored.items():
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        case = cases[name]
+        assert doc["format"] == "patch-embedding/testcase/1" and doc["group"] == case.group, name
+        for key, value in zip(ORDER, case.args()):
+            assert np.array_equal(np.asarray(doc["input"][key]), value), (name, key)
+        assert np.allclose(doc["expected"], expected(case), rtol=1e-13, atol=1e-13), name
