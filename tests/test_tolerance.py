@@ -99,6 +99,7 @@ def test_cli_exits_1_when_the_bar_is_missed(tmp_path, bundle, cli):
     root = tmp_path / "bundle"
     root.mkdir()
     shutil.copy2(bundle.root / "problem.yaml", root / "problem.yaml")
+    shutil.copy2(bundle.root / "problem.py", root / "problem.py")
     for folder in ("reference", "testcases"):
         shutil.copytree(bundle.root / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for rel in (

@@ -222,7 +222,8 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
     print(render_table(evidence))
     if args.write:
         command = "python -m grader tolerance --write" + (f" --seeds {args.seeds}" if args.seeds else "")
-        path = write_doc(bundle, render_doc(evidence, command))
+        argument = getattr(bundle.load_problem_module(), "TOLERANCE_ARGUMENT", "")
+        path = write_doc(bundle, render_doc(evidence, command, argument))
         print(f"wrote {path}")
     return 0 if evidence.bar_met else 1
 

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..feedback.mistakes import feedback_data
 from ..judging.values import compare
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
@@ -180,14 +181,15 @@ def implementations(bundle: Bundle) -> list[Implementation]:
     function = bundle.spec.function
     reference = bundle.load_reference_module()
     variants = bundle.load_reference_module("variants")
+    data = feedback_data(bundle)
+    names = bundle.spec.parameter_names
+
+    def formulation(*args: object) -> object:
+        return data.variant_output(variants, dict(zip(names, args, strict=True)), variants.Variant())
+
     honest = [
         Implementation("reference/solution (float64)", True, False, getattr(reference, function)),
-        Implementation(
-            "reference/variants block(Variant())",
-            True,
-            False,
-            lambda *args: variants.block(*args, v=variants.Variant()),
-        ),
+        Implementation("reference/variants (Variant())", True, False, formulation),
     ]
     honest += [
         Implementation(f"accepted/{p.stem}", True, False, _load_function(p, function))

@@ -77,29 +77,22 @@ def render_table(ev: Evidence) -> str:
     return "\n".join(lines)
 
 
-# The closing argument of docs/tolerance.md, the same whatever the measurements.
-_WHY_THIS_TOLERANCE = f"""## Why this tolerance
-
-- Honest float64 errors are not all at the 1e-16 level. LayerNorm divides by
-  sqrt(var + eps), which is about 1e-3 for the near-constant tokens of the
-  `layernorm_eps` group, so it amplifies rounding in the centred values about
-  1000-fold; the one-pass variance E[x^2] - mean^2 (`accepted/one_pass_variance`)
-  additionally cancels catastrophically there and is the least accurate honest
-  style, near 1e-10. A tolerance at 1e-10 would reject it, and nothing in the
-  statement forbids it.
-- The closest mistakes are a GELU constant typed as 0.7979 (about 1e-5) and
-  float32 arithmetic (about 1e-7 relative per operation; its largest error is
-  amplified by the same LayerNorm effect). Both stay more than {MARGIN:g}x above the
-  tolerance on their worst hidden case.
-- The tolerance sits near the geometric middle of the gap between the two
+# The closing argument of docs/tolerance.md: the problem module's TOLERANCE_ARGUMENT (its own
+# reasons, Markdown bullets), then what holds for every bundle.
+_GENERIC_WHY = """- The tolerance sits near the geometric middle of the gap between the two
   populations, so both margins are of the same order; `python -m grader
   tolerance` exits 1 and suggests a value if a change to the cases or the
   submissions ever breaks the bar.
-
 """
 
 
-def render_doc(ev: Evidence, command: str) -> str:
+def why_this_tolerance(argument: str) -> str:
+    """The section "Why this tolerance": the bundle's own argument, then the general one."""
+    own = argument.strip() + "\n" if argument.strip() else ""
+    return f"## Why this tolerance\n\n{own}{_GENERIC_WHY}\n"
+
+
+def render_doc(ev: Evidence, command: str, argument: str = "") -> str:
     """docs/tolerance.md: the tables plus how they were produced and what they mean."""
     s = ev.published
     machine = "\n".join(f"- {k}: {v}" for k, v in ev.machine)
@@ -128,7 +121,8 @@ wrong submission, and every wrong submission fails at least one hidden case.
 ## Measurements
 
 Honest: every file in `submissions/accepted/`, the reference in float64 and the
-independent per-head formulation `reference/variants.block(..., Variant())`. Wrong:
+independent formulation of `reference/variants.py` under its correct configuration
+(`Variant()`, run through the problem module's `run_variant`). Wrong:
 every file in `submissions/wrong_answer/` (catalogue = its id is in
 `reference/variants.MISTAKES`; `unknown_*` files are mistakes outside the catalogue).
 All are run in-process on all {s.n_cases} published cases ({s.n_hidden} hidden){
@@ -139,7 +133,7 @@ All are run in-process on all {s.n_cases} published cases ({s.n_hidden} hidden){
 
 {render_table(ev)}
 
-{_WHY_THIS_TOLERANCE}## Machine
+{why_this_tolerance(argument)}## Machine
 
 {machine}
 """

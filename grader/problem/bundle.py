@@ -141,7 +141,7 @@ class Bundle:
         path = self.reference_dir / f"{name}.py"
         if not path.is_file():
             raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
-        return _load_module(path, f"_vit_reference_{name}")
+        return _load_module(path, f"_bundle_reference_{_digest(self.root)}_{name}")
 
     def load_problem_module(self) -> ModuleType:
         """Import the bundle's problem.py by path (trusted code: the bundle author's)."""
