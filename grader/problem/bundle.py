@@ -52,6 +52,7 @@ OWN_PARTS = (
     "docs",
     "tests",
     "scripts",
+    "track",
     "grader",
     ".ci",
     ".git",
