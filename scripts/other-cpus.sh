@@ -26,6 +26,8 @@ emulated() { PYTHONPATH="$PWD:$PWD/tests:$site" qemu-x86_64 "$(readlink -f "$PY"
 
 echo "== under qemu-x86_64: generate --check (several minutes: the emulation is ~40x slower)"
 emulated -m grader generate --check
+echo "== under qemu-x86_64: the other bundles' generate --check (track/, tests/fixtures/)"
+for b in track/*/ tests/fixtures/*/; do emulated -m grader --bundle "$b" generate --check; done
 echo "== under qemu-x86_64: the arithmetic's tests (fixed-grid digest, exactness)"
 emulated -m pytest -q -p no:cacheprovider tests/test_double_double.py tests/test_portable_array.py
 
@@ -36,6 +38,7 @@ for kernel in Sandybridge Nehalem; do
   OPENBLAS_CORETYPE=$kernel "$PY" -m pytest -q -p no:cacheprovider tests/test_blas_kernel.py \
     tests/test_generate.py tests/test_double_double.py tests/test_portable_array.py tests/test_diagnose.py \
     tests/test_practice_set.py tests/test_report_text.py tests/test_verdict_json.py tests/test_formats.py \
-    tests/test_batch_outputs.py tests/test_pack.py
+    tests/test_batch_outputs.py tests/test_pack.py tests/test_fixture_bundle.py \
+    tests/test_patch_embedding_bundle.py::test_the_bundle_regenerates_validates_and_its_statement_agrees
 done
 echo "other-cpus: the same bytes and verdicts under qemu-x86_64, Sandybridge and Nehalem"
