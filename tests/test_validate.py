@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import ROOT as ROOT_DIR
 from grader.problem.bundle import open_bundle
 from grader.problem.cases import TestCase, case_to_text, load_cases
 from grader.problem.validate import case_problems, validate_cases, validate_directory
@@ -285,3 +286,35 @@ def test_the_bound_itself_is_valid_for_both(base, spec, kattis_check):
     edge.flat[0] = -spec.constraints["max_abs_input"]
     case = _with(base, x=edge)
     assert case_problems(case, spec) == [] and kattis_check(case) is None
+
+
+# --- the same agreement on every bundle of the repository (the engine knows no problem) --------
+
+BUNDLE_ROOTS = [
+    ROOT_DIR,
+    *sorted(p.parent for p in (ROOT_DIR / "track").glob("*/problem.yaml")),
+    *sorted(p.parent for p in (ROOT_DIR / "tests" / "fixtures").glob("*/problem.yaml")),
+]
+
+
+@pytest.mark.parametrize("root", BUNDLE_ROOTS, ids=lambda p: p.name)
+def test_on_every_bundle_both_validators_accept_its_cases_and_refuse_a_misfit(root):
+    from grader.platforms.kattis import kattis_files
+
+    other = open_bundle(root)
+    files = kattis_files(other)
+    name = next(k for k in files if k.endswith("input_validators/validate/validate.py"))
+    namespace: dict = {"__name__": "exported_validate"}
+    exec(compile(files[name].data.decode(), name, "exec"), namespace)
+    extra = getattr(other.load_problem_module(), "extra_case_problems", None)
+    cases = other.load_selection("all") + other.load_selection("practice")
+    for case in cases:
+        raw = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in case.inputs.items()}
+        assert case_problems(case, other.spec, extra) == [], case.name
+        namespace["check"](raw)  # raises Invalid on a case it refuses
+    first = next(p.name for p in other.spec.parameters if p.type == "ndarray")
+    broken = dataclasses.replace(cases[0], inputs={**cases[0].inputs, first: cases[0].inputs[first][..., :0]})
+    assert case_problems(broken, other.spec, extra) != []
+    raw = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in broken.inputs.items()}
+    with pytest.raises((namespace["Invalid"], ValueError)):
+        namespace["check"](raw)
