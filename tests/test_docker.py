@@ -589,8 +589,7 @@ def test_image_holds_only_what_grading_needs_read_only_and_runs_as_non_root(imag
     assert r.returncode == 0, r.stderr
     listed = set(r.stdout.split())
     expected = {"grader", "problem.yaml", "reference", "requirements.txt", "testcases"}
-    if (ROOT / "calibration.yaml").exists():
-        expected.add("calibration.yaml")
+    expected |= {name for name in ("problem.py", "calibration.yaml") if (ROOT / name).exists()}
     assert listed == expected, f"unexpected files in the image (writable or not root's, if paths): {listed}"
 
 
