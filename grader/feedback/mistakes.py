@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -118,12 +117,7 @@ def _from_module(module: ModuleType, bundle: Bundle) -> FeedbackData:
     )
 
 
-_LOADED: dict[tuple[Path, str], FeedbackData] = {}
-
-
 def feedback_data(bundle: Bundle) -> FeedbackData:
-    """The bundle's feedback, its problem module imported once per bundle and problem.yaml id."""
-    key = (bundle.root, bundle.spec.id)
-    if key not in _LOADED:
-        _LOADED[key] = _from_module(bundle.load_problem_module(), bundle)
-    return _LOADED[key]
+    """The bundle's feedback, read from its problem module (imported anew: a few milliseconds,
+    and no state outlives the caller's bundle)."""
+    return _from_module(bundle.load_problem_module(), bundle)
