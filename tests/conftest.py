@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,3 +48,29 @@ def run_cli(
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# The venv's bin folder: the dev tools (verifyproblem, otter) and the `grader` command live there.
+VENV_BIN = Path(sys.executable).parent
+
+
+def venv_first_env() -> dict[str, str]:
+    """The environment with the venv's bin folder first on PATH (the tools run its python3)."""
+    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def dev_tool(name: str, package: str) -> str:
+    """The path of the dev tool `name`; a failure in CI, which installs it, else a skip."""
+    found = shutil.which(name, path=venv_first_env()["PATH"])
+    if found is None:
+        missing_dev_tool(f"{name} (PyPI {package}, pinned in requirements-dev.txt)")
+    assert found is not None
+    return found
+
+
+def missing_dev_tool(what: str) -> None:
+    """A failure in CI, which installs every dev tool (its absence there is a defect), else a skip."""
+    msg = f"{what} is not installed: pip install -r requirements-dev.txt"
+    if os.environ.get("CI"):
+        pytest.fail(msg)
+    pytest.skip(msg)

@@ -27,13 +27,16 @@ def test_checked_in_cases_are_byte_identical_to_a_regeneration(bundle):
 
 @pytest.fixture
 def bundle_copy(tmp_path, bundle):
-    """A private copy of what generation reads and writes (problem.yaml, problem.py, reference/, testcases/)."""
+    """A private copy of what generation reads and writes (problem.yaml, problem.py, reference/, testcases/,
+    docs/mistakes.md)."""
     root = tmp_path / "bundle"
     root.mkdir()
     shutil.copy2(bundle.root / "problem.yaml", root / "problem.yaml")
     shutil.copy2(bundle.root / "problem.py", root / "problem.py")
     shutil.copytree(bundle.reference_dir, root / "reference", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(bundle.testcases, root / "testcases")
+    (root / "docs").mkdir()
+    shutil.copy2(bundle.root / "docs" / "mistakes.md", root / "docs" / "mistakes.md")
     return open_bundle(root)
 
 

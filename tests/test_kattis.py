@@ -11,7 +11,6 @@ exit codes (42 accept / 43 reject, the Kattis validator contract).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, dev_tool, run_cli, venv_first_env
 from grader.platforms.files import ExportError
 from grader.platforms.kattis import (
     EXCLUDED,
@@ -36,7 +35,6 @@ from grader.platforms.kattis import (
 from grader.problem.cases import load_cases
 
 ACCEPT, REJECT = 42, 43
-VENV_BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
@@ -246,25 +244,18 @@ def test_input_validator_accepts_every_exported_case(package):
 
 
 def _verifyproblem() -> str:
-    found = shutil.which("verifyproblem", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    if found is None:
-        msg = (
-            "verifyproblem (PyPI problemtools, pinned in requirements-dev.txt) is not installed: "
-            "pip install -r requirements-dev.txt"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(msg)  # CI installs it: its absence there is a defect, not a skip
-        pytest.skip(msg)
-    return found
+    return dev_tool("verifyproblem", "problemtools")
 
 
-@pytest.mark.slow
-def test_verifyproblem_accepts_the_export_and_every_verdict(package):
-    """problemtools itself: 0 errors; each submission gets its folder's verdict (an 'OK' line)."""
-    tool = _verifyproblem()
-    # python3 in the package's languages.yaml must be an interpreter with NumPy: this venv's.
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    r = subprocess.run([tool, str(package), "-p", *VERIFY_PARTS], capture_output=True, text=True, env=env, timeout=2400)
+def run_verifyproblem(package: Path) -> str:
+    """problemtools on `package`: 0 errors and an 'OK' line for each of its submissions; its output."""
+    r = subprocess.run(
+        [_verifyproblem(), str(package), "-p", *VERIFY_PARTS],
+        capture_output=True,
+        text=True,
+        env=venv_first_env(),  # python3 in the package's languages.yaml must be this venv's (NumPy)
+        timeout=2400,
+    )
     out = r.stdout + r.stderr
     print(out)  # the run's record, with -s
     assert re.search(r"tested: 0 errors", out), out[-4000:]
@@ -272,6 +263,13 @@ def test_verifyproblem_accepts_the_export_and_every_verdict(package):
     exported = sorted(str(p.relative_to(package / "submissions")) for p in (package / "submissions").rglob("*.py"))
     ok = sorted(re.findall(r"^\s+(\S+\.py) \(.*?\) OK", out, re.MULTILINE))
     assert ok == exported, sorted(set(exported) ^ set(ok))
+    return out
+
+
+@pytest.mark.slow
+def test_verifyproblem_accepts_the_export_and_every_verdict(package):
+    """problemtools itself: 0 errors; each submission gets its folder's verdict (an 'OK' line)."""
+    out = run_verifyproblem(package)
     limit = re.search(r"setting timelim to ([\d.]+) secs", out)
     assert limit, "problemtools did not report the time limit it derived"
 

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import venv_first_env
 from grader.platforms.kattis import NAME_MAX, VERIFY_PARTS, export_kattis
-from test_kattis import ACCEPT, REFERENCE, REJECT, VENV_BIN, _judge, _run, _verifyproblem
+from test_kattis import ACCEPT, REFERENCE, REJECT, _judge, _run, _verifyproblem
 
 JUDGE_ERROR = 1
 CASE = "data/sample/01-identity-weights"  # expected shape (1, 2, 2)
@@ -384,8 +385,9 @@ def test_verifyproblem_judges_forged_answers_wrong_not_judge_error(package, tmp_
     (problem / "submissions/wrong_answer").mkdir()
     for name, body in FORGERS.items():
         (problem / "submissions/wrong_answer" / name).write_text(_wrapped(body, FORGE))
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    r = subprocess.run([tool, str(problem), "-p", *VERIFY_PARTS], capture_output=True, text=True, env=env, timeout=2400)
+    r = subprocess.run(
+        [tool, str(problem), "-p", *VERIFY_PARTS], capture_output=True, text=True, env=venv_first_env(), timeout=2400
+    )
     out = r.stdout + r.stderr
     print(out)
     assert re.search(r"tested: 0 errors", out), out[-4000:]

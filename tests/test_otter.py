@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, dev_tool, missing_dev_tool, run_cli, venv_first_env
 from grader.platforms import otter
-
-VENV_BIN = Path(sys.executable).parent
 
 
 def _cells(nb: dict, kind: str | None = None) -> list[str]:
@@ -120,54 +117,41 @@ def test_cli_export_otter(tmp_path):
 
 
 def _otter() -> str:
-    found = shutil.which("otter", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    missing = None if found else "otter (PyPI otter-grader)"
-    if found:
-        probe = subprocess.run([sys.executable, "-c", "import ipykernel"], capture_output=True)
-        if probe.returncode != 0:
-            missing = "ipykernel (Otter runs notebooks in a Jupyter kernel)"
-    if missing:
-        msg = f"{missing} is not installed: pip install -r requirements-dev.txt"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    assert found is not None
+    found = dev_tool("otter", "otter-grader")
+    probe = subprocess.run([sys.executable, "-c", "import ipykernel"], capture_output=True)
+    if probe.returncode != 0:
+        missing_dev_tool("ipykernel (Otter runs notebooks in a Jupyter kernel)")
     return found
 
 
-def _env() -> dict:
-    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
-@pytest.fixture(scope="module")
-def assigned(exported, tmp_path_factory) -> Path:
-    """`otter assign`, which fails unless the reference in the master notebook scores 100%."""
-    tool = _otter()
-    dist = tmp_path_factory.mktemp("otter") / "dist"
+def otter_assign(master: Path, dist: Path) -> Path:
+    """`otter assign MASTER DIST`, which fails unless the reference in the master notebook scores 100%."""
     r = subprocess.run(
-        [tool, "assign", exported.name, str(dist)],
-        cwd=exported.parent,
+        [_otter(), "assign", master.name, str(dist)],
+        cwd=master.parent,
         capture_output=True,
         text=True,
         timeout=900,
-        env=_env(),
+        env=venv_first_env(),
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return dist
 
 
-def _student(dist: Path, tmp_path: Path, source: str, name: str) -> Path:
-    nb = json.loads((dist / "student/vit_encoder_block.ipynb").read_text())
-    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and "def vit_encoder_block" in "".join(c["source"]))
+def student_notebook(dist: Path, function: str, folder: Path, source: str) -> Path:
+    """The student notebook `otter assign` wrote, with `source` in the cell that defines `function`."""
+    nb = json.loads((dist / f"student/{function}.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and f"def {function}" in "".join(c["source"]))
     cell["source"] = source
-    path = tmp_path / name / "vit_encoder_block.ipynb"
-    path.parent.mkdir()
+    path = folder / f"{function}.ipynb"
+    folder.mkdir(parents=True)
     path.write_text(json.dumps(nb))
     return path
 
 
-def _run(dist: Path, notebook: Path) -> dict:
-    zips = sorted((dist / "autograder").glob("vit_encoder_block-autograder_*.zip"))  # as docs/platforms.md names it
+def otter_run(dist: Path, function: str, notebook: Path) -> dict:
+    """`otter run` of `notebook` with the autograder zip of `dist`: its results.json."""
+    zips = sorted((dist / "autograder").glob(f"{function}-autograder_*.zip"))  # as docs/platforms.md names it
     assert len(zips) == 1, zips
     out = notebook.parent / "out"
     out.mkdir()
@@ -176,10 +160,23 @@ def _run(dist: Path, notebook: Path) -> dict:
         capture_output=True,
         text=True,
         timeout=900,
-        env=_env(),
+        env=venv_first_env(),
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return json.loads((out / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def assigned(exported, tmp_path_factory) -> Path:
+    return otter_assign(exported, tmp_path_factory.mktemp("otter") / "dist")
+
+
+def _student(dist: Path, tmp_path: Path, source: str, name: str) -> Path:
+    return student_notebook(dist, "vit_encoder_block", tmp_path / name, source)
+
+
+def _run(dist: Path, notebook: Path) -> dict:
+    return otter_run(dist, "vit_encoder_block", notebook)
 
 
 @pytest.mark.slow

@@ -11,11 +11,7 @@ tested in tests/test_patch_embedding_oracle.py.
 from __future__ import annotations
 
 import csv
-import json
-import os
-import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,8 +25,8 @@ from grader.platforms import otter
 from grader.platforms.kattis import export_kattis
 from grader.problem.bundle import open_bundle
 from grader.problem.validate import validate_tree
-from test_kattis import VERIFY_PARTS, _verifyproblem
-from test_otter import VENV_BIN, _otter
+from test_kattis import run_verifyproblem
+from test_otter import otter_assign, otter_run, student_notebook
 
 PE = ROOT / "track" / "patch-embedding"
 VERDICTS = {
@@ -94,58 +90,22 @@ def test_batch_grades_a_class_of_its_submissions(tmp_path):
     assert got == wanted
 
 
-def _env() -> dict:
-    return {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-
-
 @pytest.mark.slow
 def test_verifyproblem_accepts_the_kattis_export_and_every_verdict(pe, tmp_path):
-    package = export_kattis(pe, tmp_path / "out")
-    r = subprocess.run(
-        [_verifyproblem(), str(package), "-p", *VERIFY_PARTS], capture_output=True, text=True, env=_env(), timeout=2400
-    )
-    out = r.stdout + r.stderr
-    assert re.search(r"tested: 0 errors", out), out[-4000:]
-    exported = sorted(str(p.relative_to(package / "submissions")) for p in (package / "submissions").rglob("*.py"))
-    ok = sorted(re.findall(r"^\s+(\S+\.py) \(.*?\) OK", out, re.MULTILINE))
-    assert ok == exported, sorted(set(exported) ^ set(ok))
+    run_verifyproblem(export_kattis(pe, tmp_path / "out"))
 
 
 @pytest.mark.slow
 def test_otter_assign_and_run_grade_the_reference_and_a_mistake(pe, tmp_path):
-    tool = _otter()
-    master = otter.export_otter(pe, tmp_path / "src")
-    dist = tmp_path / "dist"
-    r = subprocess.run(
-        [tool, "assign", master.name, str(dist)],
-        cwd=master.parent,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=_env(),
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    (autograder,) = sorted((dist / "autograder").glob("patch_embed-autograder_*.zip"))
+    function = pe.spec.entry_point.function
+    dist = otter_assign(otter.export_otter(pe, tmp_path / "src"), tmp_path / "dist")
     scores = {}
     for label, source in (
         ("good", PE / "reference/solution.py"),
         ("bad", PE / "submissions/wrong_answer/column_major_patch_order.py"),
     ):
-        nb = json.loads((dist / "student/patch_embed.ipynb").read_text())
-        cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and "def patch_embed" in "".join(c["source"]))
-        cell["source"] = source.read_text()
-        notebook = tmp_path / label / "patch_embed.ipynb"
-        (tmp_path / label / "out").mkdir(parents=True)
-        notebook.write_text(json.dumps(nb))
-        r = subprocess.run(
-            [tool, "run", "-a", str(autograder), "-o", str(tmp_path / label / "out"), str(notebook)],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            env=_env(),
-        )
-        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-        results = json.loads((tmp_path / label / "out" / "results.json").read_text())
+        notebook = student_notebook(dist, function, tmp_path / label, source.read_text())
+        results = otter_run(dist, function, notebook)
         scores[label] = next(t for t in results["tests"] if t["name"] == otter.question(pe.spec))
     assert scores["good"]["score"] == scores["good"]["max_score"] == pe.spec.max_score
     assert scores["bad"]["score"] < scores["bad"]["max_score"]

@@ -79,9 +79,11 @@ _LEARNER_DOCS = (
     "docs/feedback.md",
     "docs/cli.md",
     "docs/verdict-json.md",
-    "docs/tolerance.md",
     "docs/bundle.md",
 )
+# The pages about one problem (its tolerance evidence, its catalogue of mistakes): always the
+# bundle's own, never the grader folder's, which are another problem's.
+BUNDLE_DOCS = ("docs/tolerance.md", "docs/mistakes.md")
 
 
 def _calibration(spec: ProblemSpec) -> Entry:
@@ -139,6 +141,7 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
                 Entry("starter/*.ipynb"),
                 Entry("schemas/*.json", engine=True),
                 *(Entry(p, engine=True) for p in _LEARNER_DOCS),
+                *(Entry(p) for p in BUNDLE_DOCS),
             )
         )
     raise PackError(f"unknown flavour {flavour!r} (use {' or '.join(FLAVOURS)})")
@@ -184,7 +187,7 @@ def select_files(root: Path, entries: Sequence[Entry]) -> list[str]:
 def select_sources(root: Path, entries: Sequence[Entry], engine: Path | None = None) -> dict[str, Path]:
     """Archive path -> the file it is read from, sorted by path: `entries` matched in the bundle
     `root`, and each engine entry also in the grader's folder `engine` (default: the running
-    grader's), the bundle's file winning; PackError if a required entry matches nothing."""
+    grader's; never its BUNDLE_DOCS), the bundle's file winning; PackError if a required entry matches nothing."""
     root = Path(root)
     engine = Path(engine) if engine is not None else default_root()
     other = engine.resolve() != root.resolve()
@@ -192,7 +195,8 @@ def select_sources(root: Path, entries: Sequence[Entry], engine: Path | None = N
     for entry in entries:
         found = {rel: root / rel for rel in _matched(root, entry)}
         if entry.engine and other:
-            found = {**{rel: engine / rel for rel in _matched(engine, entry)}, **found}
+            theirs = {rel: engine / rel for rel in _matched(engine, entry) if rel not in BUNDLE_DOCS}
+            found = {**theirs, **found}
         if entry.required and not found:
             raise PackError(f"nothing matches {entry.pattern!r}, which this archive requires")
         chosen.update(found)
