@@ -418,3 +418,32 @@ def test_a_fit_prints_its_residual_unless_it_is_rounding(resid, shown):
     from grader.report.text_report import _residual_text
 
     assert _residual_text(resid) == shown
+
+
+SQUARE_ONLY = '''
+import numpy as np
+
+
+def patch_embed(image, patch_size, embed_dim, W_proj):
+    B, H, W, C = image.shape
+    assert H == W, "only square images"
+    g = H // patch_size
+    x = image.reshape(B, g, patch_size, g, patch_size, C).transpose(0, 1, 3, 5, 2, 4)  # (C, p, p) per patch
+    return x.reshape(B, g * g, -1) @ W_proj
+'''
+
+
+def test_next_step_names_the_exception_of_a_test_a_matched_mistake_had_no_output_for(tmp_path):
+    """A known mistake (channel before pixel) on the square images, an exception on the others:
+    fixing the mistake alone would leave the exception, so the exception comes first."""
+    path = tmp_path / "solution.py"
+    path.write_text(SQUARE_ONLY, encoding="utf-8")
+    report = grade(open_bundle(ROOT / "track" / "patch-embedding"), path, GradeOptions(tests="all"))
+    fp = report.diagnosis["fingerprint"]
+    assert fp["status"] == "match" and fp["mistakes"][0]["id"] == "channel_before_pixel"
+    first = next(c for c in report.tests if c.verdict != "AC")
+    assert first.check == "run" and first.name in fp["cases_without_evidence"]
+    text = render_text(report, width=80)
+    nxt = " ".join(text.split("Next: ", 1)[1].split())
+    assert nxt.startswith(f"fix test {first.name} first (run check):") and "only square images" in nxt, nxt
+    assert "Known mistake: Patch flattened channel by channel" in " ".join(text.split())
