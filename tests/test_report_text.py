@@ -420,7 +420,7 @@ def test_a_fit_prints_its_residual_unless_it_is_rounding(resid, shown):
     assert _residual_text(resid) == shown
 
 
-SQUARE_ONLY = '''
+SQUARE_ONLY = """
 import numpy as np
 
 
@@ -430,7 +430,7 @@ def patch_embed(image, patch_size, embed_dim, W_proj):
     g = H // patch_size
     x = image.reshape(B, g, patch_size, g, patch_size, C).transpose(0, 1, 3, 5, 2, 4)  # (C, p, p) per patch
     return x.reshape(B, g * g, -1) @ W_proj
-'''
+"""
 
 
 def test_next_step_names_the_exception_of_a_test_a_matched_mistake_had_no_output_for(tmp_path):
