@@ -97,7 +97,7 @@ def test_verifyproblem_accepts_the_kattis_export_and_every_verdict(pe, tmp_path)
 
 @pytest.mark.slow
 def test_otter_assign_and_run_grade_the_reference_and_a_mistake(pe, tmp_path):
-    function = pe.spec.entry_point.function
+    function = pe.spec.function
     dist = otter_assign(otter.export_otter(pe, tmp_path / "src"), tmp_path / "dist")
     scores = {}
     for label, source in (
