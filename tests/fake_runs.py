@@ -47,6 +47,7 @@ def run_context(**changes: Any) -> RunContext:
         allowed_hint="allowed: NumPy and math",
         output_shape=("B", "N", "D"),
         axis_names={"B": "batch"},
+        output_axes=("batch", "token", "channel"),
     )
     fields.update(changes)
     return RunContext(**fields)

@@ -122,7 +122,7 @@ def test_all_nan_is_wrong():
 def test_compare_directly_reports_first_non_finite_position():
     got = EXPECTED.copy()
     got[0, 1, 0] = got[0, 2, 3] = np.nan
-    d = compare(got, EXPECTED, TOL, TOL, True)
+    d = compare(got, EXPECTED, TOL, TOL, True, CTX.output_axes)
     assert "(batch 0, token 1, channel 0)" in d.message
 
 

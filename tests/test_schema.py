@@ -29,7 +29,7 @@ from grader.problem.spec import SpecError, parse_spec
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "schemas" / "problem.schema.json"
 # Keys that may be left out: an int parameter has no dtype; the rest are optional.
-OPTIONAL_KEYS = {"dtype", "symbols", "axis_names", "divisible", "slowest_accepted"}
+OPTIONAL_KEYS = {"dtype", "symbols", "axis_names", "axes", "divisible", "slowest_accepted"}
 
 
 _PARSED = yaml.safe_load((ROOT / "problem.yaml").read_text(encoding="utf-8"))

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+import numpy as np
+
+from grader.judging.values import compare
 from grader.problem.input_rules import ShapeSpecError, bind, dimension_names, evaluate, output_problems, shape_text
 
 PATCH = [
@@ -57,3 +60,15 @@ def test_a_zero_divisor_is_a_misfit_not_a_crash():
 
 def test_shapes_are_written_as_python_writes_tuples():
     assert shape_text(("B", "N", "D")) == "(B, N, D)" and shape_text(("n",)) == "(n,)"
+
+
+def test_a_wrong_values_position_is_named_with_the_outputs_axis_words():
+    expected = np.zeros((1, 4, 3))
+    got = expected.copy()
+    got[0, 2, 1] = 5.0
+    msg = compare(got, expected, 1e-10, 1e-10, True, ("batch", "patch", "feature")).message
+    assert "at (batch 0, patch 2, feature 1)" in msg
+    assert "at (0, 2, 1)" in compare(got, expected, 1e-10, 1e-10, True).message  # no words: the indices
+    nan = got.copy()
+    nan[0, 3, 2] = np.nan
+    assert "the first at (b 0, n 3, d 2)" in compare(nan, expected, 1e-10, 1e-10, True, ("b", "n", "d")).message

@@ -99,6 +99,7 @@ def test_constraints_are_typed(spec):
             lambda d: d["entry_point"]["parameters"][1].update(type="complex"),
             "entry_point.parameters[1].type: must be 'ndarray', 'int' or 'float'",
         ),
+        (lambda d: d["output"].update(axes=["batch", "token"]), "output.axes: 2 words for the 3 axes of output.shape"),
     ],
 )
 def test_rules_beyond_the_schema(mutate, message):
@@ -143,3 +144,11 @@ def test_cli_refuses_a_broken_bundle_with_exit_2(tmp_path, cli):
     assert result.returncode == 2
     assert "comparison: missing key(s) rtol" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_output_axes_default_to_the_dimensions_words_else_their_names():
+    doc = raw()
+    del doc["output"]["axes"]
+    doc["output"]["shape"] = ["B", "N // 1", "D"]
+    assert parse_spec(doc).output_axes == ("batch", "axis 1", "D")  # axis_names has B: batch
+    assert parse_spec(raw()).output_axes == ("batch", "token", "channel")  # the root's own words

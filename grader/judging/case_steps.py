@@ -56,6 +56,7 @@ def run_context(spec: ProblemSpec, limits: EffectiveLimits) -> RunContext:
         allowed_hint=f"allowed: NumPy and the standard-library modules {', '.join(allowed.stdlib)}",
         output_shape=spec.output_shape,
         axis_names=spec.axis_names,
+        output_axes=spec.output_axes,
     )
 
 

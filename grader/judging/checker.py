@@ -51,6 +51,7 @@ class RunContext:
     allowed_hint: str
     output_shape: tuple[int | str, ...] = ()  # problem.yaml's, as it names the dimensions
     axis_names: Mapping[str, str] = field(default_factory=dict)  # problem.yaml's: B -> "batch"
+    output_axes: tuple[str, ...] = ()  # each output axis in words, for positions ("batch", "token")
 
 
 def _signal_name(num: int, show: bool = True) -> str:
@@ -367,7 +368,7 @@ def decide(
         load_problem(out, ctx, show_values)
         or limit_problem(out, ctx, show_values)
         or _returned_problem(out, expected.shape, ctx, show_values)
-        or compare(_returned_array(out), expected, rtol, atol, show_values)
+        or compare(_returned_array(out), expected, rtol, atol, show_values, ctx.output_axes)
     )
 
 

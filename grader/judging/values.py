@@ -70,12 +70,18 @@ def _size(x: float, exact: bool) -> str:
     return f"of the order of {x:.0e}".replace("e-0", "e-").replace("e+0", "e+")
 
 
-def _position(at: tuple[int, ...]) -> str:
-    return f"(batch {at[0]}, token {at[1]}, channel {at[2]})" if len(at) == 3 else str(at)
+def _position(at: tuple[int, ...], axes: tuple[str, ...]) -> str:
+    """'(batch 0, token 1, channel 5)' with the output's axis words, else the index tuple."""
+    if len(axes) != len(at):
+        return str(at)
+    return "(" + ", ".join(f"{word} {i}" for word, i in zip(axes, at)) + ")"
 
 
-def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, show_values: bool) -> Decision:
-    """finite, then tolerance; the numbers of a WA message come from error_summary."""
+def compare(
+    got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, show_values: bool, axes: tuple[str, ...] = ()
+) -> Decision:
+    """finite, then tolerance; the numbers of a WA message come from error_summary (positions
+    named with `axes`, the output's axis words)."""
     finite = np.isfinite(got)
     if not finite.all():
         nan, inf = int(np.isnan(got).sum()), int(np.isinf(got).sum())
@@ -88,7 +94,7 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, sho
         return Decision(
             "WA",
             "finite",
-            f"the result contains {nan} NaN and {inf} infinite value(s), the first at {_position(first)}",
+            f"the result contains {nan} NaN and {inf} infinite value(s), the first at {_position(first, axes)}",
         )
     err = error_summary(got, expected, rtol, atol, show_values)
     if err.outside == 0:
@@ -112,8 +118,8 @@ def compare(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, sho
     msg = (
         f"{err.outside} of {err.total} values are outside the tolerance "
         f"|got - expected| <= {atol:g} + {rtol:g}*|expected|. Largest absolute error "
-        f"{err.max_abs_error:.3g} at {_position(err.max_abs_at)}; largest relative error "
-        f"{err.max_rel_error:.3g} at {_position(err.max_rel_at)}"
+        f"{err.max_abs_error:.3g} at {_position(err.max_abs_at, axes)}; largest relative error "
+        f"{err.max_rel_error:.3g} at {_position(err.max_rel_at, axes)}"
     )
     if show_values:
         msg += f". There: expected {err.expected_at_worst!r}, received {err.received_at_worst!r}"

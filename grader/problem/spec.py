@@ -145,6 +145,7 @@ class ProblemSpec:
     output_type: str
     output_dtype: str
     output_shape: tuple[int | str, ...]
+    output_axes: tuple[str, ...]  # each output axis in words, for positions in messages
     constraints: dict[str, Any]
     symbols: dict[str, str]  # how the statement's formulas write a dimension name
     axis_names: dict[str, str]  # what a dimension is called in words, for messages
@@ -221,7 +222,11 @@ PROBLEM_YAML = Record(
                 "type": Choice(("ndarray",), "only 'ndarray' is supported, got {value!r}"),
                 "dtype": Choice(("float64",), "only 'float64' is supported, got {value!r}"),
                 "shape": DimList(),
-            }
+                # How a position names each output axis in messages: "(batch 0, token 1, channel 5)".
+                # Default: a named dimension's axis_names word, else its name; an expression, "axis i".
+                "axes": TextList(),
+            },
+            optional=frozenset({"axes"}),
         ),
         # Any dimension name -> its inclusive range; `divisible`: pairs [a, b] with a % b == 0.
         "constraints": SizeRanges(
@@ -320,11 +325,21 @@ def _dimension_problems(doc: dict[str, Any]) -> list[str]:
     for where, shape in shapes:
         unbound = [n for d in shape for n in dimension_names(d) if n not in bound]
         out += [f"{where}: {n!r} is bound by no parameter" for n in dict.fromkeys(unbound)]
+    axes = doc["output"].get("axes")
+    if axes is not None and len(axes) != len(doc["output"]["shape"]):
+        out.append(f"output.axes: {len(axes)} words for the {len(doc['output']['shape'])} axes of output.shape")
     named = [k for k in doc["constraints"] if k not in ("max_abs_input", "divisible")]
     out += [f"constraints: {n!r} has no [min, max] range" for n in sorted(bound) if n not in named]
     named += [n for pair in doc["constraints"].get("divisible", ()) for n in pair]
     out += [f"constraints: {n!r} is not a dimension of the parameters" for n in dict.fromkeys(named) if n not in bound]
     return out
+
+
+def _axis_words(shape: Sequence[int | str], axis_names: dict[str, str]) -> tuple[str, ...]:
+    """output.axes' default: a named dimension's word (or name), else "axis i"."""
+    return tuple(
+        axis_names.get(d, d) if isinstance(d, str) and d.isidentifier() else f"axis {i}" for i, d in enumerate(shape)
+    )
 
 
 def parse_spec(raw: Any) -> ProblemSpec:
@@ -352,6 +367,7 @@ def parse_spec(raw: Any) -> ProblemSpec:
         output_type=out["type"],
         output_dtype=out["dtype"],
         output_shape=out["shape"],
+        output_axes=out.get("axes") or _axis_words(out["shape"], doc.get("axis_names", {})),
         constraints=doc["constraints"],
         symbols=doc.get("symbols", {}),
         axis_names=doc.get("axis_names", {}),
