@@ -3,9 +3,8 @@ bound from a case's inputs, and the misfits it names."""
 
 from __future__ import annotations
 
-import pytest
-
 import numpy as np
+import pytest
 
 from grader.judging.values import compare
 from grader.problem.input_rules import ShapeSpecError, bind, dimension_names, evaluate, output_problems, shape_text
