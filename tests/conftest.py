@@ -73,6 +73,15 @@ def require_parts(bundle, *parts: str) -> None:
         pytest.skip(f"bundle {bundle.spec.id} has no {', '.join(missing)}")
 
 
+def evidence_file(bundle) -> Path:
+    """The file problem.yaml's comparison.evidence names; skips on a bundle whose evidence is a
+    sentence, not a file (the row-norms fixture's "none (a fixture)")."""
+    evidence = bundle.spec.comparison.evidence
+    if " " in evidence:
+        pytest.skip(f"bundle {bundle.spec.id} names no evidence file ({evidence!r})")
+    return bundle.root / evidence
+
+
 @pytest.fixture(scope="session")
 def spec(bundle):
     return bundle.spec
