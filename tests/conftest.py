@@ -1,4 +1,11 @@
-"""Shared fixtures: the bundle under test and a runner for the real CLI."""
+"""Shared fixtures: the bundle under test, every bundle of the repository, and a runner for the real CLI.
+
+`bundle` is the root (ViT Encoder Block): tests of its content use it. A test about the engine,
+not about one problem, takes `any_bundle` instead and runs once per bundle of the repository
+(BUNDLE_ROOTS: the root, every track/*/ bundle, every tests/fixtures/*/ bundle), with the bundle's
+id as the test id; `require_parts` skips it, naming what is missing, on a bundle without a part
+it needs (the row-norms fixture has no starter, no variants, no calibration record).
+"""
 
 from __future__ import annotations
 
@@ -29,6 +36,51 @@ from grader.problem.bundle import open_bundle  # noqa: E402 - NumPy's BLAS threa
 @pytest.fixture(scope="session")
 def bundle():
     return open_bundle(ROOT)
+
+
+def _bundle_roots() -> list[Path]:
+    """Every bundle of the repository: the root, the track's bundles, the engine's fixture bundles."""
+    track = sorted(p.parent for p in (ROOT / "track").glob("*/problem.yaml"))
+    fixtures = sorted(p.parent for p in (ROOT / "tests" / "fixtures").glob("*/problem.yaml"))
+    return [ROOT, *track, *fixtures]
+
+
+BUNDLE_ROOTS = _bundle_roots()
+# Test ids are the bundles' problem ids ("vit-encoder-block", "patch-embedding", "row-norms"),
+# not their folder names (the root's folder is whatever the checkout is called).
+BUNDLE_IDS = [open_bundle(root).spec.id for root in BUNDLE_ROOTS]
+
+
+def bundle_id(root: Path) -> str:
+    """The id of a bundle root of BUNDLE_ROOTS, for `ids=` of a parametrisation over them."""
+    return BUNDLE_IDS[BUNDLE_ROOTS.index(root)]
+
+
+@pytest.fixture(scope="session", params=BUNDLE_ROOTS, ids=BUNDLE_IDS)
+def any_bundle(request):
+    """Each bundle of the repository in turn, for a test about the engine rather than one problem."""
+    return open_bundle(request.param)
+
+
+@pytest.fixture(scope="session")
+def any_spec(any_bundle):
+    return any_bundle.spec
+
+
+def require_parts(bundle, *parts: str) -> None:
+    """Skip the test, naming what is missing, when the bundle lacks one of `parts` (paths under its root)."""
+    missing = [part for part in parts if not (bundle.root / part).exists()]
+    if missing:
+        pytest.skip(f"bundle {bundle.spec.id} has no {', '.join(missing)}")
+
+
+def evidence_file(bundle) -> Path:
+    """The file problem.yaml's comparison.evidence names; skips on a bundle whose evidence is a
+    sentence, not a file (the row-norms fixture's "none (a fixture)")."""
+    evidence = bundle.spec.comparison.evidence
+    if " " in evidence:
+        pytest.skip(f"bundle {bundle.spec.id} names no evidence file ({evidence!r})")
+    return bundle.root / evidence
 
 
 @pytest.fixture(scope="session")

@@ -87,8 +87,17 @@ class ScriptedSandbox:
 
 
 @pytest.fixture(scope="module")
+def bundle(any_bundle):
+    """Every test here is about the engine: it runs on each bundle of the repository."""
+    return any_bundle
+
+
+@pytest.fixture(scope="module")
 def cases(bundle):
-    return cases_step(bundle, GradeOptions(tests="sample"))
+    """The first three tests of the bundle (a bundle may have a single sample)."""
+    cases = cases_step(bundle, GradeOptions())[:3]
+    assert len(cases) == 3
+    return cases
 
 
 def grading(bundle, sb, cases, **kw) -> Grading:
@@ -219,8 +228,10 @@ def test_a_time_out_is_remembered_and_stop_after_failure_ends_the_grading(bundle
 
 def test_judge_runs_the_tests_through_case_step(bundle, monkeypatch):
     """judge() gives every test to case_step, in order (the loop the docs describe)."""
-    from conftest import ROOT
+    from conftest import require_parts
     from grader.judging import judge as J
+
+    require_parts(bundle, "reference/solution.py")
 
     seen = []
     real = case_steps.case_step
@@ -230,5 +241,5 @@ def test_judge_runs_the_tests_through_case_step(bundle, monkeypatch):
         return real(g, index)
 
     monkeypatch.setattr(J, "case_step", spy)
-    j = J.judge(bundle, ROOT / "reference" / "solution.py", GradeOptions(tests="sample"))
+    j = J.judge(bundle, bundle.reference_dir / "solution.py", GradeOptions(tests="sample"))
     assert j.report.verdict == "AC" and seen == list(range(len(j.cases)))

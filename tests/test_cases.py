@@ -167,17 +167,28 @@ def test_load_cases_checks_name_and_location(tmp_path):
         load_cases(tmp_path, ["random"])
 
 
-def test_args_are_fresh_positional_copies(bundle):
-    case = load_cases(bundle.testcases, ["sample"])[0]
+def test_args_are_fresh_positional_copies(any_bundle):
+    spec = any_bundle.spec
+    case = any_bundle.load_selection("sample")[0]
     args = case.args()
-    assert len(args) == len(INPUT_ORDER) and isinstance(args[1], int)
-    args[0][...] = 0.0  # a submission that writes into its input must not change the case
-    assert case.inputs["x"].any()
+    assert [type(a).__name__ for a in args] == [p.type for p in spec.parameters]
+    first = next(i for i, p in enumerate(spec.parameters) if p.type == "ndarray")
+    assert args[first].any()
+    args[first][...] = 0.0  # a submission that writes into its input must not change the case
+    assert case.inputs[spec.parameters[first].name].any()
+    sizes = case_sizes(spec.signature, case)
+    assert all(type(v) is int for v in sizes.values()) and set(spec.constraints) >= set(sizes)
+
+
+def test_the_roots_first_sample_has_its_sizes(bundle):
+    case = load_cases(bundle.testcases, ["sample"])[0]
+    assert list(case.inputs) == list(INPUT_ORDER)
     assert case_sizes(bundle.spec.signature, case) == {"B": 1, "N": 2, "D": 2, "num_heads": 1, "M": 2}
 
 
-def test_checked_in_cases_load_in_judging_order(bundle, spec):
-    cases = load_cases(bundle.testcases, bundle.group_names("all"))
+def test_checked_in_cases_load_in_judging_order(any_bundle):
+    spec = any_bundle.spec
+    cases = load_cases(any_bundle.testcases, any_bundle.group_names("all"))
     order = [g.name for g in spec.groups]
     positions = [order.index(c.group) for c in cases]
     assert positions == sorted(positions)

@@ -479,3 +479,34 @@ def test_what_was_returned_is_named_with_its_article(kind, show, phrase):
     d = run(outcome(value=returned(type_=kind, dtype=None, shape=None)), show)
     assert (d.verdict, d.check) == ("WA", "type") and phrase in d.message
     assert "a an " not in d.message and "a ndarray" not in d.message
+
+
+# --- the same decisions on every bundle's own output (its shape, its axis names) -----------------------
+
+
+def test_every_bundles_sample_output_is_decided_by_its_checks(any_bundle):
+    from grader.judging.case_steps import run_context as context_of
+    from grader.judging.timing import effective_limits
+
+    spec = any_bundle.spec
+    ctx = context_of(spec, effective_limits(spec, None))
+    expected = any_bundle.load_selection("sample")[0].expected
+    rtol, atol = spec.comparison.rtol, spec.comparison.atol
+
+    def decided(value: ReturnedValue) -> Decision:
+        d = decide(outcome(value=value), expected, ctx, rtol, atol, True)
+        assert d.verdict in VERDICTS and d.check in CHECKS
+        return d
+
+    assert (decided(returned(expected.copy())).verdict, decided(returned(expected.copy())).check) == ("AC", "passed")
+    off = decided(returned(expected + 1.0))
+    assert (off.verdict, off.check) == ("WA", "tolerance")
+    assert decided(returned(None, dtype="float32", shape=expected.shape)).check == "dtype"
+    wider = (*expected.shape[:-1], expected.shape[-1] + 1)
+    d = decided(returned(None, shape=wider))
+    assert (d.verdict, d.check) == ("WA", "shape") and str(wider) in d.message and str(expected.shape) in d.message
+    if expected.ndim > 1:  # a missing leading axis is named (its axis name, its dimension)
+        d = decided(returned(None, shape=expected.shape[1:]))
+        assert d.check == "shape" and str(spec.output_shape[0]) in d.message
+    none = decided(ReturnedValue(type="NoneType", dtype=None, shape=None, array=None))
+    assert none.verdict == "WA" and none.check == "type"

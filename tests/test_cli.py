@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, require_parts
 
 REFERENCE = ROOT / "reference" / "solution.py"
 WRONG = ROOT / "submissions" / "wrong_answer" / "erf_gelu.py"
@@ -41,13 +41,19 @@ def assert_cannot_judge(proc: subprocess.CompletedProcess, *fragments: str) -> s
 # --- verdicts and exit statuses ----------------------------------------------------------
 
 
-def test_json_to_stdout_is_the_only_stdout_and_ac_exits_0(cli):
-    proc = cli("grade", str(REFERENCE), "--json", "-")
+def _reference(bundle) -> Path:
+    require_parts(bundle, "reference/solution.py")
+    return bundle.reference_dir / "solution.py"
+
+
+def test_json_to_stdout_is_the_only_stdout_and_ac_exits_0(cli, any_bundle):
+    proc = cli("grade", str(_reference(any_bundle)), "--bundle", str(any_bundle.root), "--json", "-")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)  # the whole of stdout parses: nothing else was printed
     assert report["verdict"] == "AC" and report["selection"] == "all"
     assert report["score"] == report["max_score"] == 100
-    assert len(report["tests"]) == 34 and all(t["verdict"] == "AC" for t in report["tests"])
+    n = len(any_bundle.load_selection("all"))
+    assert len(report["tests"]) == n and all(t["verdict"] == "AC" for t in report["tests"])
     assert proc.stderr == ""
 
 
@@ -77,10 +83,11 @@ def test_json_to_a_file_and_report_to_stdout(cli, tmp_path):
     assert proc.stdout.startswith("WA  Wrong Answer")
 
 
-def test_compile_error_exits_1(cli, tmp_path):
+def test_compile_error_exits_1(cli, tmp_path, any_bundle):
+    spec = any_bundle.spec
     bad = tmp_path / "solution.py"
-    bad.write_text("def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2)\n    return x\n")
-    proc = cli("grade", str(bad), "--json", "-", "--tests", "sample")
+    bad.write_text(f"def {spec.function}({', '.join(spec.parameter_names)})\n    return 1\n")  # no colon
+    proc = cli("grade", str(bad), "--bundle", str(any_bundle.root), "--json", "-", "--tests", "sample")
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
     assert report["verdict"] == "CE" and report["compile"]["line"] == 1
@@ -316,9 +323,10 @@ def test_secret_seed_defeats_hard_coded_answers(cli, bundle, tmp_path):
     assert failed == {g.name for g in bundle.spec.groups} - {"sample", "realistic"}
 
 
-def test_secret_seed_same_seed_same_set(cli):
-    a = json.loads(cli("grade", str(REFERENCE), "--json", "-", "--secret-seed", "7").stdout)
-    b = json.loads(cli("grade", str(REFERENCE), "--json", "-", "--secret-seed", "0x7").stdout)
+def test_secret_seed_same_seed_same_set(cli, any_bundle):
+    reference, where = str(_reference(any_bundle)), ("--bundle", str(any_bundle.root))
+    a = json.loads(cli("grade", reference, *where, "--json", "-", "--secret-seed", "7").stdout)
+    b = json.loads(cli("grade", reference, *where, "--json", "-", "--secret-seed", "0x7").stdout)
     assert a["verdict"] == b["verdict"] == "AC" and a["hidden_set"] == "secret-seed"
 
     def strip(r):

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import BUNDLE_ROOTS, ROOT, bundle_id, require_parts, run_cli
 from grader.feedback.diagnose import diagnose
 from grader.feedback.fingerprint import (
     SAMPLE_FILE,
@@ -76,8 +76,6 @@ def _locate(got, expected, num_heads, rtol, atol):
 
 
 CATALOGUE = feedback_data(open_bundle(ROOT)).catalogue
-PARTS = feedback_data(open_bundle(ROOT)).parts
-PART_SECTIONS = feedback_data(open_bundle(ROOT)).part_sections
 
 
 def _tol() -> tuple[float, float]:
@@ -116,14 +114,18 @@ def _fp(obs, outputs=None):
     return fingerprint(obs, outputs or LiveOutputs(_variants(), _data()), rtol, atol)
 
 
-def _statement_sections() -> dict[str, str]:
+def _statement_sections(root: Path = ROOT) -> dict[str, str]:
     """Heading -> the text of that section (up to the next heading of any level)."""
-    text = (ROOT / "statement.md").read_text(encoding="utf-8")
+    text = (root / "statement.md").read_text(encoding="utf-8")
     parts = re.split(r"(?m)^#{1,6} +(.+)$", text)
     return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
 CATALOGUE_IDS = sorted(CATALOGUE)
+# (bundle root, mistake id) for every catalogue entry of every bundle of the repository.
+EVERY_CATALOGUE_ENTRY = [
+    (root, mid) for root in BUNDLE_ROOTS for mid in sorted(feedback_data(open_bundle(root)).catalogue)
+]
 UNKNOWN = sorted(p.stem for p in WRONG.glob("unknown_*.py"))
 HONEST = sorted(p.stem for p in ACCEPTED.glob("*.py"))
 
@@ -131,25 +133,31 @@ HONEST = sorted(p.stem for p in ACCEPTED.glob("*.py"))
 # --- the catalogue's human side ----------------------------------------------------------------
 
 
-def test_catalogue_covers_exactly_the_implemented_mistakes():
-    assert set(CATALOGUE) == set(_variants().MISTAKES)
+def test_catalogue_covers_exactly_the_implemented_mistakes(any_bundle):
+    require_parts(any_bundle, "reference/variants.py")
+    variants = any_bundle.load_reference_module("variants")
+    assert set(feedback_data(any_bundle).catalogue) == set(variants.MISTAKES)
 
 
-@pytest.mark.parametrize("mid", CATALOGUE_IDS)
-def test_catalogue_entry_is_complete_and_points_into_the_statement(mid):
-    m = CATALOGUE[mid]
-    assert m.part in PARTS
+@pytest.mark.parametrize(
+    "root, mid", EVERY_CATALOGUE_ENTRY, ids=[f"{bundle_id(root)}/{mid}" for root, mid in EVERY_CATALOGUE_ENTRY]
+)
+def test_catalogue_entry_is_complete_and_points_into_the_statement(root, mid):
+    data = feedback_data(open_bundle(root))
+    m = data.catalogue[mid]
+    assert m.part in data.parts
     assert m.match in ("values", "rounding")
     assert len(m.title) < 80 and m.explanation.endswith(".") and m.fix.endswith(".")
-    sections = _statement_sections()
+    sections = _statement_sections(root)
     assert m.section in sections, f"{mid}: statement.md has no heading {m.section!r}"
     assert m.quote in sections[m.section], f"{mid}: {m.quote!r} is not in section {m.section!r}"
     assert m.anchor == f"statement.md#{slug(m.section)}"
 
 
-def test_every_part_points_at_a_statement_section():
-    assert set(PART_SECTIONS) == set(PARTS)
-    assert set(PART_SECTIONS.values()) <= set(_statement_sections())
+def test_every_part_points_at_a_statement_section(any_bundle):
+    data = feedback_data(any_bundle)
+    assert set(data.part_sections) == set(data.parts)
+    assert set(data.part_sections.values()) <= set(_statement_sections(any_bundle.root))
 
 
 def test_slug_follows_github_heading_anchors():
@@ -158,9 +166,13 @@ def test_slug_follows_github_heading_anchors():
     assert slug("What to return") == "what-to-return"
 
 
-def test_every_catalogue_mistake_has_a_learner_file():
-    missing = [m for m in CATALOGUE_IDS if not (WRONG / f"{m}.py").is_file()]
+def test_every_catalogue_mistake_has_a_learner_file(any_bundle):
+    wrong = any_bundle.submissions / "wrong_answer"
+    missing = [m for m in sorted(feedback_data(any_bundle).catalogue) if not (wrong / f"{m}.py").is_file()]
     assert not missing, f"submissions/wrong_answer/ lacks {missing}"
+
+
+def test_the_root_has_mistakes_nothing_may_diagnose():
     assert len(UNKNOWN) >= 3, "need unknown_*.py submissions to prove 'no known mistake matches'"
 
 
@@ -370,13 +382,14 @@ def test_stored_sample_outputs_agree_with_live_evaluation():
 # --- the diagnosis as assembled for a report -----------------------------------------------------------
 
 
-def test_an_accepted_report_is_returned_untouched(bundle):
+def test_an_accepted_report_is_returned_untouched(any_bundle):
     from grader.feedback.grade import grade
     from grader.judging.judge import GradeOptions
 
-    report = grade(bundle, ACCEPTED / "vectorised_matmul.py", GradeOptions(tests="sample"))
+    accepted = sorted((any_bundle.submissions / "accepted").glob("*.py"))[0]
+    report = grade(any_bundle, accepted, GradeOptions(tests="sample"))
     assert report.verdict == "AC" and report.diagnosis is None
-    assert diagnose(report, bundle, _cases("sample"), {}) is report
+    assert diagnose(report, any_bundle, tuple(any_bundle.load_selection("sample")), {}) is report
 
 
 # --- end to end through the real CLI and sandbox ---------------------------------------------------------

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, require_parts, run_cli
 from fake_runs import one_case_report
 from golden import check_golden
 from grader.feedback.grade import grade
@@ -332,6 +332,19 @@ def normalised(r: GradeReport) -> GradeReport:
 
 
 @pytest.fixture(scope="module")
+def any_reports(any_bundle, tmp_path_factory) -> dict[str, GradeReport]:
+    """Each bundle's reference, its first wrong-answer file and a syntax error, graded on every test."""
+    require_parts(any_bundle, "reference/solution.py")
+    broken = tmp_path_factory.mktemp("format-ce") / "solution.py"
+    broken.write_text(f"def {any_bundle.spec.function}(:\n    pass\n", encoding="utf-8")
+    wrong = sorted((any_bundle.submissions / "wrong_answer").glob("*.py"))[0]
+    files = {"accepted": any_bundle.reference_dir / "solution.py", "wrong": wrong, "compile_error": broken}
+    out = {name: grade(any_bundle, path, GradeOptions(tests="all", diagnose=False)) for name, path in files.items()}
+    assert [r.verdict for r in out.values()] == ["AC", "WA", "CE"]
+    return out
+
+
+@pytest.fixture(scope="module")
 def reports(bundle, tmp_path_factory) -> dict[str, GradeReport]:
     """Each submission graded once, for real, on every test (diagnosis off: it has its own tests)."""
     folder = tmp_path_factory.mktemp("format-submissions")
@@ -387,6 +400,24 @@ def test_golden(reports, bundle, name, fmt):
 @pytest.mark.parametrize("name", sorted(SUBMISSIONS))
 def test_follows_the_published_rules(reports, bundle, name, fmt):
     assert PROBLEMS[fmt](rendered(fmt, reports[name], bundle)) == []
+
+
+@pytest.mark.parametrize("fmt", sorted(SUFFIX))
+def test_every_bundles_documents_follow_the_published_rules(any_reports, any_bundle, fmt):
+    for name, report in any_reports.items():
+        assert PROBLEMS[fmt](rendered(fmt, report, any_bundle)) == [], name
+    missing = any_bundle.root / "no-such-solution.py"
+    assert PROBLEMS[fmt](render_platform_error(fmt, any_bundle, missing, f"{missing}: no such file")) == []
+
+
+def test_every_bundles_gradescope_scores_and_names(any_reports, any_bundle):
+    docs = {k: json.loads(rendered("gradescope", r, any_bundle)) for k, r in any_reports.items()}
+    for name in ("accepted", "wrong"):
+        r = any_reports[name]
+        assert docs[name]["score"] == r.score and sum(t["max_score"] for t in docs[name]["tests"]) == r.max_score
+    assert docs["accepted"]["score"] == any_bundle.spec.max_score > docs["wrong"]["score"]
+    # Gradescope's statistics group tests by name across submissions.
+    assert [t["name"] for t in docs["accepted"]["tests"]] == [t["name"] for t in docs["wrong"]["tests"]]
 
 
 @pytest.mark.parametrize("fmt", sorted(SUFFIX))
@@ -457,11 +488,14 @@ def test_exercism_statuses_output_limit_and_test_code(reports, bundle):
     assert ce["status"] == "error" and "line 1" in ce["message"] and ce["tests"] == []
 
 
-def test_exercism_test_code_runs_and_checks_the_sample(bundle, tmp_path):
+def test_exercism_test_code_runs_and_checks_the_sample(any_bundle, tmp_path):
     """The test_code shown to a learner is runnable Python that passes for a correct solution."""
-    (tmp_path / "solution.py").write_text(SUBMISSIONS["accepted"], encoding="utf-8")
-    for case in exercism.visible_cases(bundle).values():
-        code = exercism.case_test_code(case, bundle.spec)
+    require_parts(any_bundle, "reference/solution.py")
+    shutil.copy(any_bundle.reference_dir / "solution.py", tmp_path / "solution.py")
+    cases = exercism.visible_cases(any_bundle)
+    assert cases
+    for case in cases.values():
+        code = exercism.case_test_code(case, any_bundle.spec)
         proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
 

@@ -42,6 +42,12 @@ def package(bundle, tmp_path_factory) -> Path:
     return export_kattis(bundle, tmp_path_factory.mktemp("kattis") / "out")
 
 
+@pytest.fixture(scope="module")
+def any_package(any_bundle, tmp_path_factory) -> Path:
+    """The export of each bundle of the repository (the root's is `package`)."""
+    return export_kattis(any_bundle, tmp_path_factory.mktemp("kattis") / "out")
+
+
 def _run(args, stdin: bytes, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *map(str, args)], input=stdin, capture_output=True, cwd=cwd, timeout=timeout)
 
@@ -49,8 +55,13 @@ def _run(args, stdin: bytes, cwd: Path | None = None, timeout: float = 120) -> s
 # --- the package's files ---------------------------------------------------------------
 
 
-def test_layout_and_problem_yaml(package, spec):
-    assert package.name == shortname(spec) == "vitencoderblock"  # problemtools: [a-z0-9]+
+def test_the_roots_short_name(package, spec):
+    assert package.name == shortname(spec) == "vitencoderblock"
+
+
+def test_layout_and_problem_yaml(any_package, any_spec):
+    package, spec = any_package, any_spec
+    assert re.fullmatch("[a-z0-9]+", package.name) and package.name == shortname(spec)  # problemtools' rule
     meta = yaml.safe_load((package / "problem.yaml").read_text())
     assert meta["problem_format_version"] == "legacy"  # fully verified by problemtools
     assert meta["validation"] == "custom"  # our rule, not float_tolerance
@@ -68,38 +79,51 @@ def test_layout_and_problem_yaml(package, spec):
     assert "pypy" not in langs["python3"]["run"] and langs["python3"]["run"].startswith("python3 ")
 
 
-def test_uuid_is_stable_and_names_the_version(bundle, tmp_path):
-    a = kattis_files(bundle)["vitencoderblock/problem.yaml"].data
-    assert a == kattis_files(bundle)["vitencoderblock/problem.yaml"].data
+def test_uuid_is_stable_and_names_the_version(any_bundle, tmp_path):
+    name = f"{shortname(any_bundle.spec)}/problem.yaml"
+    a = kattis_files(any_bundle)[name].data
+    assert a == kattis_files(any_bundle)[name].data
     uuid = yaml.safe_load(a)["uuid"]
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", uuid)
 
 
-def test_groups_become_sample_and_secret_groups(package, bundle, spec):
-    for g in spec.groups:
+def test_groups_become_sample_and_secret_groups(any_package, any_bundle):
+    package, bundle = any_package, any_bundle
+    for g in bundle.spec.groups:
         folder = package / "data" / ("sample" if g.visible else f"secret/{g.name}")
         names = sorted(p.stem for p in folder.glob("*.in"))
         assert names == sorted(c.name.split("/")[1] for c in load_cases(bundle.testcases, [g.name])), g.name
         assert names == sorted(p.stem for p in folder.glob("*.ans"))
 
 
-def test_inputs_never_carry_the_expected_output(package, bundle):
-    case = load_cases(bundle.testcases, ["stability"])[0]
+def test_inputs_never_carry_the_expected_output(any_package, any_bundle):
+    package, bundle = any_package, any_bundle
+    group = next(g.name for g in bundle.spec.groups if not g.visible)
+    case = load_cases(bundle.testcases, [group])[0]
     stem = case.name.split("/")[1]
-    raw = json.loads((package / "data/secret/stability" / f"{stem}.in").read_text())
+    raw = json.loads((package / "data/secret" / group / f"{stem}.in").read_text())
     assert list(raw) == list(bundle.spec.parameter_names)
-    assert np.array_equal(np.array(raw["x"]), case.inputs["x"])
-    ans = json.loads((package / "data/secret/stability" / f"{stem}.ans").read_text())
+    for p in bundle.spec.parameters:
+        if p.type == "ndarray":
+            assert np.array_equal(np.array(raw[p.name]), case.inputs[p.name]), p.name
+        else:  # a scalar keeps its JSON type: 2 for an int, 2.5 (or 2.0) for a float
+            assert raw[p.name] == case.inputs[p.name] and type(raw[p.name]).__name__ == p.type, p.name
+    ans = json.loads((package / "data/secret" / group / f"{stem}.ans").read_text())
     assert ans["shape"] == list(case.expected.shape)
     assert np.array_equal(np.array(ans["data"]).reshape(case.expected.shape), case.expected)  # exact round trip
 
 
-def test_submissions_are_ours_minus_the_documented_exclusions(package, bundle):
+def test_submissions_are_ours_minus_the_documented_exclusions(any_package, any_bundle):
+    package, bundle = any_package, any_bundle
     exported = sorted(str(p.relative_to(package / "submissions")) for p in (package / "submissions").rglob("*.py"))
     ours = sorted(f"{f}/{p.name}" for f in SUBMISSION_FOLDERS for p in (bundle.submissions / f).glob("*.py"))
     assert exported == sorted(set(ours) - set(EXCLUDED))
-    assert set(EXCLUDED) <= set(ours)
     assert not (package / "submissions/compile_error").exists()  # no such folder in the legacy format
+
+
+def test_the_exclusions_are_the_roots_files(bundle):
+    ours = {f"{f}/{p.name}" for f in SUBMISSION_FOLDERS for p in (bundle.submissions / f).glob("*.py")}
+    assert set(EXCLUDED) <= ours
 
 
 def test_output_folder_must_be_new_or_empty(bundle, tmp_path):

@@ -24,12 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, require_parts, run_cli
 from grader.feedback.grade import grade
 from grader.judging.judge import GradeOptions
 from grader.platforms import prairielearn as pl
-from grader.platforms.files import platform_starter
+from grader.platforms.files import ExportError, platform_starter
 from grader.platforms.formats import export_platform
+from grader.problem.bundle import open_bundle
 from same_data import assert_same_data
 from test_docker import docker, engine, image  # noqa: F401  (fixtures: a real engine, the product image)
 
@@ -106,7 +107,24 @@ def question(bundle, tmp_path_factory) -> Path:
     return export_platform("prairielearn", bundle, tmp_path_factory.mktemp("pl") / "vitEncoderBlock").path
 
 
-def test_info_json_matches_infoQuestion_schema(question, spec):
+@pytest.fixture(scope="module")
+def any_question(any_bundle, tmp_path_factory) -> Path:
+    """The question folder of each bundle of the repository that has a starter (the editor starts from it)."""
+    require_parts(any_bundle, f"starter/{any_bundle.spec.entry_file}")
+    return export_platform("prairielearn", any_bundle, tmp_path_factory.mktemp("pl") / "question").path
+
+
+@pytest.mark.parametrize("platform", ["prairielearn", "otter"])
+def test_a_bundle_without_a_starter_cannot_be_exported_and_says_why(platform, tmp_path):
+    bare = open_bundle(ROOT / "tests" / "fixtures" / "row-norms")
+    assert not (bare.root / "starter").exists()
+    with pytest.raises(ExportError, match=r"the bundle has no starter/solution\.py"):
+        export_platform(platform, bare, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_info_json_matches_infoQuestion_schema(any_question, any_spec):
+    question, spec = any_question, any_spec
     info = json.loads((question / "info.json").read_text())
     assert INFO_REQUIRED <= set(info) <= INFO_PROPERTIES
     assert UUID.match(info["uuid"]) and info["type"] == "v3" and info["gradingMethod"] == "External"
@@ -119,13 +137,15 @@ def test_info_json_matches_infoQuestion_schema(question, spec):
     assert type(ego["timeout"]) is int and spec.limits.total_time_s < ego["timeout"] <= 600
 
 
-def test_uuid_is_derived_from_bundle_id_and_version(spec):
+def test_uuid_is_derived_from_bundle_id_and_version(any_spec):
+    spec = any_spec
     assert pl.info_json(spec)["uuid"] == pl.info_json(spec)["uuid"]
     other = type(spec)(**{**spec.__dict__, "version": "9.9.9"})
     assert pl.info_json(other)["uuid"] != pl.info_json(spec)["uuid"]
 
 
-def test_jsonschema_accepts_info_json(question):
+def test_jsonschema_accepts_info_json(any_question):
+    question = any_question
     """The same constraints, through jsonschema (a dev dependency), with the schema's draft-07."""
     jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (requirements-dev.txt) is not installed")
     schema = {
@@ -153,17 +173,23 @@ def test_jsonschema_accepts_info_json(question):
     jsonschema.Draft7Validator(schema).validate(json.loads((question / "info.json").read_text()))
 
 
-def test_question_html_has_the_editor_the_results_and_the_statement(question, spec, bundle):
+def test_question_html_has_the_editor_the_results_and_the_statement(any_question, any_bundle):
+    question, bundle, spec = any_question, any_bundle, any_bundle.spec
     page = (question / "question.html").read_text()
     assert f'<pl-file-editor file-name="{spec.entry_file}"' in page and 'source-file-name="starter.py"' in page
     assert "<pl-external-grader-results>" in page and "<pl-submission-panel>" in page
-    assert "ViT Encoder Block" in page and "<module>" not in page  # statement text is escaped
+    assert spec.title in page
     starter = (question / "starter.py").read_text()
     assert starter == platform_starter((bundle.root / "starter/solution.py").read_text(), pl.STARTER_CHECK)
     assert "Save & Grade" in starter and "vit-grader" not in starter and "python -m grader" not in starter
     assert_same_data((question / "statement.md").read_bytes(), bundle.statement.read_bytes(), "statement.md exported")
     dockerfile = (question / "image/Dockerfile").read_text()
     assert "USER 0:0" in dockerfile and f'ENTRYPOINT ["{pl.ENTRYPOINT}"]' in dockerfile
+
+
+def test_the_roots_statement_text_is_escaped(question):
+    page = (question / "question.html").read_text()
+    assert "ViT Encoder Block" in page and "<module>" not in page
 
 
 def test_cli_export_prairielearn(tmp_path):
@@ -175,8 +201,10 @@ def test_cli_export_prairielearn(tmp_path):
 # --- results.json ----------------------------------------------------------------------
 
 
-def test_accepted_scores_one(bundle):
-    doc = pl.prairielearn_results(_report(bundle, ROOT / "reference/solution.py"))
+def test_accepted_scores_one(any_bundle):
+    bundle = any_bundle
+    require_parts(bundle, "reference/solution.py")
+    doc = pl.prairielearn_results(_report(bundle, bundle.reference_dir / "solution.py"))
     check_results(doc)
     assert doc["gradable"] and doc["score"] == 1.0
     assert sum(t["max_points"] for t in doc["tests"]) == bundle.spec.max_score
@@ -198,8 +226,10 @@ def test_hidden_groups_show_no_values(bundle):
         assert "Hidden group" in t["output"] and "expected" not in t["output"].split("not shown")[-1]
 
 
-def test_compile_error_is_not_gradable(bundle):
-    doc = pl.prairielearn_results(_report(bundle, ROOT / "submissions/compile_error/syntax_error.py"))
+def test_compile_error_is_not_gradable(any_bundle, tmp_path):
+    broken = tmp_path / "solution.py"
+    broken.write_text(f"def {any_bundle.spec.function}(:\n    pass\n")
+    doc = pl.prairielearn_results(_report(any_bundle, broken))
     check_results(doc)
     assert doc["gradable"] is False and "Compilation Error" in doc["format_errors"][0]
 

@@ -213,6 +213,29 @@ def test_no_line_is_wider_than_the_terminal_in_either_mode(name, width, tmp_root
         assert not too_wide, too_wide[0]
 
 
+@pytest.fixture(scope="module")
+def any_bundles_reports(any_bundle, tmp_path_factory):
+    """Each bundle's first accepted and first wrong-answer file, and a syntax error, graded with
+    the diagnosis on every test."""
+    broken = tmp_path_factory.mktemp("report-ce") / "solution.py"
+    broken.write_text(f"def {any_bundle.spec.function}(:\n    pass\n", encoding="utf-8")
+    files = [sorted((any_bundle.submissions / f).glob("*.py"))[0] for f in ("accepted", "wrong_answer")]
+    reports = [grade(any_bundle, path, GradeOptions(tests="all")) for path in [*files, broken]]
+    assert [r.verdict for r in reports] == ["AC", "WA", "CE"]
+    return reports
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_every_bundles_reports_fit_the_terminal_and_end_with_the_next_step(any_bundles_reports, width):
+    for report in any_bundles_reports:
+        for verbose in (False, True):
+            lines = render_text(report, width=width, verbose=verbose).splitlines()
+            too_wide = [ln for ln in lines if len(ln) > width]
+            assert not too_wide, too_wide[0]
+        lines = render_text(report, width=SCREEN_WIDTH).splitlines()
+        assert len(lines) < SCREEN_LINES and any(ln.startswith("Next: ") for ln in lines[-4:]), report.verdict
+
+
 @pytest.mark.parametrize("name", ["erf_gelu_all", "interleaved_heads_all", "naive_softmax_all"])
 def test_known_mistake_is_named_with_part_and_statement_pointer(name, tmp_root):
     report = graded(name, tmp_root)

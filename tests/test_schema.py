@@ -244,8 +244,9 @@ def test_every_object_in_the_schema_is_closed():
     assert open_objects == []
 
 
-def test_problem_yaml_is_valid(validator):
-    errors = [f"{_render(tuple(e.absolute_path))}: {e.message}" for e in validator.iter_errors(_raw())]
+def test_problem_yaml_is_valid(validator, any_bundle):
+    doc = yaml.safe_load((any_bundle.root / "problem.yaml").read_text(encoding="utf-8"))
+    errors = [f"{_render(tuple(e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
     assert errors == []
 
 

@@ -290,6 +290,34 @@ def test_a_class_named_like_the_function_is_a_compile_error_at_load(tmp_path, bu
     assert "cannot be called with the 8 positional arguments" in report.compile.message
 
 
+# --- the same rules for every bundle's signature (its function, its number of parameters) -------------------
+
+
+def test_every_bundles_signature_is_counted_from_problem_yaml(tmp_path, any_spec):
+    fn, n = any_spec.function, len(any_spec.parameters)
+    names = [f"a{i}" for i in range(n + 1)]
+    assert check(tmp_path, any_spec, f"def {fn}({', '.join(names[:n])}):\n    return 1\n").ok
+    assert check(tmp_path, any_spec, f"def {fn}(*args):\n    return 1\n").ok
+    fewer = check(tmp_path, any_spec, f"def {fn}({', '.join(names[: n - 1])}):\n    return 1\n")
+    assert not fewer.ok and f"takes {n - 1} positional parameter(s) but is called with {n}" in fewer.message
+    more = check(tmp_path, any_spec, f"def {fn}({', '.join(names)}):\n    return 1\n")
+    assert not more.ok and f"requires {n + 1} arguments" in more.message
+    missing = check(tmp_path, any_spec, "def something_else(*a):\n    pass\n")
+    assert not missing.ok and f"no top-level function named {fn}" in missing.message
+
+
+def test_every_bundles_class_named_like_the_function_is_a_compile_error_at_load(tmp_path, any_bundle):
+    from grader.feedback.grade import grade
+    from grader.judging.judge import GradeOptions
+
+    spec = any_bundle.spec
+    path = tmp_path / "solution.py"
+    path.write_text(f"class {spec.function}:\n    pass\n")
+    report = grade(any_bundle, path, GradeOptions(tests="sample", scale_time=False))
+    assert report.verdict == "CE" and report.compile.verdict == "CE"
+    assert f"cannot be called with the {len(spec.parameters)} positional arguments" in report.compile.message
+
+
 # --- notebooks ------------------------------------------------------------------------------------------------
 
 

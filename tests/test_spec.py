@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import evidence_file
 from grader.problem.bundle import BundleError, open_bundle
 from grader.problem.spec import SpecError, load_spec, parse_spec
 
@@ -30,25 +31,33 @@ def test_entry_point_matches_the_exercise(spec):
     assert spec.parameter_names == ("x", "num_heads", "Wq", "Wk", "Wv", "Wo", "W1", "W2")
     shapes = {p.name: p.shape for p in spec.parameters}
     assert shapes["x"] == ("B", "N", "D") and shapes["W1"] == ("D", "M") and shapes["W2"] == ("M", "D")
-    assert all(p.dtype == "float64" for p in spec.parameters if p.type == "ndarray")
-    assert spec.output_shape == ("B", "N", "D") and spec.output_dtype == "float64"
+    assert spec.output_shape == ("B", "N", "D")
+    assert spec.constraints["B"] == (1, 4) and spec.constraints["num_heads"][0] == 1
+    assert spec.group("stability").description
 
 
-def test_groups_and_points(spec):
+def test_arrays_are_float64(any_spec):
+    assert all(p.dtype == "float64" for p in any_spec.parameters if p.type == "ndarray")
+    assert any_spec.output_dtype == "float64" and any_spec.entry_file == "solution.py"
+
+
+def test_groups_and_points(any_spec):
+    spec = any_spec
     names = [g.name for g in spec.groups]
     assert names[0] == "sample" and spec.groups[0].visible
     assert not any(g.visible for g in spec.groups[1:]), "only the samples may be visible"
     assert len(set(names)) == len(names)
     assert spec.max_score == sum(g.points for g in spec.groups) == 100
-    assert spec.group("stability").description
+    assert all(g.description for g in spec.groups)
     with pytest.raises(KeyError):
         spec.group("no_such_group")
 
 
-def test_tolerance_is_positive_and_symmetric(spec):
+def test_tolerance_is_positive_and_symmetric(any_bundle):
     # grader/maintain/tolerance.py's metric assumes rtol == atol; docs/tolerance.md explains the value.
-    assert spec.comparison.rtol == spec.comparison.atol > 0
-    assert (ROOT / spec.comparison.evidence).is_file()
+    comparison = any_bundle.spec.comparison
+    assert comparison.rtol == comparison.atol > 0
+    assert evidence_file(any_bundle).is_file()
 
 
 @pytest.mark.parametrize(
@@ -74,9 +83,10 @@ def test_allowed_imports(spec, module, allowed):
     assert spec.allowed_imports.allows(module) is allowed
 
 
-def test_constraints_are_typed(spec):
-    c = spec.constraints
-    assert c["B"] == (1, 4) and c["num_heads"][0] == 1
+def test_constraints_are_typed(any_spec):
+    c = any_spec.constraints
+    ranges = {k: v for k, v in c.items() if k not in ("max_abs_input", "divisible")}
+    assert ranges and all(type(lo) is int and type(hi) is int and 1 <= lo <= hi for lo, hi in ranges.values())
     assert isinstance(c["max_abs_input"], float)
 
 

@@ -39,8 +39,8 @@ def entries(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.spec.json")) if folder.exists() else []
 
 
-def test_a_cached_load_is_the_spec_the_yaml_gives(cache, tmp_path):
-    path = spec_file(tmp_path)
+def test_a_cached_load_is_the_spec_the_yaml_gives(cache, tmp_path, any_bundle):
+    path = spec_file(tmp_path, (any_bundle.root / "problem.yaml").read_bytes())
     first = load_spec(path)
     assert len(entries(cache)) == 1
     assert load_spec(path) == first  # from the entry

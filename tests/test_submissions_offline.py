@@ -5,7 +5,10 @@ file checks quickly what each file claims: accepted ones pass every case,
 each catalogue file makes exactly its one mistake (it reproduces the matching
 reference/variants.MISTAKES configuration), every wrong one fails a hidden
 case, and every file would get past the grader's static checks (otherwise it
-would be judged CE instead of its folder's verdict).
+would be judged CE instead of its folder's verdict). The static checks and the
+headers are checked on every bundle of the repository (the headers: on every
+bundle with a mistake catalogue); the runs, on the root (the other bundles'
+files are graded end to end by their own tests).
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import BUNDLE_ROOTS, ROOT, bundle_id
 from grader.judging.source import read_submission, static_check
 from grader.maintain.tolerance import normalised_error
+from grader.problem.bundle import open_bundle
 from grader.problem.cases import load_cases
 
-ROOT = Path(__file__).resolve().parent.parent
 ACCEPTED = sorted((ROOT / "submissions" / "accepted").glob("*.py"))
 WRONG = sorted((ROOT / "submissions" / "wrong_answer").glob("*.py"))
 UNKNOWN = [p for p in WRONG if p.stem.startswith("unknown_")]
@@ -66,22 +70,40 @@ def test_the_folders_are_populated(variants):
     assert len(UNKNOWN) >= 3
 
 
-@pytest.mark.parametrize("path", ACCEPTED + WRONG, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_passes_the_static_checks(path, spec):
+# (bundle root, file) for every accepted and wrong-answer file of every bundle of the repository.
+EVERY_BUNDLES_FILES = [
+    (root, path)
+    for root in BUNDLE_ROOTS
+    for folder in ("accepted", "wrong_answer")
+    for path in sorted((root / "submissions" / folder).glob("*.py"))
+]
+# The bundles with a mistake catalogue (reference/variants.py), whose files explain themselves.
+CATALOGUED_FILES = [(root, p) for root, p in EVERY_BUNDLES_FILES if (root / "reference" / "variants.py").is_file()]
+
+
+def _file_id(pair: tuple[Path, Path]) -> str:
+    root, path = pair
+    return f"{bundle_id(root)}/{path.parent.name}/{path.name}"
+
+
+@pytest.mark.parametrize("root, path", EVERY_BUNDLES_FILES, ids=[_file_id(x) for x in EVERY_BUNDLES_FILES])
+def test_passes_the_static_checks(root, path):
+    spec = open_bundle(root).spec
     sub, read = read_submission(path, spec.limits.source_kib * 1024)
     assert sub is not None, read.message
     check = static_check(sub, spec)
     assert check.ok, check.message
 
 
-@pytest.mark.parametrize("path", ACCEPTED + WRONG, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_has_an_explaining_header(path, bundle):
+@pytest.mark.parametrize("root, path", CATALOGUED_FILES, ids=[_file_id(x) for x in CATALOGUED_FILES])
+def test_has_an_explaining_header(root, path):
+    bundle = open_bundle(root)
     head = path.read_text(encoding="utf-8").split("\nimport", 1)[0]
     assert head.startswith("# "), "start with a comment saying what this file is"
     if path.parent.name == "accepted":
         assert head.startswith("# Accepted")
         return
-    if path in COMPOSED:
+    if path.stem.startswith(("combined_", "fitted_")):
         assert "combined diagnosis" in head or "fitted diagnosis" in head
     elif not path.stem.startswith("unknown_"):
         assert f"mistake `{path.stem}`" in head

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, require_parts
 from grader.judging.timing import (
     PROBE_BAND,
     PROBE_BAND_SLOW,
@@ -224,15 +224,23 @@ def test_set_problem_yaml_limits_refuses_a_file_without_the_keys(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def record():
-    return yaml.safe_load((ROOT / "calibration.yaml").read_text())
+def calibrated(any_bundle):
+    """Each bundle of the repository that carries a calibration record."""
+    require_parts(any_bundle, any_bundle.spec.time_calibration.file)
+    return any_bundle
 
 
-def test_calibration_record_agrees_with_problem_yaml(bundle):
-    assert calibration_problems(bundle) == []
+@pytest.fixture(scope="module")
+def record(calibrated):
+    return yaml.safe_load(calibrated.calibration_file.read_text())
 
 
-def test_calibration_record_meets_the_kattis_rules(record, spec):
+def test_calibration_record_agrees_with_problem_yaml(calibrated):
+    assert calibration_problems(calibrated) == []
+
+
+def test_calibration_record_meets_the_kattis_rules(record, calibrated):
+    spec = calibrated.spec
     d, m = record["derived"], record["method"]
     assert d["time_per_test_s"] == spec.limits.time_per_test_s
     assert d["time_per_test_s"] >= spec.time_calibration.safety_factor * d["t_ac_s"]
@@ -244,7 +252,8 @@ def test_calibration_record_meets_the_kattis_rules(record, spec):
     assert all(v == "AC" for a in record["accepted"] for v in a["verdicts"])
 
 
-def test_calibration_record_is_made_of_medians_with_their_spread(record, bundle):
+def test_calibration_record_is_made_of_medians_with_their_spread(record, calibrated):
+    bundle = calibrated
     m = record["method"]
     assert m["probe_readings"] >= 20 and m["probe_runs_per_reading"] >= 5 and m["repeats"] >= 3
     for a in record["accepted"]:
@@ -271,13 +280,14 @@ def test_calibration_record_is_made_of_medians_with_their_spread(record, bundle)
     assert on_disk == recorded, "submissions changed since calibration: run `python -m grader calibrate --write`"
 
 
-def test_calibration_record_renders_back_identically(record):
-    text = (ROOT / "calibration.yaml").read_text()
+def test_calibration_record_renders_back_identically(record, calibrated):
+    text = calibrated.calibration_file.read_text()
     assert render_record(record) == text
 
 
-def test_calibration_mismatch_is_detected(tmp_path, bundle):
-    shutil.copy(ROOT / "calibration.yaml", tmp_path / "calibration.yaml")
+def test_calibration_mismatch_is_detected(tmp_path, calibrated):
+    bundle = calibrated
+    shutil.copy(bundle.calibration_file, tmp_path / "calibration.yaml")
     shifted = replace(
         bundle.spec, limits=replace(bundle.spec.limits, time_per_test_s=bundle.spec.limits.time_per_test_s + 1)
     )
@@ -328,9 +338,10 @@ def test_a_test_at_least_as_large_as_a_timed_out_one_is_covered():
     assert covered_by_timeout(5, []) is None
 
 
-def test_every_wall_clock_limit_follows_the_one_rule(spec):
+def test_every_wall_clock_limit_follows_the_one_rule(any_spec):
     """wall_factor x CPU limit + 1 s, for the sandbox's stated limits, the scaled and the least
     limits, and calibration.yaml's figures (timing.wall_limit is the one home of the rule)."""
+    spec = any_spec
     from grader.judging.sandbox_terms import sandbox_limits
     from grader.judging.timing import least_limits, wall_limit
     from grader.maintain.calibration_record import _timing_dict

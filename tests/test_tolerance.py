@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
+from conftest import evidence_file
 from grader.judging.values import compare
 from grader.maintain.tolerance import MARGIN, Evidence, measure, normalised_error
 from grader.maintain.tolerance_doc import render_doc, render_table
@@ -71,8 +72,9 @@ def test_a_tighter_tolerance_misses_the_bar_and_says_why(evidence):
     assert 1e-9 < tight.suggested_tol < 1e-6
 
 
-def test_the_doc_states_the_tolerance_of_problem_yaml(bundle, spec):
-    doc = (bundle.root / spec.comparison.evidence).read_text(encoding="utf-8")
+def test_the_doc_states_the_tolerance_of_problem_yaml(any_bundle):
+    spec = any_bundle.spec
+    doc = evidence_file(any_bundle).read_text(encoding="utf-8")
     tol = spec.comparison.atol
     mantissa, _, exponent = f"{tol:g}".partition("e")
     assert f"rtol = atol = {mantissa}e{int(exponent)}" in doc, "rerun `python -m grader tolerance --write`"

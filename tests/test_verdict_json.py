@@ -208,6 +208,22 @@ def test_every_raw_output_follows_the_schema(validator, outputs):
         assert _errors(validator, doc) == [], name
 
 
+def test_every_bundles_verdicts_follow_the_schema(validator, any_bundle, tmp_path):
+    """Each bundle's first file of every submission folder (but time-outs), and a syntax error,
+    graded on the samples with the diagnosis: the documents follow the schema."""
+    from grader.feedback.grade import grade
+    from grader.judging.judge import GradeOptions
+    from grader.report.json_report import report_dict
+
+    broken = tmp_path / "solution.py"
+    broken.write_text(f"def {any_bundle.spec.function}(:\n    pass\n", encoding="utf-8")
+    folders = sorted(p for p in any_bundle.submissions.iterdir() if p.name != "time_limit_exceeded")
+    files = [sorted(f.glob("*.py"))[0] for f in folders] + [broken]
+    for path in files:
+        doc = json.loads(json.dumps(report_dict(grade(any_bundle, path, GradeOptions(tests="all")))))
+        assert _errors(validator, doc) == [], path.name
+
+
 def test_schema_enums_match_the_code():
     schema = json.loads(SCHEMA_PATH.read_text())
     defs = schema["$defs"]

@@ -107,6 +107,15 @@ def plain(value: Any) -> Any:
     return value if isinstance(value, int) and not isinstance(value, bool) else float(value)
 
 
+def bundle_text(root: Path, rel: str, needed_for: str) -> str:
+    """The text of the bundle file `rel` under `root`; ExportError naming it when the bundle has
+    none (a bundle need not have a starter: the engine's row-norms fixture has none)."""
+    path = root / rel
+    if not path.is_file():
+        raise ExportError(f"the bundle has no {rel}: {needed_for}")
+    return path.read_text(encoding="utf-8")
+
+
 def platform_starter(text: str, how_to_check: str) -> str:
     """The starter as a platform shows it to a learner: its module docstring, which tells a
     learner with this bundle to copy the file and grade it with the grader, is replaced by its

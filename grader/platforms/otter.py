@@ -37,7 +37,7 @@ from ..maintain.pack import COMPRESSLEVEL, Entry, PackError, select_sources
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
-from .files import ExportError, ExportFile, plain, platform_starter, program, write_export
+from .files import ExportError, ExportFile, bundle_text, plain, platform_starter, program, write_export
 from .gradescope import runtime_entries, zip_info
 from .registry import Exported, ExportTarget, Platform
 
@@ -131,11 +131,11 @@ def master_notebook(bundle: Bundle) -> dict[str, Any]:
         g.points for g in hidden
     ]
     starter = platform_starter(
-        (bundle.root / "starter" / spec.entry_file).read_text(encoding="utf-8"),
+        bundle_text(bundle.root, f"starter/{spec.entry_file}", "the question's code cell starts from it"),
         f"Read the statement above for the exact conventions, then run "
         f'grader.check("{question(spec)}") in the cell below this one.',
     )
-    reference = (bundle.reference_dir / "solution.py").read_text(encoding="utf-8")
+    reference = bundle_text(bundle.root, "reference/solution.py", "the master notebook's solution is the reference")
     solution = starter.rstrip("\n") + "\n\n# BEGIN SOLUTION\n" + reference.rstrip("\n") + "\n# END SOLUTION\n"
     header = yaml.safe_dump({"name": question(spec), "points": points}, sort_keys=False)
     cells = [

@@ -39,7 +39,7 @@ from typing import Any
 from ..judging.verdict import VERDICT_NAMES, GradeReport, GroupResult
 from ..problem.bundle import Bundle, default_root
 from ..problem.spec import ProblemSpec
-from .files import ExportFile, platform_starter, write_export
+from .files import ExportFile, bundle_text, platform_starter, write_export
 from .gradescope import case_lines
 from .registry import Exported, ExportTarget, Platform, Rendering
 from .uploads import unlocated_reason, upload_files
@@ -221,11 +221,11 @@ STARTER_CHECK = (
 
 def prairielearn_files(bundle: Bundle) -> dict[str, ExportFile]:
     spec = bundle.spec
-    starter = bundle.root / "starter" / spec.entry_file
+    starter = bundle_text(bundle.root, f"starter/{spec.entry_file}", "the question's editor starts from it")
     return {
         "info.json": ExportFile((json.dumps(info_json(spec), indent=2) + "\n").encode()),
         "question.html": ExportFile(question_html(spec, bundle.statement.read_text(encoding="utf-8")).encode()),
-        "starter.py": ExportFile(platform_starter(starter.read_text(encoding="utf-8"), STARTER_CHECK).encode()),
+        "starter.py": ExportFile(platform_starter(starter, STARTER_CHECK).encode()),
         "statement.md": ExportFile(bundle.statement.read_bytes()),
         "image/Dockerfile": ExportFile(grading_dockerfile(spec, _build_arg(bundle)).encode()),
     }

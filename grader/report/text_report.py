@@ -110,14 +110,15 @@ def _group_rows(r: GradeReport, colour: bool, width: int, verbose: bool) -> list
     lead = 2 + name_w + 7 + marks_w + points_w
     room = width - lead
     below = room < 16  # a narrow terminal: "what it exercises" under each row
+    # Long group names on a very narrow terminal: each name on a line of its own, its cells below.
+    stacked = lead > width
     if below:
         lead, room = 4, width - 4
-    head = (
-        f"  {'group':<{name_w}}{'result':<7}{'tests':<{marks_w}}{'points':<{points_w}}"
-        if scored
-        else f"  {'group':<{name_w}}{'result':<7}{'tests':<{marks_w}}"
+    titles = (
+        f"{'result':<7}{'tests':<{marks_w}}{'points':<{points_w}}" if scored else f"{'result':<7}{'tests':<{marks_w}}"
     )
-    out = [head.rstrip() if below else f"{head}what it exercises"]
+    head = f"  {'group':<{name_w}}{titles}"
+    out = ["  group", f"    {titles}".rstrip()] if stacked else [head.rstrip() if below else f"{head}what it exercises"]
     for g in r.groups:
         name = g.name + ("" if g.visible else "*")
         marks = "".join(
@@ -133,6 +134,9 @@ def _group_rows(r: GradeReport, colour: bool, width: int, verbose: bool) -> list
             else [textwrap.shorten(what, room, placeholder=" ...")]
         ) or [""]
         row = f"  {name:<{name_w}}{_verdict_paint(f'{g.verdict:<7}', g.verdict, colour)}{marks}{pad}{points}"
+        if stacked:
+            out.append(f"  {name}")
+            row = f"    {_verdict_paint(f'{g.verdict:<7}', g.verdict, colour)}{marks}{pad}{points}"
         if below:
             out.append(row.rstrip())
             out += [" " * lead + c for c in cells]
