@@ -1,6 +1,7 @@
 """The Patch Embedding bundle (track/patch-embedding) through the grader, as a platform, an
 instructor and a learner use it: regeneration, validation and the statement; every
-expected-verdict submission judged, each single-mistake file named by its fingerprint; pack and
+expected-verdict submission judged, each single-mistake file named by its fingerprint (those in
+wrong_answer/, and a catalogue mistake's file in run_time_error/); pack and
 check-archive; the Kattis export under problemtools' verifyproblem; the Otter export under
 `otter assign` and `otter run`; `batch` over a class of its submissions.
 
@@ -18,6 +19,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from grader.feedback.grade import grade
+from grader.feedback.mistakes import feedback_data
 from grader.judging.judge import GradeOptions
 from grader.maintain.regenerate import check_testcases
 from grader.maintain.statement import statement_diffs
@@ -56,7 +58,15 @@ def test_the_bundle_regenerates_validates_and_its_statement_agrees(pe):
 def test_every_submission_gets_its_folders_verdict(pe, path: Path):
     report = grade(pe, path, GradeOptions(tests="all"))
     assert report.verdict == VERDICTS[path.parent.name], report.summary
-    if path.parent.name == "wrong_answer" and not path.stem.startswith("combined_"):
+    # Each catalogue mistake's file is named by it: in wrong_answer/, or in run_time_error/ when the
+    # mistake raises on example 1 (channels_first_shape) and is named by the tests where it runs.
+    if path.stem.startswith("fitted_"):  # a constant off the catalogue, fitted: fitted_bias adds 0.02
+        fingerprint = (report.diagnosis or {}).get("fingerprint") or {}
+        assert fingerprint.get("kind") == "fitted" and fingerprint["fit"]["constant"] == "bias", fingerprint
+        assert fingerprint["fit"]["value"] == 0.02 and fingerprint["mistakes"] == [], fingerprint
+    elif (path.parent.name == "wrong_answer" and not path.stem.startswith("combined_")) or (
+        path.parent.name == "run_time_error" and path.stem in feedback_data(pe).catalogue
+    ):
         fingerprint = (report.diagnosis or {}).get("fingerprint") or {}
         named = [m["id"] for m in fingerprint.get("mistakes", [])]
         assert fingerprint.get("status") == "match" and named == [path.stem], fingerprint

@@ -284,10 +284,13 @@ ALL = (
 FINGERPRINTS: dict[str, set[str]] = {
     "reshape_without_transpose": {"sample"} | set(ALL) - {"one_patch", "patch_size_1"},
     "channels_first_cut": {"sample"} | set(ALL) - {"one_patch", "single_channel"},
+    "channels_first_shape": {"sample"} | set(ALL),  # a wrong value where H == C and p divides C, else an error
     "column_major_patch_order": {"sample"} | set(ALL) - {"one_patch", "one_row_or_column"},
     "channel_before_pixel": {"sample"} | set(ALL) - {"patch_size_1", "single_channel"},
     "column_major_pixels": {"sample"} | set(ALL) - {"patch_size_1"},
     "transposed_projection": {"sample"} | set(ALL),  # a wrong value where W_proj is square, else an error
+    "no_projection": {"sample"} | set(ALL),  # a wrong value where W_proj is square, else a wrong shape
+    "ones_bias": {"sample"} | set(ALL),
     "rescaled_pixels": {"sample"} | set(ALL),
     "float32_arithmetic": set(ALL),  # the samples' small binary fractions are exact in float32
 }
@@ -373,19 +376,27 @@ COMBINED = {
     "combined_column_grid_channel_first": ("column_major_patch_order", "channel_before_pixel"),
     "combined_strips_float32": ("reshape_without_transpose", "float32_arithmetic"),
 }
+# A constant off the catalogue (problem.CONSTANTS), no catalogue mistake.
+FITTED = {"fitted_bias": {"bias": 0.02}}
 
 
-@pytest.mark.parametrize("path", _submissions("wrong_answer"), ids=lambda p: p.stem)
+# A mistake that raises on example 1 (channels_first_shape) has its file in run_time_error/.
+CATALOGUE_FILES = _submissions("wrong_answer") + [
+    p for p in _submissions("run_time_error") if p.stem in variants().MISTAKES
+]
+
+
+@pytest.mark.parametrize("path", CATALOGUE_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_wrong_answer_files_make_exactly_their_mistakes(path):
     """A catalogue file reproduces its MISTAKES configuration (a combined one, both changes at
     once) on every case, raising exactly where the configuration raises."""
     v = variants()
-    ids = COMBINED.get(path.stem, (path.stem,))
-    config = v.CORRECT
+    ids = COMBINED.get(path.stem, () if path.stem in FITTED else (path.stem,))
+    config = replace(v.CORRECT, **FITTED.get(path.stem, {}))
     for mid in ids:
         changes = {k: val for k, val in vars(v.MISTAKES[mid]).items() if val != getattr(v.CORRECT, k)}
         config = replace(config, **changes)
-    assert len(ids) == 2 or config == v.MISTAKES[path.stem]
+    assert len(ids) != 1 or config == v.MISTAKES[path.stem]
     fn = _function(path)
     tol = 1e-4 if config.dtype == "float32" else 1e-11
     for case in sample_cases() + hidden_cases() + practice_cases():
@@ -397,7 +408,8 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
             continue
         got = fn(*case.args())
         assert np.allclose(got, want, rtol=tol, atol=tol), (path.stem, case.name)
-    assert path.read_text(encoding="utf-8").startswith("# Wrong answer")
+    header = {"wrong_answer": "# Wrong answer", "run_time_error": "# Run-time error, mistake"}[path.parent.name]
+    assert path.read_text(encoding="utf-8").startswith(header)
 
 
 def test_compile_error_files_cannot_run():
@@ -495,8 +507,8 @@ def test_group_rules_name_the_mistakes_they_are_written_for():
     GROUP_RULES entry whose passing groups pass and failing groups fail points at that part."""
     p = problem()
     for mistake_id, failing in FINGERPRINTS.items():
-        if mistake_id in ("transposed_projection", "rescaled_pixels"):
-            continue  # every group fails (or raises): only the values name these two
+        if FINGERPRINTS[mistake_id] == {"sample"} | set(ALL):
+            continue  # every group fails (or raises): only the values name these
         rule = next(
             (r for r in p.GROUP_RULES if not set(r.passing) & failing and set(r.failing) <= failing),
             None,
@@ -535,6 +547,13 @@ def test_run_variant_answers_nan_where_the_mistake_cannot_run():
         v.evaluate(*case.args(), v=v.MISTAKES["transposed_projection"])
     out = p.run_variant(v, case.inputs, v.MISTAKES["transposed_projection"])
     assert out.shape == expected(case).shape and np.isnan(out).all()
+    with pytest.raises(ValueError):  # C = 1 is no multiple of p = 2: the channels-first cut cannot fit
+        v.evaluate(*case.args(), v=v.MISTAKES["channels_first_shape"])
+    # The flattened patches, (1, 6, 4), where the output is (1, 6, 5): the shape check rejects them.
+    assert v.evaluate(*case.args(), v=v.MISTAKES["no_projection"]).shape == (1, 6, 4)
+    for mid in ("channels_first_shape", "no_projection"):
+        out = p.run_variant(v, case.inputs, v.MISTAKES[mid])
+        assert out.shape == expected(case).shape and np.isnan(out).all(), mid
 
 
 def test_the_stored_cases_are_the_recipes_and_the_reference():

@@ -7,7 +7,7 @@ The grader loads this file by path (trusted, judge side) and reads the names bel
   recipes per hidden group of problem.yaml), PRACTICE_RECIPES, expected_output and
   case_work;
 - feedback: PARTS, PART_SECTIONS, CATALOGUE (one entry per reference/variants.py
-  MISTAKES id, pointing into statement.md) and AXES.
+  MISTAKES id, pointing into statement.md), CONSTANTS (a bias a fit may find) and AXES.
 
 A recipe's `make(rng)` returns the inputs keyed by parameter name. Values are rounded
 to three decimals: short JSON numbers keep the files small, and the rounded values
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.authoring import Axis, GroupRule, Mistake, OnlyGroup, Recipe, Sample, SampleRule
+from grader.authoring import Axis, Constant, GroupRule, Mistake, OnlyGroup, Recipe, Sample, SampleRule
 
 Inputs = dict[str, Any]
 
@@ -312,6 +312,19 @@ CATALOGUE: dict[str, Mistake] = {
             "Read the image as (B, H, W, C): reshape to (B, H/p, p, W/p, p, C).",
         ),
         Mistake(
+            "channels_first_shape",
+            "Image shape read as (B, C, H, W)",
+            "The image is already channels last, (B, H, W, C). Unpacking its shape as B, C, H, W = image.shape "
+            "before a channels-last cut, or 'converting' it with image.transpose(0, 2, 3, 1) first (the same "
+            "computation), takes the pixel rows for channels, the columns for rows and the channels for "
+            "columns. The cut then fails unless C is a multiple of p and the product unless H = C, so most "
+            "tests raise an error; where it runs, each 'patch' mixes rows and channels.",
+            "layout",
+            _SHAPES,
+            "not PyTorch's $(B, C, H, W)$",
+            "Use the image as it is: B, H, W, C = image.shape, no transpose before the cut.",
+        ),
+        Mistake(
             "column_major_patch_order",
             "Patches listed column by column over the grid",
             "Patch k is in grid row k // (W/p) and grid column k % (W/p): the patches go left to "
@@ -343,6 +356,28 @@ CATALOGUE: dict[str, Mistake] = {
             _FLAT,
             "pixels row by row",
             "Keep the pixel axes in the order (row in the patch, column in the patch) before flattening.",
+        ),
+        Mistake(
+            "no_projection",
+            "Flattened patches returned without the projection",
+            "The embedding is the flattened patches times W_proj, (B, N, p*p*C) @ (p*p*C, embed_dim). "
+            "Returning the flattened patches themselves has the right shape only when p*p*C = embed_dim, "
+            "and right values only when W_proj is the identity (examples 1 and 2); on the other tests the "
+            "shape or the values are wrong.",
+            "projection",
+            _PROJ,
+            "its flattened vector times `W_proj`",
+            "Project the flattened patches: return patches @ W_proj.",
+        ),
+        Mistake(
+            "ones_bias",
+            "A bias of ones added to the projection",
+            "The embedding is patches @ W_proj with no bias, unlike torch.nn.Linear or a Conv2d with its "
+            "default bias. Adding a bias vector of ones (np.ones(embed_dim)) shifts every output value by 1.",
+            "projection",
+            _PROJ,
+            "with no bias",
+            "Remove the bias: return patches @ W_proj alone.",
         ),
         Mistake(
             "transposed_projection",
@@ -380,6 +415,24 @@ CATALOGUE: dict[str, Mistake] = {
     )
 }
 
+# A constant a diagnosis may fit when no catalogue mistake matches (docs/feedback.md, "Combined
+# and fitted diagnoses"): a bias other than ones (ones is the catalogue's `ones_bias`), the same
+# value added to every output value. The grid is tried first (alone, and its head with one
+# catalogue mistake); then a positive value is fitted on a log scale. A negative offset outside
+# the grid or a bias vector of different values is not fitted: "No known mistake matches".
+CONSTANTS: dict[str, Constant] = {
+    "bias": Constant(
+        "bias",
+        "bias",
+        "projection",
+        0.0,
+        (0.1, 0.01, 0.5, 2.0, 0.001, 0.2, 0.05, -1.0, -0.1),
+        (-6.0, 3.0),
+        "Remove the bias: return patches @ W_proj alone.",
+        "every output value is shifted by {value:.6g}, a bias where the statement has none",
+    ),
+}
+
 # Where a wrong answer's values may be confined: the output is (B, N, embed_dim).
 AXES: tuple[Axis, ...] = (
     Axis("batches", "B"),
@@ -399,24 +452,31 @@ def run_variant(
 ) -> Any:
     """reference/variants.evaluate on one case's inputs under one configuration.
 
-    Where the configuration cannot run (W_proj.T of a non-square W_proj: a learner's program
-    raises there, a run-time error), the answer is an all-NaN array of the output's shape: it
-    matches no array a program returns and never passes, so the diagnosis finds the mistake
+    Where the configuration cannot run (W_proj.T of a non-square W_proj, an image read as
+    channels-first that cannot be cut or projected: a learner's program raises there, a
+    run-time error) or returns the wrong shape (no projection when p*p*C != embed_dim: the
+    shape check rejects it), the answer is an all-NaN array of the output's shape: it matches
+    no array a program returns and never passes, so the diagnosis finds the mistake
     inconsistent with every case where the submission returned or passed, and the stored
     mistake outputs (testcases/mistakes-sample.json) hold NaN for it."""
     args = [inputs[k] for k in ("image", "patch_size", "embed_dim", "W_proj")]
+    B, H, W, _ = np.shape(inputs["image"])
+    p = int(inputs["patch_size"])
+    shape = (B, (H // p) * (W // p), int(inputs["embed_dim"]))
     try:
-        return variants.evaluate(*args, v=variant, arithmetic=arithmetic)
+        out = variants.evaluate(*args, v=variant, arithmetic=arithmetic)
     except ValueError:
-        B, H, W, _ = np.shape(inputs["image"])
-        p = int(inputs["patch_size"])
-        return np.full((B, (H // p) * (W // p), int(inputs["embed_dim"])), np.nan)
+        return np.full(shape, np.nan)
+    return out if out.shape == shape else np.full(shape, np.nan)
 
 
 def canonical_variant(variant: Any) -> Any:
     """One configuration per distinct function: a cut that is not into squares (the strips, the
     channels-first reading) fixes the order of the patches and of their values itself, so the
-    grid and inside-patch orders no longer matter."""
+    grid and inside-patch orders no longer matter; without the projection, its orientation
+    does not matter."""
+    if not variant.project:
+        variant = replace(variant, transpose_w=False)
     if variant.cut == "squares":
         return variant
     return replace(variant, grid="row_major", inside="pixel_channel")
