@@ -25,6 +25,11 @@ from .parsers import build_parser, bundle_root
 __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
 
 
+# Commands that read the bundle's files beyond problem.yaml, problem.py and the cases (which are
+# read bounded: spec_cache.read_bundle_file): a FIFO or device among them is refused up front.
+READS_WHOLE_BUNDLE = frozenset(
+    ("generate", "validate", "statement", "tolerance", "pack", "export", "export-gradescope", "verify", "calibrate")
+)
 MESSAGE_CAP = 2000  # characters of a reason: a path or a YAML parser's excerpt, not a file's content
 
 
@@ -43,6 +48,9 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     args.early_zygote = zygote
     try:
         bundle = open_bundle(bundle_root(args.bundle))
+        special = bundle.special_part() if args.command in READS_WHOLE_BUNDLE else None
+        if special:
+            raise BundleError(f"broken bundle: {special}")
         status: int = args.func(args, bundle)
         return status
     except (BundleError, CannotJudge) as exc:

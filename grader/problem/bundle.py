@@ -119,6 +119,27 @@ class Bundle:
         ]
         return (*found, self.calibration_file, Path(__file__).resolve().parents[1])
 
+    def special_part(self) -> str | None:
+        """The first of the bundle's own parts (OWN_PARTS, the calibration file) that is, or links
+        to, a FIFO, socket or device, which reading would block on or never finish: a command that
+        reads the whole bundle (statement, pack, export, verify...) checks this first."""
+        from .spec_cache import file_kind
+
+        # Not the grader's source (it is where it is installed) nor .git (no command reads it).
+        for part in (p for p in self.own_parts()[:-1] if p.name != ".git"):
+            if part.is_symlink() or not part.is_dir():
+                paths = [part]
+            else:
+                paths = [Path(top, n) for top, dirs, files in os.walk(part) for n in (*dirs, *files)]
+            for path in paths:
+                try:
+                    mode = os.stat(path).st_mode
+                except OSError:
+                    continue  # missing or a dangling link: the reader that needs it says so
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    return f"{path} is {file_kind(mode)}, not a regular file"
+        return None
+
     def group_names(self, which: str) -> tuple[str, ...]:
         """Groups judged for --tests sample|practice|all, in judging order."""
         if which == "sample":
