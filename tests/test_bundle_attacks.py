@@ -120,6 +120,31 @@ def test_a_huge_problem_yaml_is_not_read(copy):
     refused(grade(copy), "problem.yaml", "4,294,967,296 bytes", "more than")  # was: read it all (7 GB RSS)
 
 
+def _without_read_override() -> list[str]:
+    """A prefix under which file permissions apply even to root (chmod 000 means nothing to a
+    process with CAP_DAC_OVERRIDE), or skip saying why."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without util-linux `setpriv`: cannot make a file unreadable to us")
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+
+
+@pytest.mark.parametrize("name", ["problem.yaml", "problem.py"])
+def test_an_unreadable_bundle_file(copy, name):
+    prefix = _without_read_override()
+    (copy / name).chmod(0)
+    r = subprocess.run(
+        [*prefix, sys.executable, "-m", "grader", "--bundle", str(copy), "grade", str(ACCEPTED)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    refused(r, name, "Permission denied")
+
+
 def test_problem_yaml_not_utf8(copy):
     (copy / "problem.yaml").write_bytes(b"\xff\xfe id: x\n")
     refused(grade(copy), "cannot read", "utf-8")
