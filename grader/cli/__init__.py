@@ -17,11 +17,27 @@ import sys
 from ..problem.bundle import BundleError, open_bundle
 from ..sandbox.early import Spawned
 from ..sandbox.startup import pin_single_threaded_blas
+from ..sandbox.untrusted import clean
 from .commands import EXIT_CANNOT_JUDGE, CannotJudge, exit_status, invoked_as
 from .parsers import build_parser, bundle_root
 
 # What the rest of the grader, the tests and the scripts use of the command line.
 __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
+
+
+# Commands that read the bundle's files beyond problem.yaml, problem.py and the cases (which are
+# read bounded: spec_cache.read_bundle_file): a FIFO or device among them is refused up front.
+READS_WHOLE_BUNDLE = frozenset(
+    ("generate", "validate", "statement", "tolerance", "pack", "export", "export-gradescope", "verify", "calibrate")
+)
+MESSAGE_CAP = 2000  # characters of a reason: a path or a YAML parser's excerpt, not a file's content
+
+
+def one_line(exc: BaseException) -> str:
+    """A reason as one line a terminal shows as written: some (a YAML parser's) arrive spread over
+    several lines, and a name in one (a bundle folder, a file) may hold a newline or a terminal
+    escape, which sandbox/untrusted.py's `clean`, the one sanitising boundary, makes visible."""
+    return clean(" ".join(str(exc).split()), MESSAGE_CAP)
 
 
 def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
@@ -32,11 +48,13 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     args.early_zygote = zygote
     try:
         bundle = open_bundle(bundle_root(args.bundle))
+        special = bundle.special_part() if args.command in READS_WHOLE_BUNDLE else None
+        if special:
+            raise BundleError(f"broken bundle: {special}")
         status: int = args.func(args, bundle)
         return status
     except (BundleError, CannotJudge) as exc:
-        # One line, always: some reasons (a YAML parser's) arrive spread over several.
-        print(f"grader: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"grader: {one_line(exc)}", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
@@ -45,8 +63,7 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
         if args.debug:
             raise
         print(
-            f"grader: internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
-            "(rerun with --debug; please report)",
+            f"grader: internal error: {type(exc).__name__}: {one_line(exc)} (rerun with --debug; please report)",
             file=sys.stderr,
         )
         return EXIT_CANNOT_JUDGE

@@ -308,6 +308,8 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
 def cmd_batch(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..batch.command import BatchError, batch_command
 
+    # A broken problem.py is the bundle's fault: said once, before any student's record is made.
+    bundle.load_problem_module()
     try:
         return batch_command(args, bundle, _seed)
     except BatchError as exc:

@@ -213,11 +213,13 @@ def add_bundle_option(parser: argparse.ArgumentParser, *, command: bool) -> None
 
 def bundle_root(given: str | None, cwd: Path | None = None) -> Path | None:
     """The bundle a command works on: --bundle DIR; else the current folder when it holds
-    problem.yaml; else None, which problem/bundle.py's open_bundle reads as its default root."""
+    problem.yaml; else None, which problem/bundle.py's open_bundle reads as its default root.
+    A problem.yaml of any kind counts (a folder, a FIFO, a dangling link): open_bundle then says
+    what is wrong with it, rather than the command silently working on another bundle."""
     if given:
         return Path(given)
     here = Path(cwd) if cwd is not None else Path(os.getcwd())
-    return here if (here / "problem.yaml").is_file() else None
+    return here if os.path.lexists(here / "problem.yaml") else None
 
 
 def build_parser() -> argparse.ArgumentParser:

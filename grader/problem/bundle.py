@@ -14,13 +14,20 @@ public seed; it earns no points and never replaces the hidden set).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import importlib.util
+import os
+import signal
+import stat
 import sys
-from collections.abc import Callable
+import threading
+import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import TYPE_CHECKING
 
 from .spec import ProblemSpec, SpecError, load_spec
@@ -57,6 +64,12 @@ OWN_PARTS = (
     ".ci",
     ".git",
 )
+
+
+PROBLEM_MODULE_LIMIT = 4 << 20  # bytes of problem.py or a reference module (the root's problem.py: 30 KB)
+# problem.py and the reference import in milliseconds (the root's problem.py: 20 ms); one still
+# running after this long never ends (a loop at import), and is refused instead of hanging.
+IMPORT_LIMIT_S = 30.0
 
 
 class BundleError(RuntimeError):
@@ -106,6 +119,27 @@ class Bundle:
         ]
         return (*found, self.calibration_file, Path(__file__).resolve().parents[1])
 
+    def special_part(self) -> str | None:
+        """The first of the bundle's own parts (OWN_PARTS, the calibration file) that is, or links
+        to, a FIFO, socket or device, which reading would block on or never finish: a command that
+        reads the whole bundle (statement, pack, export, verify...) checks this first."""
+        from .spec_cache import file_kind
+
+        # Not the grader's source (it is where it is installed) nor .git (no command reads it).
+        for part in (p for p in self.own_parts()[:-1] if p.name != ".git"):
+            if part.is_symlink() or not part.is_dir():
+                paths = [part]
+            else:
+                paths = [Path(top, n) for top, dirs, files in os.walk(part) for n in (*dirs, *files)]
+            for path in paths:
+                try:
+                    mode = os.stat(path).st_mode
+                except OSError:
+                    continue  # missing or a dangling link: the reader that needs it says so
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    return f"{path} is {file_kind(mode)}, not a regular file"
+        return None
+
     def group_names(self, which: str) -> tuple[str, ...]:
         """Groups judged for --tests sample|practice|all, in judging order."""
         if which == "sample":
@@ -140,13 +174,18 @@ class Bundle:
     def load_reference_module(self, name: str = "solution") -> ModuleType:
         """Import reference/<name>.py by path (trusted code, judge bundle only)."""
         path = self.reference_dir / f"{name}.py"
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
-        return _load_module(path, f"_bundle_reference_{_digest(self.root)}_{name}")
+        return _load_module(path, f"_bundle_reference_{_digest(self.root)}_{name}", self.root)
 
-    def load_problem_module(self) -> ModuleType:
-        """Import the bundle's problem.py by path (trusted code: the bundle author's)."""
-        return _load_module(self.root / "problem.py", f"_bundle_problem_{_digest(self.root)}")
+    def load_problem_module(self, limit_s: float = IMPORT_LIMIT_S) -> ModuleType:
+        """Import the bundle's problem.py by path (the bundle author's code, run in this process),
+        and check the kinds of the names it defines (BundleError, one line, for either)."""
+        module = _load_module(self.root / "problem.py", f"_bundle_problem_{_digest(self.root)}", self.root, limit_s)
+        problem = module_problem(module)
+        if problem:
+            raise BundleError(f"broken bundle: {self.root / 'problem.py'}: {problem}")
+        return module
 
 
 def _digest(root: Path) -> str:
@@ -154,17 +193,125 @@ def _digest(root: Path) -> str:
     return hashlib.sha256(str(root).encode()).hexdigest()[:12]
 
 
-def _load_module(path: Path, name: str) -> ModuleType:
-    """Import the Python file `path` as module `name` (BundleError when it is missing)."""
-    if not path.is_file():
+# The kinds of the names a problem module may define (docs/bundle.md, "Writing a bundle";
+# docs/feedback.md), checked when it is imported so that `SAMPLES = 3` is named as the bundle's
+# fault, not met later as a grader fault. Which names are required is the user's rule: the
+# generator needs the cases' names, the diagnosis its catalogue.
+_CALLABLES = ("expected_output", "case_work", "extra_case_problems", "run_variant", "canonical_variant")
+_MAPPINGS = ("PARTS", "PART_SECTIONS", "CATALOGUE", "CONSTANTS", "TOO_SLOW", "AXES_PHRASES")
+_SEQUENCES = ("AXES", "ONLY_GROUP", "MIXED_GROUPS", "GROUP_RULES", "SAMPLE_RULES", "SIZE_INPUTS")
+_TEXTS = ("SUBJECT", "TOLERANCE_ARGUMENT")
+
+
+def _recipes_problem(name: str, value: object, recipe: type) -> str | None:
+    if not isinstance(value, dict):
+        return f"{name} must be a dict of group name to a tuple of Recipe, not {type(value).__name__}"
+    for group, recipes in value.items():
+        if not isinstance(recipes, tuple | list) or not all(isinstance(r, recipe) for r in recipes):
+            return f"{name}[{group!r}] must be a tuple of Recipe records"
+    return None
+
+
+def module_problem(module: ModuleType) -> str | None:
+    """What is wrong with the kinds of the names a problem module defines, if anything."""
+    from .authoring import Recipe, Sample
+
+    names = vars(module)
+    wrong = [n for n in _CALLABLES if n in names and not callable(names[n])]
+    wrong += [n for n in _MAPPINGS if n in names and not isinstance(names[n], dict)]
+    wrong += [n for n in _SEQUENCES if n in names and not isinstance(names[n], tuple | list)]
+    wrong += [n for n in _TEXTS if n in names and not isinstance(names[n], str)]
+    if wrong:
+        kind = {**dict.fromkeys(_CALLABLES, "a function"), **dict.fromkeys(_MAPPINGS, "a dict")}
+        kind |= {**dict.fromkeys(_SEQUENCES, "a tuple"), **dict.fromkeys(_TEXTS, "a string")}
+        return f"{wrong[0]} must be {kind[wrong[0]]}, not {type(names[wrong[0]]).__name__}"
+    samples = names.get("SAMPLES", ())
+    if not isinstance(samples, tuple | list) or not all(isinstance(s, Sample) for s in samples):
+        return "SAMPLES must be a tuple of Sample records"
+    for name in ("RECIPES", "PRACTICE_RECIPES"):
+        problem = _recipes_problem(name, names[name], Recipe) if name in names else None
+        if problem:
+            return problem
+    return None
+
+
+class _ImportTooLong(BaseException):
+    """Raised into an import that outlived IMPORT_LIMIT_S (a BaseException: `except Exception` in
+    the module cannot swallow it, and it is raised again every second if a bare except does)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the code run inside after `seconds` with _ImportTooLong (SIGALRM: the main thread
+    only, and only while no other timer is armed; elsewhere no limit)."""
+    usable = threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise _ImportTooLong
+
+    if not usable:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, expire)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """'line N: ' of the deepest traceback line inside `path`, or ''."""
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    return f"line {lines[-1]}: " if lines and lines[-1] is not None else ""
+
+
+def _import_failure(exc: BaseException, path: Path, limit_s: float) -> BundleError:
+    """The one-line BundleError for a module that could not be imported."""
+    if isinstance(exc, SyntaxError):
+        return BundleError(f"broken bundle: {path}: line {exc.lineno}: SyntaxError: {exc.msg}")
+    if isinstance(exc, _ImportTooLong):
+        return BundleError(f"broken bundle: {path} was still running after {limit_s:g} s of importing it (a loop?)")
+    if isinstance(exc, SystemExit):
+        return BundleError(f"broken bundle: {path}: {_where(exc, path)}it called sys.exit({exc.code!r}) on import")
+    return BundleError(f"broken bundle: {path}: {_where(exc, path)}{type(exc).__name__} on import: {exc}")
+
+
+def _load_module(path: Path, name: str, root: Path, limit_s: float = IMPORT_LIMIT_S) -> ModuleType:
+    """Import the Python file `path` of the bundle at `root` as module `name`.
+
+    BundleError, one line, when it is missing, not a regular file, a link leading out of the
+    bundle, or when importing it fails (a syntax error, an exception, sys.exit, still running
+    after `limit_s` seconds). What it prints goes to standard error: standard output may be
+    the verdict JSON (`grade --json -`). It is compiled from the bytes read, and no bytecode
+    is written into the bundle."""
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # a link loop (RuntimeError before Python 3.13)
+        raise BundleError(f"broken bundle: {path}: {exc}") from None
+    if not path.exists() and not path.is_symlink():
         raise BundleError(f"{path} is missing: the bundle is incomplete")
+    if not inside:
+        raise BundleError(f"broken bundle: {path} is a link to {path.resolve()}, outside the bundle")
+    from .spec_cache import read_bundle_file  # imports NumPy: not when the command line is parsed
+
+    try:
+        source = read_bundle_file(path, PROBLEM_MODULE_LIMIT)
+    except OSError as exc:
+        raise BundleError(f"broken bundle: {path}: {exc}") from None
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None  # a .py file: the source loader
+    assert spec is not None  # a .py file: the source loader
     module = importlib.util.module_from_spec(spec)
     # dataclasses (reference/variants.py) look their module up in sys.modules while the
     # class body runs, so the module must be registered before it executes.
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    try:
+        with contextlib.redirect_stdout(sys.stderr), _time_limit(limit_s):
+            exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)
+    except (Exception, SystemExit, _ImportTooLong) as exc:
+        sys.modules.pop(spec.name, None)
+        raise _import_failure(exc, path, limit_s) from None
     return module
 
 
@@ -172,11 +319,36 @@ def default_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+def _folder(given: Path) -> Path:
+    """`given`, resolved, when it is a folder; else BundleError saying what it is."""
+    from .spec_cache import file_kind
+
+    try:
+        root = given.resolve()
+        mode = os.stat(root).st_mode
+    except RuntimeError:  # Python before 3.13: a link loop
+        raise BundleError(f"the bundle {given} is a symbolic link loop, not a folder") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BundleError(f"the bundle {given} is a symbolic link loop, not a folder") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise BundleError(
+                f"no problem.yaml in {given}: there is no such folder; pass --bundle DIR pointing at the bundle"
+            ) from None
+        raise BundleError(f"cannot open the bundle {given}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(mode):
+        raise BundleError(
+            f"the bundle {given} is {file_kind(mode)}, not a folder: pass --bundle DIR, a folder holding problem.yaml"
+        )
+    return root
+
+
 def open_bundle(root: Path | None = None) -> Bundle:
-    """Load the bundle at `root` (default: next to this package); BundleError if broken."""
-    root = Path(root).resolve() if root is not None else default_root()
+    """Load the bundle at `root` (default: next to this package); BundleError, one line, if it is
+    not a folder, has no problem.yaml or a broken one."""
+    root = _folder(Path(root)) if root is not None else default_root()
     problem = root / "problem.yaml"
-    if not problem.is_file():
+    if not problem.exists() and not problem.is_symlink():
         raise BundleError(f"no problem.yaml in {root}: pass --bundle DIR pointing at the bundle")
     try:
         spec = load_spec(problem)

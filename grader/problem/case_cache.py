@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FORMAT_SUFFIX, CaseFileError, TestCase, case_from_bytes, load_cases
+from .cases import FORMAT_SUFFIX, TestCase, case_from_bytes, load_cases, read_case_bytes
 
 CACHE_VERSION = 1
 ENV = "GRADER_CACHE_DIR"
@@ -178,10 +178,7 @@ def _store(folder: Path, key: str, case: TestCase) -> None:
 def read_case_cached(path: Path) -> TestCase:
     """cases.read_case, from the cache when these exact bytes were parsed before
     (a bad file raises CaseFileError as always, and is never cached)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
+    data = read_case_bytes(path)
     folder = cache_dir()
     if folder is None or not open_folder(folder):
         return case_from_bytes(data, str(path))

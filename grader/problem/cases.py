@@ -9,6 +9,7 @@ identical arrays), which is what the regeneration check relies on.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,9 +127,19 @@ def case_to_text(case: TestCase, problem_id: str) -> str:
 
 
 def write_case(root: Path, case: TestCase, problem_id: str) -> Path:
+    """Write `case` under `root` as a new file renamed over the old one: a link found there is
+    replaced, never written through (it could lead to a file outside the bundle)."""
     path = Path(root) / f"{case.name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(case_to_text(case, problem_id), encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(case_to_text(case, problem_id))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -209,12 +220,25 @@ def case_from_bytes(data: bytes, where: str) -> TestCase:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CaseFileError(f"{where}: cannot read test case ({exc})") from None
+    except RecursionError:
+        raise CaseFileError(f"{where}: cannot read test case (nested too deeply)") from None
     return case_from_json(raw, where)
+
+
+def read_case_bytes(path: Path) -> bytes:
+    """A case file's bytes: a regular file of at most spec_cache.CASE_FILE_LIMIT bytes (a FIFO or
+    /dev/zero in testcases/ would block or never end), else CaseFileError naming it."""
+    from .spec_cache import CASE_FILE_LIMIT, read_bundle_file  # not at import: spec_cache imports cases
+
+    try:
+        return read_bundle_file(Path(path), CASE_FILE_LIMIT)
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
 
 
 def read_case(path: Path) -> TestCase:
     try:
-        data = Path(path).read_bytes()
+        data = read_case_bytes(path)
     except OSError as exc:
         raise CaseFileError(f"{path}: cannot read test case ({exc})") from None
     return case_from_bytes(data, str(path))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .authoring import Recipe
-from .bundle import Bundle
+from .bundle import Bundle, BundleError
 from .cases import PRACTICE_DIR, TestCase, case_to_text, write_case
 from .portable_arithmetic import DOUBLE_DOUBLE
 from .spec import ProblemSpec
@@ -59,8 +59,13 @@ class CaseMaker:
 
 
 def case_maker(bundle: Bundle) -> CaseMaker:
-    """The bundle's CaseMaker (BundleError without reference/, as in the practice archive)."""
-    return CaseMaker(bundle.spec, bundle.load_reference_module(), bundle.load_problem_module())
+    """The bundle's CaseMaker (BundleError without reference/, as in the practice archive, or
+    when problem.py lacks a name the generator needs)."""
+    problem = bundle.load_problem_module()
+    missing = [n for n in ("SAMPLES", "RECIPES", "expected_output") if not hasattr(problem, n)]
+    if missing:
+        raise BundleError(f"{bundle.root / 'problem.py'} defines no {', '.join(missing)}: the generator needs them")
+    return CaseMaker(bundle.spec, bundle.load_reference_module(), problem)
 
 
 def sample_cases(maker: CaseMaker) -> list[TestCase]:
@@ -118,8 +123,16 @@ def _case_files(bundle: Bundle) -> set[Path]:
 
 
 def write_cases(bundle: Bundle, cases: list[TestCase]) -> list[Path]:
-    """Write `cases` into testcases/, removing stale case files."""
+    """Write `cases` into testcases/, removing stale case files (BundleError, before any change,
+    when a folder on the way is a link: it could lead out of the bundle)."""
     keep = {bundle.testcases / f"{c.name}.json" for c in cases}
+    folders = {folder for path in keep for folder in path.relative_to(bundle.root).parents if folder.name}
+    linked = sorted(str(f) for f in folders if (bundle.root / f).is_symlink())
+    if linked:
+        raise BundleError(
+            f"{bundle.root / linked[0]} is a symbolic link: generate writes only into the bundle's own "
+            "folders; replace the link with a folder"
+        )
     for stale in _case_files(bundle):
         if stale not in keep:
             stale.unlink()

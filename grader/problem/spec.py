@@ -383,28 +383,16 @@ def parse_spec(raw: Any) -> ProblemSpec:
 
 
 def load_spec(path: Path) -> ProblemSpec:
-    """Read and validate problem.yaml; raise SpecError with a one-line reason."""
+    """Read and validate problem.yaml (a regular file of at most spec_cache.PROBLEM_YAML_LIMIT bytes,
+    plain YAML: spec_cache.parse_yaml); raise SpecError with a one-line reason."""
+    from .spec_cache import PROBLEM_YAML_LIMIT, YAMLRefused, parse_yaml, parsed_cached, read_bundle_file
+
     try:
-        data = Path(path).read_bytes()
+        data = read_bundle_file(Path(path), PROBLEM_YAML_LIMIT)
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read {path}: {exc}") from None
-    from .spec_cache import parsed_cached
-
     try:
-        return parsed_cached(data, lambda _: _parse_yaml(text), parse_spec)
-    except _YAMLError as exc:
+        return parsed_cached(data, lambda _: parse_yaml(text), parse_spec)
+    except YAMLRefused as exc:
         raise SpecError(f"{path} is not valid YAML: {exc}") from None
-
-
-class _YAMLError(Exception):
-    """yaml.YAMLError, re-raised without importing PyYAML at import time (spec_cache.py says why)."""
-
-
-def _parse_yaml(text: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise _YAMLError(str(exc)) from None
