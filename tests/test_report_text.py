@@ -470,3 +470,16 @@ def test_next_step_names_the_exception_of_a_test_a_matched_mistake_had_no_output
     nxt = " ".join(text.split("Next: ", 1)[1].split())
     assert nxt.startswith(f"fix test {first.name} first (run check):") and "only square images" in nxt, nxt
     assert "Known mistake: Patch flattened channel by channel" in " ".join(text.split())
+
+
+def test_next_step_gives_the_fix_of_a_mistake_that_foresees_the_exception():
+    """Reading the image as (B, C, H, W) raises wherever the learner's program raises: the
+    mistake's own output is all NaN there, so its fix is the next step, not the exception."""
+    path = ROOT / "track/patch-embedding/submissions/run_time_error/channels_first_shape.py"
+    report = grade(open_bundle(ROOT / "track" / "patch-embedding"), path, GradeOptions(tests="all"))
+    fp = report.diagnosis["fingerprint"]
+    assert fp["status"] == "match" and fp["mistakes"][0]["id"] == "channels_first_shape"
+    first = next(c for c in report.tests if c.verdict != "AC")
+    assert first.check == "run" and fp["cases_without_evidence"] == []
+    nxt = " ".join(render_text(report, width=80).split("Next: ", 1)[1].split())
+    assert nxt.startswith("Use the image as it is"), nxt

@@ -84,7 +84,7 @@ class Fingerprint:
     source: str = "live"  # "live" or "precomputed"
     compared: int = 0  # cases whose evidence was compared
     failures_reproduced: int = 0  # failing cases the matched mistake(s) reproduce
-    without_evidence: tuple[str, ...] = ()  # non-AC cases with no array to compare
+    without_evidence: tuple[str, ...] = ()  # non-AC cases with no array to compare (not foreseen by the match)
     unavailable: tuple[str, ...] = ()  # cases the mistakes' outputs are unknown for
     subsampled: tuple[str, ...] = ()  # cases compared on their first batch only
 
@@ -348,9 +348,22 @@ def fingerprint(
     if not matched:
         return Fingerprint("no_match", **common)
     status = "match" if len(matched) == 1 else "ambiguous"
+    common["without_evidence"] = tuple(o.case.name for o in _unforeseen(observations, outputs, matched))
     return Fingerprint(
         status, matched, basis="values", failures_reproduced=min(e.reproduced[mid] for mid in matched), **common
     )
+
+
+def _unforeseen(observations: Sequence[Observation], outputs: MistakeOutputs, ids: Sequence[str]) -> list[Observation]:
+    """The failures without an array that the mistakes `ids` do not foresee. A mistake foresees one
+    where its own output is all NaN: the problem module's way of saying that the mistake cannot
+    run there either (a learner's program with it raises, or returns a wrongly shaped array)."""
+
+    def foreseen(o: Observation) -> bool:
+        outs = [outputs.output(mid, o.case) for mid in ids]
+        return all(m is not None and m.size > 0 and bool(np.isnan(m).all()) for m in outs)
+
+    return [o for o in observations if o.verdict != "AC" and o.array is None and not foreseen(o)]
 
 
 def sample_file_text(

@@ -364,11 +364,12 @@ def next_step(r: GradeReport, how: Invocation | None = None) -> str:
     if first.check == "run" and NOT_IMPLEMENTED in first.message:
         return _implement_step(r, first, how or Invocation())
     fp = (r.diagnosis or {}).get("fingerprint") or {}
+    # A matched mistake explains the first failure unless that failure returned no array to
+    # compare and the mistake did not foresee it (fingerprint.py): a wrong shape or an exception
+    # of its own comes before the mistake's fix, which alone would leave it.
     matched = fp.get("status") == "match"
-    explained = matched and (first.check not in STRUCTURAL_CHECKS or fp.get("basis") == "dtype")
-    # A test that raised gave the match no output: its exception comes before the mistake's fix.
-    raised_past_match = matched and first.check == "run" and first.name in fp.get("cases_without_evidence", ())
-    if (first.check in STRUCTURAL_CHECKS and not explained) or raised_past_match:
+    explained = matched and first.name not in fp.get("cases_without_evidence", ())
+    if not explained and (first.check in STRUCTURAL_CHECKS or (matched and first.check == "run")):
         return f"fix test {first.name} first ({first.check} check): {_first_sentence(first.message)}"
     if r.diagnosis and r.diagnosis.get("next_step"):
         step: str = r.diagnosis["next_step"]
