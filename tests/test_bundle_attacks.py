@@ -393,3 +393,28 @@ def test_the_fixture_still_grades_after_all_this(copy):
     r = grade(copy)
     assert r.returncode == 0 and r.stdout.startswith("AC  Accepted"), r.stderr
     assert isinstance(open_bundle(copy), Bundle)
+
+
+def test_the_library_reads_the_statement_with_the_same_bounds(copy):
+    """Beyond the command line's up-front check: every reader of statement.md goes through
+    Bundle.statement_text, so the library API cannot hang on a FIFO or read a huge file whole."""
+    from grader.maintain.statement import StatementError, statement_diffs
+    from grader.platforms.kattis import export_kattis
+
+    bundle = open_bundle(copy)
+    (copy / "statement.md").unlink()
+    os.mkfifo(copy / "statement.md")
+    with pytest.raises(BundleError, match="statement.md: it is a FIFO"):
+        bundle.statement_text()
+    with pytest.raises(StatementError, match="statement.md: it is a FIFO"):
+        statement_diffs(bundle)
+    with pytest.raises(BundleError, match="statement.md: it is a FIFO"):
+        export_kattis(bundle, copy.parent / "kattis")
+    (copy / "statement.md").unlink()
+    with open(copy / "statement.md", "wb") as f:
+        f.truncate(1 << 30)  # sparse: 1 GiB that costs no disk
+    with pytest.raises(BundleError, match="more than the"):
+        bundle.statement_text()
+    (copy / "statement.md").write_bytes(b"# Title\n\xff\xfe\n")
+    with pytest.raises(BundleError, match="not UTF-8"):
+        bundle.statement_text()

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..judging.timing import SCALE_BOUNDS
-from ..problem.bundle import Bundle
+from ..problem.bundle import Bundle, BundleError
 from ..problem.cases import TestCase, load_cases
 from ..problem.spec import ProblemSpec
 
@@ -264,9 +264,9 @@ def render_statement(text: str, spec: ProblemSpec, samples: list[TestCase]) -> s
 
 def _read(bundle: Bundle) -> str:
     try:
-        return bundle.statement.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StatementError(f"cannot read {bundle.statement}: {exc}") from None
+        return bundle.statement_text()
+    except BundleError as exc:
+        raise StatementError(str(exc)) from None
 
 
 def statement_diffs(bundle: Bundle) -> list[BlockDiff]:

@@ -220,9 +220,7 @@ def kattis_files(bundle: Bundle) -> dict[str, ExportFile]:
     spec = bundle.spec
     problem = {
         "problem.yaml": ExportFile(problem_yaml(spec)),
-        "problem_statement/problem.en.tex": ExportFile(
-            statement_tex(spec, bundle.statement.read_text(encoding="utf-8"))
-        ),
+        "problem_statement/problem.en.tex": ExportFile(statement_tex(spec, bundle.statement_text())),
         **_programs(spec),
         **_data(bundle),
         **_submissions(bundle),

@@ -140,7 +140,7 @@ def master_notebook(bundle: Bundle) -> dict[str, Any]:
     header = yaml.safe_dump({"name": question(spec), "points": points}, sort_keys=False)
     cells = [
         _raw(assignment_config(spec)),
-        _markdown(bundle.statement.read_text(encoding="utf-8")),
+        _markdown(bundle.statement_text()),
         _raw("# BEGIN QUESTION\n" + header),
         _markdown(
             f"Implement `{spec.function}` in the cell below, then run "

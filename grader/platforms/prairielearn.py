@@ -224,9 +224,9 @@ def prairielearn_files(bundle: Bundle) -> dict[str, ExportFile]:
     starter = bundle_text(bundle.root, f"starter/{spec.entry_file}", "the question's editor starts from it")
     return {
         "info.json": ExportFile((json.dumps(info_json(spec), indent=2) + "\n").encode()),
-        "question.html": ExportFile(question_html(spec, bundle.statement.read_text(encoding="utf-8")).encode()),
+        "question.html": ExportFile(question_html(spec, bundle.statement_text()).encode()),
         "starter.py": ExportFile(platform_starter(starter, STARTER_CHECK).encode()),
-        "statement.md": ExportFile(bundle.statement.read_bytes()),
+        "statement.md": ExportFile(bundle.statement_text().encode("utf-8")),
         "image/Dockerfile": ExportFile(grading_dockerfile(spec, _build_arg(bundle)).encode()),
     }
 

@@ -66,6 +66,7 @@ OWN_PARTS = (
 )
 
 
+STATEMENT_LIMIT = 4 << 20  # bytes of statement.md (the root's: 20 KB)
 PROBLEM_MODULE_LIMIT = 4 << 20  # bytes of problem.py or a reference module (the root's problem.py: 30 KB)
 # problem.py and the reference import in milliseconds (the root's problem.py: 20 ms); one still
 # running after this long never ends (a loop at import), and is refused instead of hanging.
@@ -96,6 +97,20 @@ class Bundle:
     @property
     def statement(self) -> Path:
         return self.root / "statement.md"
+
+    def statement_text(self) -> str:
+        """statement.md as text, read with the bounds of any bundle file (BundleError, one line,
+        for a FIFO, a device, more than STATEMENT_LIMIT bytes or text that is not UTF-8)."""
+        from .spec_cache import read_bundle_file  # imports NumPy: not when the command line is parsed
+
+        try:
+            return read_bundle_file(self.statement, STATEMENT_LIMIT).decode("utf-8")
+        except OSError as exc:
+            raise BundleError(f"broken bundle: {self.statement}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise BundleError(
+                f"broken bundle: {self.statement}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
 
     @property
     def calibration_file(self) -> Path:
