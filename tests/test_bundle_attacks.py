@@ -322,8 +322,21 @@ def test_a_case_linked_to_dev_zero(copy):
     case = _first_case(copy)
     case.unlink()
     case.symlink_to("/dev/zero")
-    refused(grade(copy), case.name, "character device")  # was: read /dev/zero for ever
-    refused(cli("--bundle", str(copy), "validate"), case.name, "character device")
+    refused(grade(copy), case.name, "/dev/zero, outside the bundle")  # was: read /dev/zero for ever
+    refused(cli("--bundle", str(copy), "validate"), case.name)
+
+
+def test_a_case_linked_out_of_the_bundle_is_not_read_or_exported(copy, tmp_path):
+    """A link to a valid case outside the bundle: an export would copy a file of the machine's."""
+    case = _first_case(copy)
+    outside = tmp_path / "elsewhere.json"
+    shutil.copy(case, outside)
+    case.unlink()
+    case.symlink_to(outside)
+    refused(grade(copy), case.name, "outside the bundle")
+    out = tmp_path / "kattis"
+    refused(cli("--bundle", str(copy), "export", "kattis", "--out", str(out)), "outside the bundle")
+    assert not out.exists()
 
 
 def test_a_case_nested_too_deeply(copy):

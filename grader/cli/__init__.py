@@ -60,6 +60,11 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
         print("grader: interrupted", file=sys.stderr)
         return EXIT_CANNOT_JUDGE
     except Exception as exc:  # a grader fault: one line, never a raw traceback
+        from ..problem.cases import CaseFileError  # NumPy: not imported before the command needs it
+
+        if isinstance(exc, CaseFileError):  # a command that read a broken case: the bundle's fault
+            print(f"grader: broken test data: {one_line(exc)}; run `python -m grader validate`", file=sys.stderr)
+            return EXIT_CANNOT_JUDGE
         if args.debug:
             raise
         print(

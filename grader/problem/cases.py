@@ -264,7 +264,12 @@ def load_cases(
     """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder
     (`read`: read_case, or case_cache.read_case_cached)."""
     cases = []
+    inside = Path(root).resolve()
     for path in case_paths(Path(root) / under if under else Path(root), groups):
+        # A case is the bundle's: a link that leads out of its testcases/ (to another file of the
+        # machine's, which an export would then copy) is refused before it is read.
+        if not path.resolve().is_relative_to(inside):
+            raise CaseFileError(f"{path}: a link to {path.resolve()}, outside the bundle's test cases")
         case = read(path)
         expected_name_ = expected_name(path, under)
         if case.name != expected_name_ or case.group != path.parent.name:
