@@ -190,7 +190,9 @@ class Bundle:
         """Import reference/<name>.py by path (trusted code, judge bundle only)."""
         path = self.reference_dir / f"{name}.py"
         if not path.exists() and not path.is_symlink():
-            raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
+            if self.flavour == "practice":
+                raise BundleError(f"{path} is missing: this needs the judge bundle, not the practice archive")
+            raise BundleError(f"{path} is missing: this bundle has no reference/{name}.py, which this needs")
         return _load_module(path, f"_bundle_reference_{_digest(self.root)}_{name}", self.root)
 
     def load_problem_module(self, limit_s: float = IMPORT_LIMIT_S) -> ModuleType:
