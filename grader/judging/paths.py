@@ -32,6 +32,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from ..problem.safe_write import file_kind
+
 _O_PATH = getattr(os, "O_PATH", 0)  # Linux; elsewhere the type check happens on the real open
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = (_O_PATH or os.O_RDONLY) | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -60,20 +62,6 @@ def shown(name: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _kind_of(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _refusal(label: str, mode: int) -> PathRefused:
     if stat.S_ISLNK(mode):
         return PathRefused(
@@ -83,7 +71,7 @@ def _refusal(label: str, mode: int) -> PathRefused:
         )
     if stat.S_ISDIR(mode):
         return PathRefused(f"{label} is a directory, not a Python file or notebook", DIRECTORY)
-    return PathRefused(f"{label} is {_kind_of(mode)}, not a regular file: submit a .py or .ipynb file", SPECIAL)
+    return PathRefused(f"{label} is {file_kind(mode)}, not a regular file: submit a .py or .ipynb file", SPECIAL)
 
 
 def _os_refusal(label: str, exc: OSError, full: str) -> PathRefused:

@@ -15,7 +15,7 @@ from ..feedback.catalogue_doc import catalogue_doc
 from ..feedback.fingerprint import sample_file_text
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
-from ..problem.generate import build_cases, check_cases, first_difference, write_cases
+from ..problem.generate import build_cases, check_cases, regeneration_differences, write_cases
 
 
 def _feedback_files(bundle: Bundle, cases: list[TestCase]) -> list[tuple[Path, str]]:
@@ -41,12 +41,4 @@ def check_testcases(bundle: Bundle) -> list[str]:
     """Differences between the checked-in data and a fresh regeneration (empty when identical)."""
     cases = build_cases(bundle)
     problems = check_cases(bundle, cases)
-    for path, text in _feedback_files(bundle, cases):
-        if not path.is_file():
-            problems.append(f"{path.relative_to(bundle.root)}: missing")
-        elif path.read_bytes() != text.encode("utf-8"):
-            problems.append(
-                f"{path.relative_to(bundle.root)}: differs from a fresh regeneration"
-                f" ({first_difference(path.read_bytes(), text)})"
-            )
-    return problems
+    return problems + regeneration_differences(bundle.root, dict(_feedback_files(bundle, cases)))

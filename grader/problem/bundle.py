@@ -138,7 +138,7 @@ class Bundle:
         """The first of the bundle's own parts (OWN_PARTS, the calibration file) that is, or links
         to, a FIFO, socket or device, which reading would block on or never finish: a command that
         reads the whole bundle (statement, pack, export, verify...) checks this first."""
-        from .spec_cache import file_kind
+        from .safe_write import file_kind
 
         # Not the grader's source (it is where it is installed) nor .git (no command reads it).
         for part in (p for p in self.own_parts()[:-1] if p.name != ".git"):
@@ -338,7 +338,7 @@ def default_root() -> Path:
 
 def _folder(given: Path) -> Path:
     """`given`, resolved, when it is a folder; else BundleError saying what it is."""
-    from .spec_cache import file_kind
+    from .safe_write import file_kind
 
     try:
         root = given.resolve()

@@ -17,6 +17,7 @@ small, and the rounded values are still generic (no symmetry, no ties).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -152,18 +153,24 @@ def first_difference(stored: bytes, fresh: str) -> str:
     return f"{len(differing)} line(s) differ; first, line {i + 1}: stored {line(old)}, fresh {line(new)}"
 
 
-def check_cases(bundle: Bundle, cases: list[TestCase]) -> list[str]:
-    """Differences between testcases/ and `cases` (empty when identical)."""
+def regeneration_differences(root: Path, wanted: Mapping[Path, str]) -> list[str]:
+    """Each file of `wanted` (path -> its fresh text) missing or different, relative to `root`."""
     problems = []
-    wanted = {bundle.testcases / f"{c.name}.json": case_to_text(c, bundle.spec.id) for c in cases}
     for path, text in wanted.items():
         if not path.is_file():
-            problems.append(f"{path.relative_to(bundle.root)}: missing")
+            problems.append(f"{path.relative_to(root)}: missing")
         elif path.read_bytes() != text.encode("utf-8"):
             problems.append(
-                f"{path.relative_to(bundle.root)}: differs from a fresh regeneration"
+                f"{path.relative_to(root)}: differs from a fresh regeneration"
                 f" ({first_difference(path.read_bytes(), text)})"
             )
+    return problems
+
+
+def check_cases(bundle: Bundle, cases: list[TestCase]) -> list[str]:
+    """Differences between testcases/ and `cases` (empty when identical)."""
+    wanted = {bundle.testcases / f"{c.name}.json": case_to_text(c, bundle.spec.id) for c in cases}
+    problems = regeneration_differences(bundle.root, wanted)
     for extra in sorted(_case_files(bundle) - set(wanted)):
         problems.append(f"{extra.relative_to(bundle.root)}: not produced by the generator")
     return problems

@@ -35,6 +35,23 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+
+def file_kind(mode: int) -> str:
+    """What a file of mode `mode` (from stat or lstat) is, for a message ("a FIFO (named pipe)")."""
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISREG, "a file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 FORCE_HINT = "pass --force to replace it"
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .case_cache import cache_dir, open_folder, read_entry
+from .safe_write import file_kind
 
 CACHE_VERSION = 2  # 2: parse_yaml refuses aliases and repeated keys, which version 1 accepted
 MAX_DEPTH = 50  # problem.yaml nests 4 deep
@@ -39,21 +40,6 @@ MAX_DEPTH = 50  # problem.yaml nests 4 deep
 PROBLEM_YAML_LIMIT = 1 << 20
 CASE_FILE_LIMIT = 64 << 20
 T = TypeVar("T")
-
-
-def file_kind(mode: int) -> str:
-    """What a file of mode `mode` is, for a message ("a FIFO (named pipe)")."""
-    for test, name in (
-        (stat.S_ISREG, "a file"),
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def read_bundle_file(path: Path, limit: int) -> bytes:
