@@ -151,6 +151,8 @@ def bundle_copy(tmp_path, bundle) -> Bundle:
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "testcases", root / "testcases")
     shutil.copytree(ROOT / "reference", root / "reference", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "mistakes.md", root / "docs" / "mistakes.md")  # generated with the cases
     (root / "submissions" / "accepted").mkdir(parents=True)
     shutil.copy(ROOT / "reference" / "solution.py", root / "submissions" / "accepted" / "reference.py")
     return Bundle(root, bundle.spec)
