@@ -119,3 +119,14 @@ def test_otter_assign_and_run_grade_the_reference_and_a_mistake(pe, tmp_path):
         scores[label] = next(t for t in results["tests"] if t["name"] == otter.question(pe.spec))
     assert scores["good"]["score"] == scores["good"]["max_score"] == pe.spec.max_score
     assert scores["bad"]["score"] < scores["bad"]["max_score"]
+
+
+@pytest.mark.parametrize("bias", [-0.25, -1.5, 0.3])
+def test_a_constant_bias_of_either_sign_is_fitted(pe, tmp_path, bias):
+    """The bias constant is signed: a negative bias is fitted as well as a positive one."""
+    source = (PE / "submissions/wrong_answer/fitted_bias.py").read_text(encoding="utf-8")
+    path = tmp_path / "solution.py"
+    path.write_text(source.replace("np.full(embed_dim, 0.02)", f"np.full(embed_dim, {bias!r})"), encoding="utf-8")
+    fp = grade(pe, path, GradeOptions(tests="all")).diagnosis["fingerprint"]
+    assert (fp["status"], fp["kind"]) == ("match", "fitted"), fp["message"]
+    assert f"shifted by {bias:.6g}," in fp["message"]

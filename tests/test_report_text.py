@@ -469,7 +469,10 @@ def test_next_step_names_the_exception_of_a_test_a_matched_mistake_had_no_output
     text = render_text(report, width=80)
     nxt = " ".join(text.split("Next: ", 1)[1].split())
     assert nxt.startswith(f"fix test {first.name} first (run check):") and "only square images" in nxt, nxt
-    assert "Known mistake: Patch flattened channel by channel" in " ".join(text.split())
+    shown = " ".join(text.split())
+    assert "Known mistake: Patch flattened channel by channel" in shown
+    n = len(fp["cases_without_evidence"])
+    assert f"It does not explain the {n} failing test(s) that returned no array." in shown
 
 
 def test_next_step_gives_the_fix_of_a_mistake_that_foresees_the_exception():

@@ -74,6 +74,7 @@ class Constant:
     fix: str
     description: str  # what a fitted value means: a format string over {value}
     requires: tuple[str, ...] = ()  # Variant fields that must keep their correct value for the constant to act
+    signed: bool = False  # the value may be negative too (a bias): the fit searches both signs
 
     def describe(self, value: float) -> str:
         return self.description.format(value=value)

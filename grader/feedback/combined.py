@@ -172,10 +172,25 @@ def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol:
 
 
 def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol: float, atol: float) -> float | None:
-    """Golden-section search of log10(value) minimising the mismatch on `obs`."""
+    """The value of `c` that best explains `obs`: a search of log10(|value|), on both signs when
+    the constant is `signed` (a bias may be negative), the closer fit winning."""
+    best: tuple[float, float] | None = None
+    for sign in (1.0, -1.0) if c.signed else (1.0,):
+        found = _fit_magnitude(ev, c, ids, obs, rtol, atol, sign)
+        if found is None:
+            return None  # the search's budget is spent
+        if best is None or found[1] < best[1]:
+            best = found
+    return best[0] if best is not None else None
+
+
+def _fit_magnitude(
+    ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol: float, atol: float, sign: float
+) -> tuple[float, float] | None:
+    """Golden-section search of log10(value / sign) minimising the mismatch on `obs`: (value, its mismatch)."""
 
     def cost(log_v: float) -> float:
-        variant = compose(ev.live, ids, c.name, 10.0**log_v)
+        variant = compose(ev.live, ids, c.name, sign * 10.0**log_v)
         return _mismatch(ev, variant, obs, rtol, atol) if variant is not None else math.inf
 
     lo, hi = c.bounds
@@ -193,15 +208,14 @@ def _fit(ev: _Evaluator, c: Constant, ids: Sequence[str], obs: Observation, rtol
             lo, a, fa = a, b, fb
             b = lo + g * (hi - lo)
             fb = cost(b)
-    best = a if fa < fb else b
+    best, best_cost = (a, fa) if fa < fb else (b, fb)
     # A few significant digits, when the rounded value explains the outputs as well.
     for digits in (1, 2, 3, 4, 6, 8):
-        v = float(f"{10.0**best:.{digits - 1}e}")
+        v = sign * float(f"{10.0**best:.{digits - 1}e}")
         variant = compose(ev.live, ids, c.name, v)
         if variant is not None and _mismatch(ev, variant, obs, rtol, atol) <= 1.0:
-            return v
-    fitted: float = 10.0**best
-    return fitted
+            return v, best_cost
+    return sign * 10.0**best, best_cost
 
 
 def candidates(

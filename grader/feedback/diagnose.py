@@ -64,7 +64,12 @@ def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str, data: Fe
             if fp.basis == "dtype"
             else f"reproduce it on every test that ran ({fp.compared} compared)"
         )
-        return f"Known mistake: {m.title}. Your outputs {how}."
+        unexplained = (
+            f" It does not explain the {len(fp.without_evidence)} failing test(s) that returned no array."
+            if fp.without_evidence and fp.basis != "dtype"
+            else ""
+        )
+        return f"Known mistake: {m.title}. Your outputs {how}.{unexplained}"
     if fp.status == "ambiguous":
         names = "; ".join(catalogue[i].title for i in fp.ids)
         where = "on the samples" if selection == "sample" else "on these tests"

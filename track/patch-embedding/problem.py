@@ -430,6 +430,7 @@ CONSTANTS: dict[str, Constant] = {
         (-6.0, 3.0),
         "Remove the bias: return patches @ W_proj alone.",
         "every output value is shifted by {value:.6g}, a bias where the statement has none",
+        signed=True,
     ),
 }
 
