@@ -89,11 +89,17 @@ def spec(bundle):
 
 
 def run_cli(
-    *args: str, timeout: float = 600, cwd: Path = ROOT, input: str | None = None
+    *args: str, timeout: float = 600, cwd: Path = ROOT, input: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    """Run `python -m grader ARGS` exactly as a user would."""
+    """Run `python -m grader ARGS` exactly as a user would (`env`: the whole environment, if given)."""
     return subprocess.run(
-        [sys.executable, "-m", "grader", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, input=input
+        [sys.executable, "-m", "grader", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+        env=env,
     )
 
 

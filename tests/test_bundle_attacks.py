@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 from grader.problem.bundle import Bundle, BundleError, open_bundle
 from grader.problem.spec import SpecError, load_spec
 
@@ -29,18 +29,9 @@ ACCEPTED = FIXTURE / "submissions" / "accepted" / "einsum.py"
 GUARD_S = 120  # a hang guard only: each of these runs ends in about a second
 
 
-def cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """`python -m grader ARGS` with this worktree's grader, whatever the folder it runs in."""
-    environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=GUARD_S,
-        env=environ,
-        stdin=subprocess.DEVNULL,
-    )
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`python -m grader ARGS` with this checkout's grader, whatever the folder it runs in."""
+    return run_cli(*args, cwd=cwd, timeout=GUARD_S, input="", env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def refused(r: subprocess.CompletedProcess, *words: str) -> str:
