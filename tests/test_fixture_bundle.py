@@ -74,3 +74,11 @@ def test_the_kattis_input_validator_reads_the_fixtures_signature(fixture_bundle)
 def test_the_cli_grades_the_fixture_with_bundle(tmp_path):
     r = run_cli("--bundle", str(FIXTURE), "grade", str(FIXTURE / "submissions/accepted/einsum.py"), "--no-color")
     assert r.returncode == 0 and r.stdout.startswith("AC  Accepted   score 100/100"), r.stdout + r.stderr
+
+
+def test_the_problem_module_is_imported_once_per_bundle_object():
+    """A grading reads problem.py for the cases' work, the feedback and the diagnosis: one import
+    per Bundle; a bundle opened again (problem.py edited since, say) imports it again."""
+    first = open_bundle(FIXTURE)
+    assert first.load_problem_module() is first.load_problem_module()
+    assert open_bundle(FIXTURE).load_problem_module() is not first.load_problem_module()

@@ -118,6 +118,5 @@ def _from_module(module: ModuleType, bundle: Bundle) -> FeedbackData:
 
 
 def feedback_data(bundle: Bundle) -> FeedbackData:
-    """The bundle's feedback, read from its problem module (imported anew: a few milliseconds,
-    and no state outlives the caller's bundle)."""
+    """The bundle's feedback, read from its problem module (imported once per Bundle)."""
     return _from_module(bundle.load_problem_module(), bundle)

@@ -25,7 +25,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import TYPE_CHECKING
@@ -81,6 +81,9 @@ class BundleError(RuntimeError):
 class Bundle:
     root: Path
     spec: ProblemSpec
+    # problem.py, imported once per Bundle (a grading reads it for the cases' work, the feedback
+    # and the diagnosis): its lifetime is the caller's bundle, never the process's.
+    _modules: dict[str, ModuleType] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def testcases(self) -> Path:
@@ -197,11 +200,15 @@ class Bundle:
 
     def load_problem_module(self, limit_s: float = IMPORT_LIMIT_S) -> ModuleType:
         """Import the bundle's problem.py by path (the bundle author's code, run in this process),
-        and check the kinds of the names it defines (BundleError, one line, for either)."""
+        and check the kinds of the names it defines (BundleError, one line, for either); once per
+        Bundle."""
+        if "problem" in self._modules:
+            return self._modules["problem"]
         module = _load_module(self.root / "problem.py", f"_bundle_problem_{_digest(self.root)}", self.root, limit_s)
         problem = module_problem(module)
         if problem:
             raise BundleError(f"broken bundle: {self.root / 'problem.py'}: {problem}")
+        self._modules["problem"] = module
         return module
 
 
