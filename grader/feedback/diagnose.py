@@ -55,6 +55,11 @@ def mistake_record(mistake_id: str, data: FeedbackData) -> dict[str, Any]:
     }
 
 
+def unexplained_note(n: int) -> str:
+    """What a match does not cover: its `n` failing tests that returned no array (none: '')."""
+    return f" It does not explain the {n} failing test(s) that returned no array." if n else ""
+
+
 def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str, data: FeedbackData) -> str:
     catalogue = data.catalogue
     if fp.status == "match":
@@ -64,11 +69,7 @@ def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str, data: Fe
             if fp.basis == "dtype"
             else f"reproduce it on every test that ran ({fp.compared} compared)"
         )
-        unexplained = (
-            f" It does not explain the {len(fp.without_evidence)} failing test(s) that returned no array."
-            if fp.without_evidence and fp.basis != "dtype"
-            else ""
-        )
+        unexplained = unexplained_note(len(fp.without_evidence)) if fp.basis != "dtype" else ""
         return f"Known mistake: {m.title}. Your outputs {how}.{unexplained}"
     if fp.status == "ambiguous":
         names = "; ".join(catalogue[i].title for i in fp.ids)

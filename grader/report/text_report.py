@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..feedback.diagnose import unexplained_note
 from ..judging.checker import NOT_IMPLEMENTED
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
 
@@ -193,13 +194,8 @@ def _match_line(fp: Mapping[str, Any]) -> str:
     m = fp["mistakes"][0]
     if fp.get("basis") == "dtype":
         return f"Known mistake: {m['title']}. Your outputs are float32 arrays."
-    return f"Known mistake: {m['title']}. Reproduced on all {fp['cases_compared']} tests compared.{_unexplained(fp)}"
-
-
-def _unexplained(fp: Mapping[str, Any]) -> str:
-    """The failing tests the match says nothing of (no array to compare, not foreseen by it)."""
-    n = len(fp.get("cases_without_evidence") or ())
-    return f" It does not explain the {n} failing test(s) that returned no array." if n else ""
+    unexplained = unexplained_note(len(fp.get("cases_without_evidence") or ()))
+    return f"Known mistake: {m['title']}. Reproduced on all {fp['cases_compared']} tests compared.{unexplained}"
 
 
 def _diagnosis_short(r: GradeReport, colour: bool, width: int, with_failure: bool = True) -> list[str]:
