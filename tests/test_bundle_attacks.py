@@ -325,6 +325,8 @@ def test_a_case_linked_out_of_the_bundle_is_not_read_or_exported(copy, tmp_path)
     case.unlink()
     case.symlink_to(outside)
     refused(grade(copy), case.name, "outside the bundle")
+    r = cli("--bundle", str(copy), "validate")  # validate lists it among the problems it finds
+    assert r.returncode == 1 and f"{case.name}: a link to" in r.stdout and "outside the bundle" in r.stdout, r
     out = tmp_path / "kattis"
     refused(cli("--bundle", str(copy), "export", "kattis", "--out", str(out)), "outside the bundle")
     assert not out.exists()

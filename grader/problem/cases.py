@@ -252,6 +252,14 @@ def case_paths(root: Path, groups: Iterable[str]) -> list[Path]:
     return out
 
 
+def check_inside(path: Path, root: Path) -> None:
+    """CaseFileError when the case file `path` is a link leading out of the test cases' folder
+    `root` (to another file of the machine's, which an export would then copy): a case is the
+    bundle's, refused before it is read."""
+    if not path.resolve().is_relative_to(Path(root).resolve()):
+        raise CaseFileError(f"{path}: a link to {path.resolve()}, outside the bundle's test cases")
+
+
 def expected_name(path: Path, under: str = "") -> str:
     """The name a case file must carry: '<group>/<stem>', or '<under>/<group>/<stem>'."""
     name = f"{path.parent.name}/{path.stem}"
@@ -264,12 +272,8 @@ def load_cases(
     """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder
     (`read`: read_case, or case_cache.read_case_cached)."""
     cases = []
-    inside = Path(root).resolve()
     for path in case_paths(Path(root) / under if under else Path(root), groups):
-        # A case is the bundle's: a link that leads out of its testcases/ (to another file of the
-        # machine's, which an export would then copy) is refused before it is read.
-        if not path.resolve().is_relative_to(inside):
-            raise CaseFileError(f"{path}: a link to {path.resolve()}, outside the bundle's test cases")
+        check_inside(path, root)
         case = read(path)
         expected_name_ = expected_name(path, under)
         if case.name != expected_name_ or case.group != path.parent.name:

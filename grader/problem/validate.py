@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .bundle import Bundle
-from .cases import PRACTICE_DIR, CaseFileError, TestCase, case_paths, expected_name, read_case
+from .cases import PRACTICE_DIR, CaseFileError, TestCase, case_paths, check_inside, expected_name, read_case
 from .input_rules import bind, magnitude_problem, output_problems, size_problems
 from .spec import ProblemSpec
 
@@ -93,6 +93,7 @@ def validate_directory(
     cases: list[TestCase] = []
     for path in case_paths(Path(root) / under if under else Path(root), groups):
         try:
+            check_inside(path, root)
             case = read_case(path)
         except CaseFileError as exc:
             problems.append(str(exc))
