@@ -46,17 +46,23 @@ section {
 table { border-collapse: collapse; width: 100%; }
 th, td {
   text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top;
-  overflow-wrap: anywhere;
+  overflow-wrap: break-word;
 }
-th { font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); font-weight: 600; }
+th { white-space: nowrap; font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); font-weight: 600; }
 tbody tr:hover { background: var(--track); }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td:last-child:has(svg.meter) { width: 30%; }
 .wide { overflow-x: auto; }
 #students td { font-size: 13.5px; }
+#students td:first-child, #students td:nth-child(3) { white-space: nowrap; }
+#students td:nth-child(2) { max-width: 16em; overflow-wrap: anywhere; }
+#students tr:not(.message) td { border-bottom: none; padding-bottom: 0; }
+#students tr.message td { color: var(--muted); font-size: 12.5px; padding-top: 2px; white-space: normal; }
+#students tbody tr:hover { background: none; }
 code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--track);
-  padding: 1px 5px; border-radius: 4px; }
+  padding: 1px 5px; border-radius: 4px; white-space: nowrap; }
 small { color: var(--muted); }
+td small { display: block; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 ul { margin: 0; padding-left: 20px; }

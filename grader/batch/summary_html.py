@@ -126,14 +126,15 @@ def _verdict_class(code: str) -> str:
     return "ok" if code == "AC" else "wa" if code == "WA" else "nj" if code in ("", "not judged") else "err"
 
 
+def _badge(verdict: str, label: str | None = None) -> Markup:
+    return el("span", {"class": f"badge {_verdict_class(verdict)}"}, label or verdict)
+
+
 def _verdicts(rows: list[Row]) -> Markup:
     counts = verdict_counts(rows)
     return _table(
         ("verdict", "students", ""),
-        [
-            [el("span", {"class": f"badge {_verdict_class(c)}"}, label), n, meter(n / len(rows), _verdict_class(c))]
-            for c, label, n in counts
-        ],
+        [[_badge(c, label), n, meter(n / len(rows), _verdict_class(c))] for c, label, n in counts],
         {1},
     )
 
@@ -192,7 +193,10 @@ def _mistakes(rows: list[Row]) -> Markup:
     most = ranked[0][2]
     lines: list[list[Markup | str | int | None]] = [
         [
-            join(title, el("small", None, f" {amb} of them: this or another mistake") if amb else None),
+            join(
+                title,
+                el("small", None, f"{amb} of them: this or another mistake, the tests could not tell") if amb else None,
+            ),
             el("code", None, mid),
             n,
             meter(n / most, "wa"),
@@ -209,7 +213,7 @@ def _student_cell(student: str) -> Markup:
 
 def _slowest(rows: list[Row]) -> Markup:
     lines: list[list[Markup | str | int | None]] = [
-        [_student_cell(r.student), el("span", {"class": "time"}, f"{r.record.seconds:.1f} s"), shown_verdict(r)]
+        [_student_cell(r.student), el("span", {"class": "time"}, f"{r.record.seconds:.1f} s"), _badge(shown_verdict(r))]
         for r in slowest(rows)
     ]
     return _table(("student", "grading time", "verdict"), lines, {1})
@@ -260,25 +264,29 @@ def _intake(run: dict[str, Any]) -> Markup:
     return el("ul", None, *items)
 
 
+def _student_rows(row: Row, mates: str) -> Markup:
+    """A student's line, and the verdict's summary (or why they could not be judged) below it."""
+    score = f"{row.score:g} / {row.max_score}" if row.judged and row.score is not None else ""
+    message = (row.report or {}).get("summary", "") if row.judged else row.reason
+    cells: list[Markup | str | int | None] = [
+        _student_cell(row.student),
+        row.record.name,
+        _badge(shown_verdict(row)),
+        score,
+        ", ".join(m for m, _ in row.mistakes()),
+        mates,
+        el("span", {"class": "time"}, f"{row.record.seconds:.1f} s"),
+    ]
+    first = el("tr", None, *(el("td", {"class": "num" if i in (3, 6) else None}, c) for i, c in enumerate(cells)))
+    return join(first, el("tr", {"class": "message"}, el("td", None), el("td", {"colspan": 6}, message)))
+
+
 def _students(rows: list[Row], pairs: list[Pair]) -> Markup:
     similar = similar_map(pairs)
-    lines: list[list[Markup | str | int | None]] = []
-    for r in rows:
-        verdict = shown_verdict(r)
-        score = f"{r.score:g} / {r.max_score}" if r.judged and r.score is not None else ""
-        mates = ", ".join(s for s, _ in sorted(similar.get(r.student, []), key=lambda t: (-t[1], t[0])))
-        message = (r.report or {}).get("summary", "") if r.judged else r.reason
-        lines.append(
-            [
-                _student_cell(r.student),
-                r.record.name,
-                el("span", {"class": f"badge {_verdict_class(verdict)}"}, verdict),
-                score,
-                ", ".join(m for m, _ in r.mistakes()),
-                mates,
-                el("span", {"class": "time"}, f"{r.record.seconds:.1f} s"),
-                message,
-            ]
-        )
-    header = ("student", "name", "verdict", "score", "mistakes", "similar to", "time", "message")
-    return el("div", {"class": "wide"}, _table(header, lines, {3, 6}))
+    header = ("student", "name", "verdict", "score", "mistakes", "similar to", "time")
+    head = el("tr", None, *(el("th", {"class": "num" if i in (3, 6) else None}, h) for i, h in enumerate(header)))
+    body = [
+        _student_rows(r, ", ".join(s for s, _ in sorted(similar.get(r.student, []), key=lambda t: (-t[1], t[0]))))
+        for r in rows
+    ]
+    return el("div", {"class": "wide"}, el("table", None, el("thead", None, head), el("tbody", None, *body)))
