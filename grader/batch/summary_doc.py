@@ -116,24 +116,31 @@ def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     ) or [first.rstrip()]
 
 
-def _column_widths(table: Table, width: int) -> list[int]:
-    """Each column's width: its widest cell, the text columns narrowed (never below their
-    longest word) while the table is wider than `width`."""
+def _column_widths(table: Table, width: int) -> list[int] | None:
+    """Each column's width: its widest cell, the widest columns narrowed (never below their longest
+    word) while the table is wider than `width`; None when even that is too wide."""
     rows = [table.header, *table.rows]
-    natural = [max(len(r[i]) for r in rows) for i in range(len(table.header))]
-    least = [max((len(w) for r in rows for w in r[i].split()), default=1) for i in range(len(natural))]
-    widths = list(natural)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(table.header))]
+    least = [max((len(w) for r in rows for w in r[i].split()), default=1) for i in range(len(widths))]
     while sum(widths) + len(_GAP) * (len(widths) - 1) > width:
-        narrowable = [i for i in range(len(widths)) if not table.right[i] and widths[i] > least[i]]
+        narrowable = [i for i in range(len(widths)) if widths[i] > least[i]]
         if not narrowable:
-            break
-        widest = max(narrowable, key=lambda i: widths[i])
-        widths[widest] -= 1
+            return None
+        widths[max(narrowable, key=lambda i: widths[i])] -= 1
     return widths
 
 
 def _plain_table(table: Table, width: int) -> list[str]:
+    """Aligned columns, a cell's text wrapped within its column; a table that cannot fit even so
+    is written one row after another, a line per cell ("- student: alice", "  similarity: 0.95")."""
     widths = _column_widths(table, width)
+    if widths is None:
+        return [
+            w
+            for row in table.rows
+            for n, (head, cell) in enumerate(zip(table.header, row, strict=True))
+            for w in wrap(f"{head}: {cell}", width, "- " if n == 0 else "  ", "    ")
+        ]
     out = []
     for n, row in enumerate([table.header, *table.rows]):
         cells = [wrap(c, w) if c else [""] for c, w in zip(row, widths, strict=True)]
