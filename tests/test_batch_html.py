@@ -20,7 +20,7 @@ import pytest
 
 import batch_class as bc
 from conftest import ROOT
-from grader.batch.api import BatchOptions, run_batch
+from grader.batch.api import BatchError, BatchOptions, run_batch
 from grader.batch.gradebook import Row, mistake_titles
 from grader.batch.gradebook_files import write_outputs
 from grader.batch.state import RunKey, StudentRecord, save_record
@@ -295,3 +295,12 @@ def test_the_page_of_merged_shards_is_the_page_of_one_run(graded, cli):
         return re.sub(r'<span class="time">[^<]*</span>', "", text)
 
     assert without_timings(base / "out" / "summary.html") == without_timings(base / "merged" / "summary.html")
+
+
+def test_a_folder_where_the_page_belongs_stops_the_batch_before_grading(tmp_path):
+    bc.write_files(tmp_path / "class", [bc.Student("alice", bc.sub("accepted", "vectorised_matmul"))])
+    (tmp_path / "out" / "summary.html").mkdir(parents=True)
+    opts = BatchOptions(inputs=(tmp_path / "class",), out=tmp_path / "out", jobs=1, tests="sample")
+    with pytest.raises(BatchError, match=r"summary\.html is a folder where batch writes a file"):
+        run_batch(open_bundle(ROOT), opts)
+    assert not (tmp_path / "out" / "alice.json").exists()
