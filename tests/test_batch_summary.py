@@ -32,7 +32,7 @@ def _row(student: str, verdict: str, judged: bool = True, report: bool = True, r
     rec = StudentRecord(
         student, f"class.zip:{student}.py", "file", "", False, "ab" * 32, KEY, 1.0, judged, reason, verdict
     )
-    body = {
+    body: dict[str, object] = {
         "verdict": verdict,
         "score": 12 if verdict == "AC" else 0,
         "max_score": 12,

@@ -48,7 +48,10 @@ th, td {
   text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top;
   overflow-wrap: break-word;
 }
-th { white-space: nowrap; font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted); font-weight: 600; }
+th {
+  white-space: nowrap; font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--muted);
+  font-weight: 600;
+}
 tbody tr:hover { background: var(--track); }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td:last-child:has(svg.meter) { width: 30%; }
