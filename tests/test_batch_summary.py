@@ -141,3 +141,11 @@ def test_the_command_prints_plain_text_at_the_terminals_width(tmp_path, monkeypa
     assert printed == summary_text(outputs.blocks, 60) and printed != outputs.summary
     assert printed.startswith("Batch summary: vit-encoder-block 1.0.0\n=====")
     assert max(len(line) for line in printed.splitlines()) <= 60
+
+
+def test_the_printed_summary_sends_no_escape_sequence_to_the_terminal():
+    forged = "\x1b]0;owned\x07\x1b[2J\u202eevil"  # a title, a cleared screen, reversed text
+    rows = [_row("ann", "AC"), _row("ben", "CE", judged=False, reason=forged)]
+    text = summary_text(summary_blocks(rows, [], {**RUN, "refused": [forged], "ignored": []}), 80)
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "]0;owned" in text and "evil" in text  # shown, made harmless

@@ -27,7 +27,7 @@ TOP_MISTAKES = 10
 NOT_JUDGED = "could not be judged"
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     """ "1 student", "2 students"."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -99,7 +99,7 @@ def run_lines(rows: list[Row], run: dict[str, Any]) -> list[str]:
     judged = sum(1 for r in rows if r.judged)
     return [
         f"Tests: {run.get('tests', 'all')}, {hidden}; graded {where}{shard}.",
-        f"{_plural(len(rows), 'student')}: {judged} judged, {len(rows) - judged} {NOT_JUDGED}.",
+        f"{plural(len(rows), 'student')}: {judged} judged, {len(rows) - judged} {NOT_JUDGED}.",
     ]
 
 
@@ -171,7 +171,7 @@ def _mistakes(rows: list[Row]) -> list[Block]:
         return [*out, Lines((line("none diagnosed"),))]
     items = tuple(
         line(
-            f"{_plural(n, 'student')}: {title} (",
+            f"{plural(n, 'student')}: {title} (",
             Span(mid, "code"),
             ")" + (f" ({ambiguous} of them: this or another mistake, the tests could not tell)" if ambiguous else ""),
         )

@@ -4,13 +4,16 @@ text wrapped to a width (what `batch` prints on a terminal).
 summary.py says what the summary holds; this module only lays it out, so the file and the
 terminal always say the same thing. Text in a block is one clean line (batch/ids.py
 clean_text has been applied where it came from outside); the Markdown rendering escapes
-every character a renderer would act on, the plain rendering shows it as it is.
+every character a renderer would act on, the plain rendering shows it as it is, cleaned
+once more (a record read back from DIR may have been forged with a terminal's escape sequence).
 """
 
 from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
+
+from .ids import clean_text
 
 # What a Markdown renderer acts on in one line of text: cell breaks, code, links and images ([ ]),
 # raw HTML and autolinks (< >), entity references (&#8238; would render a bidi override).
@@ -99,8 +102,13 @@ def markdown(blocks: list[Block]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _shown(text: str) -> str:
+    """Text for a terminal: one line, no control, bidi or format character, nothing cut."""
+    return clean_text(text, len(text))
+
+
 def _plain_line(parts: Line) -> str:
-    return "".join(s.text for s in parts)
+    return _shown("".join(s.text for s in parts))
 
 
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
@@ -157,13 +165,13 @@ def _plain_table(table: Table, width: int) -> list[str]:
 
 def _plain_block(block: Block, width: int) -> list[str]:
     if isinstance(block, Heading):
-        title = wrap(block.text, width)
+        title = wrap(_shown(block.text), width)
         return [*title, ("=" if block.level == 1 else "-") * min(width, max(len(t) for t in title))]
     if isinstance(block, Lines):
         return [w for x in block.lines for w in wrap(_plain_line(x), width)]
     if isinstance(block, Bullets):
         return [w for x in block.items for w in wrap(_plain_line(x), width, "- ", "  ")]
-    return _plain_table(block, width)
+    return _plain_table(Table(block.header, block.right, tuple(tuple(map(_shown, r)) for r in block.rows)), width)
 
 
 def plain_text(blocks: list[Block], width: int) -> str:

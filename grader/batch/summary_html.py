@@ -38,10 +38,6 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MAX_BARS = 40  # more possible scores than this are binned
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def report_link(student: str) -> str | None:
     """The relative link to a student's report, for an id this batch could have made (else none)."""
     return f"feedback/{student}/report.txt" if valid_id(student) else None
