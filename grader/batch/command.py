@@ -10,6 +10,7 @@ grade` does not pay for them.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..problem.bundle import Bundle
+    from .gradebook_files import Outputs
 
 
 class BatchError(Exception):
@@ -28,7 +30,7 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
     bt = sub.add_parser(
         "batch",
         help="grade a whole class: folders, zips (Moodle, Canvas, Gradescope, GitHub "
-        "Classroom) or files, into DIR/<id>.json, grades.csv and summary.md",
+        "Classroom) or files, into DIR/<id>.json, grades.csv, summary.md and summary.html",
     )
     bt.add_argument("inputs", nargs="+", metavar="INPUT", help="a folder of submissions, a zip file, or a file")
     bt.add_argument("--out", required=True, metavar="DIR", help="output folder (re-running with it resumes)")
@@ -94,6 +96,13 @@ def _seed_and_shard(
     return seed, random_seed, shard
 
 
+def _print_summary(outputs: Outputs) -> None:
+    """The summary as plain text, wrapped to the terminal's width (80 columns when it is not one)."""
+    from .summary import summary_text
+
+    sys.stdout.write(summary_text(outputs.blocks, shutil.get_terminal_size((80, 24)).columns))
+
+
 def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable[[str], int]) -> int:
     """Run `batch`; raises BatchError for exit status 2."""
     # --jobs N processes each running N BLAS threads would only fight; cli.main has already
@@ -128,9 +137,9 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
         return api.EXIT_INTERRUPTED
     finally:
         line.close()
-    sys.stdout.write(result.outputs.summary)
+    _print_summary(result.outputs)
     print(
-        f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv and summary.md to {result.out} "
+        f"\nwrote {len(result.outputs.rows)} verdicts, grades.csv, summary.md and summary.html to {result.out} "
         f"({result.graded} graded now, {result.reused} kept from an earlier run)"
     )
     for problem in result.outputs.problems:
@@ -156,7 +165,7 @@ def merge_command(args: argparse.Namespace, bundle: Bundle) -> int:
         outputs, run = merge_dirs(dirs, Path(args.out), bundle)
     except ShardError as exc:
         raise BatchError(str(exc)) from None
-    sys.stdout.write(outputs.summary)
+    _print_summary(outputs)
     print(f"\nmerged {len(dirs)} folder(s): {len(outputs.rows)} students into {args.out}")
     for problem in outputs.problems:
         print(f"grader: batch-merge: not written: {problem}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Writing grades.csv and summary.md from what is in DIR (used by a run and by a merge).
+"""Writing grades.csv, summary.md and summary.html from what is in DIR (used by a run and by a merge).
 
 Each is written on its own: one that cannot be (a folder or a link put where
 it belongs, writes.py) is named in Outputs.problems and the other is still
@@ -8,14 +8,16 @@ written; the command then exits 1 and says which.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .gradebook import Row, csv_text, load_rows
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
-from .summary import render_summary
+from .summary import render_summary, summary_blocks
+from .summary_doc import Block
+from .summary_html import render_page
 from .writes import OutputError, atomic_write
 
 
@@ -27,6 +29,7 @@ class Outputs:
     pairs: list[Pair]
     summary: str
     problems: tuple[str, ...] = ()  # run-level files that could not be written
+    blocks: list[Block] = field(default_factory=list)  # the summary, for the terminal (summary_doc.py)
 
 
 def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord], titles: Mapping[str, str]) -> Outputs:
@@ -36,9 +39,10 @@ def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord], 
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
     problems = []
-    for name, text in (("grades.csv", csv_text(rows, list(run.get("groups", [])), pairs)), ("summary.md", summary)):
+    pages = (("summary.md", summary), ("summary.html", render_page(rows, pairs, run)))
+    for name, text in (("grades.csv", csv_text(rows, list(run.get("groups", [])), pairs)), *pages):
         try:
             atomic_write(out / name, text)
         except OutputError as exc:
             problems.append(str(exc))
-    return Outputs(rows, pairs, summary, tuple(problems))
+    return Outputs(rows, pairs, summary, tuple(problems), summary_blocks(rows, pairs, run))

@@ -105,7 +105,7 @@ def make_state_dirs(out: Path, *below: str) -> Path:
 
 def run_level_problems(out: Path) -> list[str]:
     """Why the run's own files of DIR cannot be written (a batch checks them before grading, a merge before copying)."""
-    paths = (out / "grades.csv", out / "summary.md", state_dir(out) / RUN_FILE)
+    paths = (out / "grades.csv", out / "summary.md", out / "summary.html", state_dir(out) / RUN_FILE)
     return [p for p in (output_problem(path) for path in paths) if p]
 
 
