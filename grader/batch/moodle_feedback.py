@@ -35,7 +35,6 @@ PLUGIN = "assignsubmission_file"
 # or the same prefix on a flat file name ("...assignsubmission_file_solution.py"). The last one wins.
 _SOURCE_FOLDER = re.compile(rf"(?:^|[/:])(?P<name>[^/:]+?)_(?P<pid>\d{{1,18}})_{PLUGIN}_(?=/|[^/]*$)")
 _UNSAFE_NAME = re.compile(r"[_&<>\"`|':\\/*?]+")  # `_` splits the importer's parts; the rest is clean_filename's
-MAX_NAME = 100
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip can say: no build date in the bytes
 
 
@@ -51,7 +50,7 @@ class MoodleFeedback:
 def _safe_name(name: str) -> str:
     """The name part as Moodle would have written it: no `_`, controls or path characters."""
     kept = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in _UNSAFE_NAME.sub(" ", name))
-    kept = re.sub(r"\.{2,}", ".", " ".join(kept.split()))[:MAX_NAME].strip(" .~")
+    kept = re.sub(r"\.{2,}", ".", " ".join(kept.split())).strip(" .~")
     return kept or "Participant"
 
 
