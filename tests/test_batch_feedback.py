@@ -24,7 +24,7 @@ import batch_class as bc
 from batch_class import normalised
 from conftest import ROOT, run_cli, venv_first_env
 from grader.batch.api import BatchOptions, run_batch
-from grader.batch.feedback_files import student_files
+from grader.batch.feedback_files import student_files, write_feedback
 from grader.batch.gradebook import Row
 from grader.batch.moodle_feedback import MoodleFeedback, entry_problem, participant_folder, zip_bytes
 from grader.batch.report_read import read_report
@@ -370,6 +370,19 @@ def test_control_characters_in_a_merged_verdict_are_cleaned(graded):
     files = student_files(Row(_record("file", "x"), d), groups())
     assert "\x1b" not in files["report.txt"] and "\u202e" not in files["report.txt"]
     assert "\x1b" not in files["report.json"] and "\\u001b" not in files["report.json"]
+
+
+def test_a_student_no_longer_judged_loses_the_old_verdict(tmp_path):
+    rec = _record("file", "x")
+    folder = tmp_path / "feedback" / "s"
+    folder.mkdir(parents=True)
+    (folder / "report.json").write_text("{}")  # an earlier run's verdict of this student
+    unjudged = Row(StudentRecord(**{**rec.__dict__, "judged": False, "reason": "no file\nat all"}), None)
+    assert write_feedback(tmp_path, [unjudged], bundle()) == []
+    assert sorted(os.listdir(folder)) == ["report.txt"]
+    assert (folder / "report.txt").read_text().startswith("Not judged: ") and "Why: no file at all" in (
+        folder / "report.txt"
+    ).read_text()
 
 
 # --- a folder or link where feedback belongs -------------------------------------------------
