@@ -212,6 +212,13 @@ def test_shards_merged_equal_a_single_run(tmp_path, cli):
     )
     for p in a.glob("*.json"):
         assert normalised(json.loads(p.read_text())) == normalised(json.loads((b / p.name).read_text()))
+    # each student's feedback: the same report, the same verdict JSON apart from timings
+    feedback = sorted(p.relative_to(a) for p in (a / "feedback").rglob("*") if p.is_file())
+    assert feedback == sorted(p.relative_to(b) for p in (b / "feedback").rglob("*") if p.is_file())
+    assert len(feedback) == 2 * 6 and all(p.name in ("report.txt", "report.json") for p in feedback)
+    for p in feedback:
+        mine, theirs = (a / p).read_text(), (b / p).read_text()
+        assert mine == theirs if p.suffix == ".txt" else normalised(json.loads(mine)) == normalised(json.loads(theirs))
     # the copy (in another shard than the original, or not) is flagged in both
     assert (
         "| copycat | correct |" in (b / "summary.md").read_text()

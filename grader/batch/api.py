@@ -217,7 +217,7 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
     triaged = triage(opts.out, students.entries, key, seal_key)
     grading = Grading(opts.out, judging, key, seal_key, triaged, prints, opts.progress)
     interrupted = grading.run(opts.jobs or default_jobs(), bundle.spec.limits.total_time_s + 180)
-    outputs = write_outputs(opts.out, run, grading.sorted_records(), mistake_titles(bundle))
+    outputs = write_outputs(opts.out, run, grading.sorted_records(), mistake_titles(bundle), bundle)
     return BatchResult(opts.out, outputs, grading.counts.done, triaged.reused, interrupted, tuple(students.problems))
 
 

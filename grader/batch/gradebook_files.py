@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..problem.bundle import Bundle
+from .feedback_files import write_feedback
 from .gradebook import Row, csv_text, load_rows
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
@@ -32,9 +34,16 @@ class Outputs:
     blocks: list[Block] = field(default_factory=list)  # the summary, for the terminal (summary_doc.py)
 
 
-def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord], titles: Mapping[str, str]) -> Outputs:
-    """grades.csv and summary.md in `out` for these students (similarity across all of them;
-    `titles`: the bundle's mistakes, gradebook.mistake_titles)."""
+def write_outputs(
+    out: Path,
+    run: dict[str, Any],
+    records: list[StudentRecord],
+    titles: Mapping[str, str],
+    bundle: Bundle | None = None,
+) -> Outputs:
+    """grades.csv, summary.md and summary.html in `out` for these students (similarity across all of them;
+    `titles`: the bundle's mistakes, gradebook.mistake_titles), and their feedback (`bundle`: the
+    one graded with, feedback_files.write_feedback)."""
     rows = load_rows(out, records, titles)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
@@ -45,4 +54,5 @@ def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord], 
             atomic_write(out / name, text)
         except OutputError as exc:
             problems.append(str(exc))
+    problems += write_feedback(out, rows, bundle)  # DIR/feedback/, DIR/moodle-feedback.zip (feedback_files.py)
     return Outputs(rows, pairs, summary, tuple(problems), summary_blocks(rows, pairs, run))

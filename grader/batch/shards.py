@@ -162,7 +162,7 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
         save_run(out, run)
     except OutputError as exc:
         raise ShardError(str(exc)) from None
-    return write_outputs(out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle)), run
+    return write_outputs(out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle), bundle), run
 
 
 def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:

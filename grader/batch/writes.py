@@ -41,7 +41,7 @@ def output_problem(path: Path) -> str | None:
     )
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str | bytes) -> None:
     """Write `text` to `path` (see the module docstring); OutputError if it cannot be."""
     problem = output_problem(path)
     if problem:
