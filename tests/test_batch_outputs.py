@@ -112,14 +112,14 @@ RUN = {
 def test_grades_csv_and_summary_golden(tmp_path):
     records = _class(tmp_path)
     outputs = write_outputs(tmp_path, RUN, records, TITLES)
-    check_batch_golden("grades.csv", (tmp_path / "grades.csv").read_text())
+    check_batch_golden("grades.csv", (tmp_path / "grades.csv").read_text(encoding="utf-8-sig"))
     check_batch_golden("summary.md", (tmp_path / "summary.md").read_text())
     assert outputs.summary == (tmp_path / "summary.md").read_text()
 
 
 def test_csv_cells_are_one_line_and_never_formulas(tmp_path):
     write_outputs(tmp_path, RUN, _class(tmp_path), TITLES)
-    text = (tmp_path / "grades.csv").read_text()
+    text = (tmp_path / "grades.csv").read_text(encoding="utf-8-sig")
     assert len(text.splitlines()) == 7
     rows = list(csv.DictReader(text.splitlines()))
     assert [r["student"] for r in rows] == ["'=cmd", "alice", "bob", "carol", "dave", "eve"]
@@ -185,7 +185,7 @@ def test_the_summary_names_a_copied_group_once(tmp_path):
     assert "- 3 students handed in the same code (after normalising): frank, grace, heidi" in lines
     assert not [line for line in lines if line.startswith("| frank |") or line.startswith("| grace |")]
     assert "| alice | carol |" in outputs.summary  # a near-identical pair outside the group is still a row
-    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
     assert rows["frank"]["similar_to"] == "grace;heidi" and float(rows["frank"]["similarity"]) == 1.0
 
 

@@ -151,7 +151,7 @@ def test_batch_reads_the_bundle_named_after_the_command(cli, copy, tmp_path):
     out = tmp_path / "out"
     proc = cli("batch", str(klass.parent), "--out", str(out), "--tests", "sample", "--jobs", "1", "--bundle", str(copy))
     assert proc.returncode == 0, proc.stderr
-    (row,) = csv.DictReader((out / "grades.csv").open(encoding="utf-8"))
+    (row,) = csv.DictReader((out / "grades.csv").open(encoding="utf-8-sig"))
     assert (row["score"], row["max_score"]) == ("13", "13"), row
 
 

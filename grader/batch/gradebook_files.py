@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .gradebook import Row, csv_text, load_rows
+from .lms_files import BOM, NO_LMS_OPTIONS, LmsOptions, lms_files
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
 from .summary import render_summary
@@ -29,14 +30,23 @@ class Outputs:
     problems: tuple[str, ...] = ()  # run-level files that could not be written
 
 
-def write_outputs(out: Path, run: dict[str, Any], records: list[StudentRecord], titles: Mapping[str, str]) -> Outputs:
-    """grades.csv and summary.md in `out` for these students (similarity across all of them;
-    `titles`: the bundle's mistakes, gradebook.mistake_titles)."""
+def write_outputs(
+    out: Path,
+    run: dict[str, Any],
+    records: list[StudentRecord],
+    titles: Mapping[str, str],
+    lms: LmsOptions = NO_LMS_OPTIONS,
+) -> Outputs:
+    """grades.csv, summary.md and the LMS files (lms_files.py, as `lms` says) in `out` for these
+    students (similarity across all of them; `titles`: the bundle's mistakes, gradebook.mistake_titles).
+    grades.csv starts with a UTF-8 BOM, so that Excel reads its names as UTF-8."""
     rows = load_rows(out, records, titles)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
     problems = []
-    for name, text in (("grades.csv", csv_text(rows, list(run.get("groups", [])), pairs)), ("summary.md", summary)):
+    files = {"grades.csv": BOM + csv_text(rows, list(run.get("groups", [])), pairs), "summary.md": summary}
+    files.update(lms_files(rows, lms, str(run.get("bundle_id", ""))))
+    for name, text in files.items():
         try:
             atomic_write(out / name, text)
         except OutputError as exc:

@@ -22,6 +22,7 @@ from ..problem.safe_write import WriteRefused, folder_problem, make_output_folde
 from .fit import record_misfit, run_misfit, score_misfit
 from .gradebook import mistake_titles, report_shape_ok
 from .gradebook_files import Outputs, write_outputs
+from .lms_files import NO_LMS_OPTIONS, LmsOptions
 from .state import (
     RUN_FILE,
     StateDirError,
@@ -128,9 +129,11 @@ def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict[str, A
     return runs
 
 
-def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict[str, Any]]:
-    """Merge shard folders into `out`, checked against `bundle`; returns the outputs and the merged
-    run description."""
+def merge_dirs(
+    dirs: list[Path], out: Path, bundle: Bundle, lms: LmsOptions = NO_LMS_OPTIONS
+) -> tuple[Outputs, dict[str, Any]]:
+    """Merge shard folders into `out`, checked against `bundle`; returns the outputs (the LMS files
+    written as `lms` says) and the merged run description."""
     refused = folder_problem(out, bundle.own_parts())  # before any shard is read
     if refused:
         raise ShardError(f"--out {refused}")
@@ -162,7 +165,7 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
         save_run(out, run)
     except OutputError as exc:
         raise ShardError(str(exc)) from None
-    return write_outputs(out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle)), run
+    return write_outputs(out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle), lms), run
 
 
 def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:
