@@ -49,7 +49,9 @@ MOODLE_COLUMNS = (
     "Feedback comments",
 )
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
-CANVAS_POINTS_ROW = "    Points Possible"  # the second line of Canvas's own export
+# The second line: Canvas's export indents it ("    Points Possible"); its importer looks for
+# /Points Possible/ in the first cell (app/models/gradebook_importer.rb).
+CANVAS_POINTS_ROW = "Points Possible"
 GRADESCOPE_COLUMNS = ("Name", "SID", "Email", "Submission ID", "Total Score", "Max Points")
 GITHUB_COLUMNS = (
     "github_username",
