@@ -97,7 +97,8 @@ def test_file_option_oversized_and_duplicate_students_through_the_cli(tmp_path, 
     out = tmp_path / "out"
     r = cli("batch", str(cls), str(z), "--out", str(out), "--tests", "sample", "--jobs", "1", "--file", "main.py")
     assert r.returncode == 1, r.stderr
-    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
+    text = (out / "grades.csv").read_text(encoding="utf-8-sig")
+    rows = {row["student"]: row for row in csv.DictReader(text.splitlines())}
     assert set(rows) == {"alice", "bob", "carol", "dave"}
     assert rows["alice"]["judged"] == "yes" and rows["alice"]["source"] == "cls:alice/main.py"
     assert rows["bob"]["judged"] == "no" and "more than 10000 files and folders" in rows["bob"]["message"]

@@ -206,7 +206,9 @@ def test_shards_merged_equal_a_single_run(tmp_path, cli):
     merged = cli("batch-merge", *(str(tmp_path / f"shard{k}") for k in (1, 2, 3)), "--out", str(tmp_path / "merged"))
     assert merged.returncode == 0, merged.stderr
     a, b = tmp_path / "single", tmp_path / "merged"
-    assert _drop_timings_csv((a / "grades.csv").read_text(encoding="utf-8-sig")) == _drop_timings_csv((b / "grades.csv").read_text(encoding="utf-8-sig"))
+    assert _drop_timings_csv((a / "grades.csv").read_text(encoding="utf-8-sig")) == _drop_timings_csv(
+        (b / "grades.csv").read_text(encoding="utf-8-sig")
+    )
     assert _drop_timings_summary((a / "summary.md").read_text()) == _drop_timings_summary(
         (b / "summary.md").read_text()
     )

@@ -335,3 +335,18 @@ def test_lms_files_only_for_the_layouts_the_class_holds(tmp_path):
 def test_grades_have_at_most_two_decimals_and_no_exponent(value, text):
     assert number(value) == text
     assert number(123456789.0) == "123456789"
+
+
+def test_a_folder_where_an_lms_file_belongs_is_named_and_the_rest_is_written(tmp_path, cli_module):
+    (tmp_path / ".batch").mkdir()
+    (tmp_path / "canvas-gradebook.csv").mkdir()
+    (tmp_path / "a.json").write_text(json.dumps({"verdict": "AC", "score": 12, "max_score": 12, "groups": []}))
+    record = _record("a", layout="canvas", lms=LmsIds("canvas", "1"), late=False)
+    outputs = write_outputs(tmp_path, {"groups": []}, [record], mistake_titles(open_bundle()))
+    assert len(outputs.problems) == 1 and "canvas-gradebook.csv is a folder" in outputs.problems[0]
+    assert (tmp_path / "grades.csv").is_file()
+    # Before grading, a batch names it and grades nobody (exit 2), like grades.csv's.
+    cls = tmp_path.parent / f"{tmp_path.name}-cls"
+    bc.write_files(cls, [bc.Student("b", CORRECT)])
+    r = cli_module("batch", str(cls), "--out", str(tmp_path))
+    assert r.returncode == 2 and "canvas-gradebook.csv is a folder" in r.stderr and not (tmp_path / "b.json").exists()

@@ -34,7 +34,7 @@ from .grading import Fingerprints, Grading, Judging, Progress, triage
 from .ids import unique_ids
 from .intake import IntakeError
 from .layouts import Choice, Entry, single_file, wrapper_prefix
-from .lms_files import LmsOptionError, LmsOptions, check_canvas_assignment, check_points
+from .lms_files import LMS_FILE_NAMES, LmsOptionError, LmsOptions, check_canvas_assignment, check_points
 from .record_seal import load_key
 from .runner import interruptible
 from .shards import select
@@ -246,7 +246,7 @@ def _prepare_out(bundle: Bundle, opts: BatchOptions) -> Path:
         unpacked = make_state_dirs(opts.out, "unpacked")
     except (WriteRefused, StateDirError) as exc:
         raise BatchError(f"--out {exc}") from None
-    damaged = run_level_problems(opts.out)
+    damaged = run_level_problems(opts.out, LMS_FILE_NAMES)
     if damaged:
         raise BatchError(damaged[0])
     return unpacked

@@ -34,6 +34,12 @@ from datetime import UTC, datetime
 
 from .gradebook import Row, cell
 
+BOM = "\ufeff"  # each file starts with one, so that Excel reads its names as UTF-8
+MOODLE_FILE = "moodle-grading-worksheet.csv"
+CANVAS_FILE = "canvas-gradebook.csv"
+GRADESCOPE_FILE = "gradescope-scores.csv"
+GITHUB_FILE = "github-classroom-grades.csv"
+LMS_FILE_NAMES = (MOODLE_FILE, CANVAS_FILE, GRADESCOPE_FILE, GITHUB_FILE)
 CANVAS_ASSIGNMENT = re.compile(r"(?P<name>\S(?:.{0,250}\S)?) \((?P<id>\d{1,19})\)")
 MOODLE_PARTICIPANT = "Participant "  # mod/assign/lang/en/assign.php 'hiddenuser', which the upload strips
 MOODLE_COLUMNS = (
@@ -192,18 +198,9 @@ def lms_files(rows: list[Row], opts: LmsOptions, bundle_id: str) -> dict[str, st
     """file name -> text of every LMS file this class calls for (students of that layout with
     known identifiers), each starting with a UTF-8 BOM so that Excel reads names right."""
     writers: dict[str, tuple[str, Callable[[], str]]] = {
-        "moodle": ("moodle-grading-worksheet.csv", lambda: moodle_worksheet(rows, opts)),
-        "canvas": ("canvas-gradebook.csv", lambda: canvas_gradebook(rows, opts, bundle_id)),
-        "gradescope": ("gradescope-scores.csv", lambda: gradescope_scores(rows, opts)),
-        "github-classroom": ("github-classroom-grades.csv", lambda: github_classroom_grades(rows, opts)),
+        "moodle": (MOODLE_FILE, lambda: moodle_worksheet(rows, opts)),
+        "canvas": (CANVAS_FILE, lambda: canvas_gradebook(rows, opts, bundle_id)),
+        "gradescope": (GRADESCOPE_FILE, lambda: gradescope_scores(rows, opts)),
+        "github-classroom": (GITHUB_FILE, lambda: github_classroom_grades(rows, opts)),
     }
     return {name: BOM + write() for lms, (name, write) in writers.items() if _of(rows, lms)}
-
-
-BOM = "\ufeff"
-LMS_FILE_NAMES = (
-    "moodle-grading-worksheet.csv",
-    "canvas-gradebook.csv",
-    "gradescope-scores.csv",
-    "github-classroom-grades.csv",
-)

@@ -22,7 +22,7 @@ from ..problem.safe_write import WriteRefused, folder_problem, make_output_folde
 from .fit import record_misfit, run_misfit, score_misfit
 from .gradebook import mistake_titles, report_shape_ok
 from .gradebook_files import Outputs, write_outputs
-from .lms_files import NO_LMS_OPTIONS, LmsOptions
+from .lms_files import LMS_FILE_NAMES, NO_LMS_OPTIONS, LmsOptions
 from .state import (
     RUN_FILE,
     StateDirError,
@@ -144,7 +144,7 @@ def merge_dirs(
         make_state_dirs(out)
     except (WriteRefused, StateDirError) as exc:
         raise ShardError(f"--out {exc}") from None
-    damaged = run_level_problems(out)
+    damaged = run_level_problems(out, LMS_FILE_NAMES)
     if damaged:
         raise ShardError(damaged[0])
     found = [(d, rec, data) for d, run in runs for rec, data in _shard_students(d, run, bundle)]

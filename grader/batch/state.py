@@ -105,9 +105,10 @@ def make_state_dirs(out: Path, *below: str) -> Path:
     return folder
 
 
-def run_level_problems(out: Path) -> list[str]:
-    """Why the run's own files of DIR cannot be written (a batch checks them before grading, a merge before copying)."""
-    paths = (out / "grades.csv", out / "summary.md", state_dir(out) / RUN_FILE)
+def run_level_problems(out: Path, also: tuple[str, ...] = ()) -> list[str]:
+    """Why the run's own files of DIR (and the files named `also`, the LMS files) cannot be written
+    (a batch checks them before grading, a merge before copying)."""
+    paths = (out / "grades.csv", out / "summary.md", state_dir(out) / RUN_FILE, *(out / name for name in also))
     return [p for p in (output_problem(path) for path in paths) if p]
 
 
