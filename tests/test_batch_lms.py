@@ -181,6 +181,29 @@ def test_records_keep_the_lms_identifiers_for_resume_and_merge(graded, tmp_path,
     assert list(merged[0])[5] == "vit-encoder-block"  # no --canvas-assignment: a new column named for the problem
 
 
+def test_a_resume_keeps_the_identifiers_and_writes_the_same_lms_files(graded, cli_module):
+    before = {p.name: p.read_bytes() for p in graded.glob("*.csv")}
+    root = graded.parent
+    inputs = [root / "moodle.zip", root / "canvas", root / "gradescope", root / "github" / "vit-block-submissions"]
+    args = ["--tests", "sample", "--jobs", "2", "--points", "10", "--canvas-assignment", "HW4 (12345)"]
+    r = cli_module("batch", *map(str, inputs), "--out", str(graded), *args)
+    assert r.returncode == 1 and "8 kept from an earlier run" in r.stdout, r.stdout + r.stderr
+    after = {p.name: p.read_bytes() for p in graded.glob("*.csv")}
+    assert set(after) == set(before)
+    for name in after:
+        # grades.csv has timings; the worksheet's Last modified (grade) is the time of writing
+        if name not in ("grades.csv", "moodle-grading-worksheet.csv"):
+            assert after[name] == before[name], name
+    moodle = [
+        {k: v for k, v in r.items() if k != "Last modified (grade)"}
+        for r in _read_csv(graded / "moodle-grading-worksheet.csv")
+    ]
+    assert moodle == [
+        {k: v for k, v in r.items() if k != "Last modified (grade)"}
+        for r in csv.DictReader(io.StringIO(before["moodle-grading-worksheet.csv"].decode("utf-8-sig"), newline=""))
+    ]
+
+
 def test_grades_csv_is_utf8_with_a_bom_for_excel_and_reads_in_csv_and_pandas(graded):
     data = (graded / "grades.csv").read_bytes()
     assert data.startswith(b"\xef\xbb\xbf") and not data.startswith(b"\xef\xbb\xbf\xef\xbb\xbf")
@@ -220,8 +243,18 @@ def test_bad_lms_options_exit_2_with_one_line(tmp_path, cli_module, command, arg
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").glob("*.json"))
 
 
+def test_a_participant_number_that_is_not_digits_is_not_moodles():
+    from grader.batch.layout_detectors import TopFolder, canvas_file, claim_folder, moodle_file
+
+    claim = claim_folder(TopFolder("Bob_12a4_assignsubmission_file_", "class", False))
+    assert claim.layout == "folder" and claim.lms == NO_LMS_IDS  # a student's own folder: no worksheet line
+    assert moodle_file("Bob_١٢_assignsubmission_file_x.py") is None  # Arabic-Indic digits are not Moodle's
+    assert canvas_file("bob_١٢_٣٤_x.py") is None
+
+
 def test_identifiers_that_are_not_of_the_lms_kind_are_none_known():
     assert lms_ids("moodle", "12a4") == NO_LMS_IDS and lms_ids("canvas", "") == NO_LMS_IDS
+    assert lms_ids("moodle", "١٢") == NO_LMS_IDS and lms_ids("canvas", "12 ") == NO_LMS_IDS
     assert lms_ids("github-classroom", "-bad") == NO_LMS_IDS and lms_ids("github-classroom", "Ada-L") != NO_LMS_IDS
     good = {"lms": "gradescope", "key": "330000", "emails": ["a@x"], "sids": ["1"], "names": ["A"]}
     assert lms_ids_from_json(good) == LmsIds("gradescope", "330000", ("a@x",), ("1",), ("A",))

@@ -38,8 +38,9 @@ from .ids import clean_text, slug
 from .lms_ids import NO_LMS_IDS, LmsIds, lms_ids
 
 SUFFIXES = (".py", ".ipynb")  # a submission file's
-MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
-MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_file_(?P<file>.+)$")
+# [0-9], not \d: Python's \d also matches other scripts' digits ("١٢"), which no LMS numbers with.
+MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>[0-9]+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
+MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>[0-9]+)_assignsubmission_file_(?P<file>.+)$")
 CANVAS_NAME = re.compile(r"^[a-z0-9_]*$")
 CANVAS_RESUBMISSION = re.compile(r"-\d+(?=\.[^.]*$)")  # Canvas's "solution-1.py" for a re-submitted "solution.py"
 T = TypeVar("T")
@@ -66,11 +67,15 @@ class TopFolder:
     git: bool  # it held a .git folder (skipped by the intake, but seen)
 
 
+def _ascii_digits(token: str) -> bool:
+    return token.isascii() and token.isdigit()
+
+
 def parse_canvas(filename: str) -> tuple[str, str, bool, str] | None:
     """(name, user id, late, original file name) from a Canvas download's file name, or None."""
     tokens = filename.split("_")
     for i in range(len(tokens) - 2):
-        if tokens[i].isdigit() and tokens[i + 1].isdigit() and len(tokens[i]) >= 2:
+        if _ascii_digits(tokens[i]) and _ascii_digits(tokens[i + 1]) and len(tokens[i]) >= 2:
             name_tokens = tokens[:i]
             late = bool(name_tokens) and name_tokens[-1] == "late"
             if late:

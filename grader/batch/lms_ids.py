@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 LMS_LAYOUTS = ("moodle", "canvas", "gradescope", "github-classroom")
-_DIGITS = re.compile(r"\d{1,19}")
+_DIGITS = re.compile(r"[0-9]{1,19}")  # not \d, which also matches other scripts' digits
 _KEY = {
     "moodle": _DIGITS,
     "canvas": _DIGITS,
