@@ -220,7 +220,7 @@ def test_grades_csv_is_utf8_with_a_bom_for_excel_and_reads_in_csv_and_pandas(gra
 # ---- without grading: options, hostile names and records ----
 
 
-@pytest.mark.parametrize("bad", ["HW4", "HW4 (12a)", "HW4(12345)", " (12345)", "HW4 (12345) ", "HW\n4 (1)"])
+@pytest.mark.parametrize("bad", ["HW4", "HW4 (12a)", "HW4(12345)", " (12345)", "HW4 (12345) ", "HW\n4 (1)", "HW4 (١٢)"])
 def test_a_malformed_canvas_assignment_is_refused(bad):
     with pytest.raises(LmsOptionError, match="expected the assignment's name and Canvas id"):
         check_canvas_assignment(bad)

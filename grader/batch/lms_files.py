@@ -18,9 +18,9 @@ only when the class holds students of that layout whose identifiers are known
 A grade is the verdict JSON's score scaled to `points` (score / max_score *
 points, 2 decimals; by default the problem's maximum, so the score itself). A
 student who could not be judged has an empty grade cell, never 0: the
-grader's failure is not the student's zero, and every LMS here leaves an
-empty cell's grade as it was. Every cell is gradebook.cell's: one line,
-never a formula.
+grader's failure is not the student's zero. (Moodle's upload skips an empty
+grade; Canvas's importer clears a grade already entered, which docs/batch.md
+warns of.) Every cell is gradebook.cell's: one line, never a formula.
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from datetime import UTC, datetime
 from .gradebook import Row, cell
 
 BOM = "\ufeff"  # each file starts with one, so that Excel reads its names as UTF-8
-MOODLE_FILE = "moodle-grading-worksheet.csv"
-CANVAS_FILE = "canvas-gradebook.csv"
-GRADESCOPE_FILE = "gradescope-scores.csv"
-GITHUB_FILE = "github-classroom-grades.csv"
-LMS_FILE_NAMES = (MOODLE_FILE, CANVAS_FILE, GRADESCOPE_FILE, GITHUB_FILE)
-CANVAS_ASSIGNMENT = re.compile(r"(?P<name>\S(?:.{0,250}\S)?) \((?P<id>\d{1,19})\)")
+MOODLE_WORKSHEET = "moodle-grading-worksheet.csv"
+CANVAS_GRADEBOOK = "canvas-gradebook.csv"
+GRADESCOPE_SCORES = "gradescope-scores.csv"
+GITHUB_GRADES = "github-classroom-grades.csv"
+LMS_FILE_NAMES = (MOODLE_WORKSHEET, CANVAS_GRADEBOOK, GRADESCOPE_SCORES, GITHUB_GRADES)
+CANVAS_ASSIGNMENT = re.compile(r"(?P<name>\S(?:.{0,250}\S)?) \((?P<id>[0-9]{1,19})\)")
 MOODLE_PARTICIPANT = "Participant "  # mod/assign/lang/en/assign.php 'hiddenuser', which the upload strips
 MOODLE_COLUMNS = (
     "Identifier",
@@ -198,9 +198,9 @@ def lms_files(rows: list[Row], opts: LmsOptions, bundle_id: str) -> dict[str, st
     """file name -> text of every LMS file this class calls for (students of that layout with
     known identifiers), each starting with a UTF-8 BOM so that Excel reads names right."""
     writers: dict[str, tuple[str, Callable[[], str]]] = {
-        "moodle": (MOODLE_FILE, lambda: moodle_worksheet(rows, opts)),
-        "canvas": (CANVAS_FILE, lambda: canvas_gradebook(rows, opts, bundle_id)),
-        "gradescope": (GRADESCOPE_FILE, lambda: gradescope_scores(rows, opts)),
-        "github-classroom": (GITHUB_FILE, lambda: github_classroom_grades(rows, opts)),
+        "moodle": (MOODLE_WORKSHEET, lambda: moodle_worksheet(rows, opts)),
+        "canvas": (CANVAS_GRADEBOOK, lambda: canvas_gradebook(rows, opts, bundle_id)),
+        "gradescope": (GRADESCOPE_SCORES, lambda: gradescope_scores(rows, opts)),
+        "github-classroom": (GITHUB_GRADES, lambda: github_classroom_grades(rows, opts)),
     }
     return {name: BOM + write() for lms, (name, write) in writers.items() if _of(rows, lms)}
