@@ -383,3 +383,20 @@ def test_a_folder_where_an_lms_file_belongs_is_named_and_the_rest_is_written(tmp
     bc.write_files(cls, [bc.Student("b", CORRECT)])
     r = cli_module("batch", str(cls), "--out", str(tmp_path))
     assert r.returncode == 2 and "canvas-gradebook.csv is a folder" in r.stderr and not (tmp_path / "b.json").exists()
+
+
+def test_a_resume_grades_again_a_student_whose_record_lacks_the_identifiers(tmp_path):
+    from grader.batch.grading import file_sha256, triage
+    from grader.batch.layouts import Entry
+    from grader.batch.record_seal import file_digest, sealed
+
+    (tmp_path / ".batch").mkdir()
+    sub = tmp_path.parent / f"{tmp_path.name}-solution.py"
+    sub.write_bytes(CORRECT)
+    (tmp_path / "a_7.json").write_text(json.dumps({"verdict": "AC", "score": 12, "max_score": 12, "groups": []}))
+    key = b"k" * 32
+    entry = Entry("a_7", "x:a_7", sub, "moodle", "A", lms=LmsIds("moodle", "7"))
+    for kept_lms, reused in ((NO_LMS_IDS, 0), (LmsIds("moodle", "7"), 1)):
+        rec = _record("a_7", source="x:a_7", sha256=file_sha256(sub), lms=kept_lms)
+        save_record(tmp_path, sealed(rec, file_digest(tmp_path / "a_7.json", tmp_path), key))
+        assert triage(tmp_path, [entry], KEY, key).reused == reused
