@@ -215,7 +215,7 @@ def main() -> int:
     samples, runs, ceilings = measured
     files = _graded_files(base, runs[1][2])
     wall_grade, cpu_grade, same, different = _grade_each(timed, py, files, runs, args.tests)
-    rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8").splitlines()))
+    rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     n = len(files)
     _print_table(runs, wall_grade, cpu_grade, n)
     _print_pairs(samples, ceilings)

@@ -129,7 +129,7 @@ def test_a_malformed_verdict_json_is_damaged_not_a_crash(tmp_path, name):
     row = outputs.rows[0]
     assert row.report is None and not row.judged and row.verdict == "JE"
     assert "missing or damaged" in row.reason
-    line = next(csv.DictReader(io.StringIO((out / "grades.csv").read_text())))
+    line = next(csv.DictReader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8-sig"))))
     assert line["verdict"] == "JE" and line["score"] == "" and "evil" not in (out / "summary.md").read_text()
 
 

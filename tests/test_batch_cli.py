@@ -42,7 +42,7 @@ def test_batch_through_the_cli_quiet_when_not_a_terminal(tmp_path, cli):
     assert r.stderr == ""  # no progress line when stderr is not a terminal
     assert "Could not be judged\n-------------------\n" in r.stdout and "##" not in r.stdout  # plain text, not Markdown
     assert "carol" in r.stdout and "it is empty" in r.stdout
-    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").read_text().splitlines()))
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     assert [(x["student"], x["verdict"], x["judged"]) for x in rows] == [
         ("alice", "AC", "yes"),
         ("bob", "WA", "yes"),
@@ -98,7 +98,8 @@ def test_file_option_oversized_and_duplicate_students_through_the_cli(tmp_path, 
     out = tmp_path / "out"
     r = cli("batch", str(cls), str(z), "--out", str(out), "--tests", "sample", "--jobs", "1", "--file", "main.py")
     assert r.returncode == 1, r.stderr
-    rows = {row["student"]: row for row in csv.DictReader((out / "grades.csv").read_text().splitlines())}
+    text = (out / "grades.csv").read_text(encoding="utf-8-sig")
+    rows = {row["student"]: row for row in csv.DictReader(text.splitlines())}
     assert set(rows) == {"alice", "bob", "carol", "dave"}
     assert rows["alice"]["judged"] == "yes" and rows["alice"]["source"] == "cls:alice/main.py"
     assert rows["bob"]["judged"] == "no" and "more than 10000 files and folders" in rows["bob"]["message"]

@@ -46,7 +46,7 @@ def _class(tmp_path: Path) -> Path:
 
 
 def _rows(out: Path) -> dict[str, dict]:
-    return {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text().splitlines())}
+    return {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
 
 
 @pytest.mark.parametrize("kind", ["folder", "symlink", "fifo"])

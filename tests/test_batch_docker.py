@@ -99,7 +99,7 @@ def test_docker_batch_equals_a_local_batch_one_container_each(tmp_path, cli, ima
     assert docker.returncode == 0, docker.stdout[-2000:] + docker.stderr
     local = cli("batch", *inputs, "--out", str(tmp_path / "local"), "--tests", "sample", "--jobs", "2")
     assert local.returncode == 0, local.stderr
-    rows = list(csv.DictReader((tmp_path / "docker" / "grades.csv").read_text().splitlines()))
+    rows = list(csv.DictReader((tmp_path / "docker" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     assert len(rows) == 6
     assert len(seen) >= 2, f"expected one container per submission, saw {sorted(seen)}"
     assert _containers(tmp) == [], "every container is removed"

@@ -139,7 +139,7 @@ def test_an_unreadable_file_is_that_students_problem_only(mixed):
 
 def test_grades_csv_parses_with_one_row_per_student(mixed):
     _, ids, out, result, _ = mixed
-    text = (out / "grades.csv").read_text(encoding="utf-8")
+    text = (out / "grades.csv").read_text(encoding="utf-8-sig")
     rows = list(csv.DictReader(text.splitlines()))
     assert len(rows) == len(ids) == len(text.splitlines()) - 1
     assert {r["student"] for r in rows} == set(ids.values())
@@ -206,7 +206,9 @@ def test_shards_merged_equal_a_single_run(tmp_path, cli):
     merged = cli("batch-merge", *(str(tmp_path / f"shard{k}") for k in (1, 2, 3)), "--out", str(tmp_path / "merged"))
     assert merged.returncode == 0, merged.stderr
     a, b = tmp_path / "single", tmp_path / "merged"
-    assert _drop_timings_csv((a / "grades.csv").read_text()) == _drop_timings_csv((b / "grades.csv").read_text())
+    assert _drop_timings_csv((a / "grades.csv").read_text(encoding="utf-8-sig")) == _drop_timings_csv(
+        (b / "grades.csv").read_text(encoding="utf-8-sig")
+    )
     assert _drop_timings_summary((a / "summary.md").read_text()) == _drop_timings_summary(
         (b / "summary.md").read_text()
     )

@@ -25,6 +25,7 @@ from grader.batch.layout_detectors import (
     student_file,
     student_folder,
 )
+from grader.batch.lms_ids import LmsIds
 
 MOODLE_DIR = "Ada Lovelace_1234_assignsubmission_file_"
 MOODLE_TEXT_DIR = "Ada Lovelace_1234_assignsubmission_onlinetext_"
@@ -42,7 +43,9 @@ def _top(name: str, parent: str = "class", git: bool = False) -> TopFolder:
 
 
 def test_moodle_folder_claims_its_submission_folders_and_ignores_its_other_plugins():
-    assert moodle_folder(_top(MOODLE_DIR)) == Claim("moodle", "ada_lovelace_1234", "Ada Lovelace")
+    assert moodle_folder(_top(MOODLE_DIR)) == Claim(
+        "moodle", "ada_lovelace_1234", "Ada Lovelace", lms=LmsIds("moodle", "1234")
+    )
     assert moodle_folder(_top(MOODLE_TEXT_DIR)).ignored
     assert moodle_folder(_top("Ada_1_assignfeedback_file_")).ignored
     for name in (CLASSROOM_DIR, PLAIN_DIR, "Ada Lovelace_1234_assignsubmission_file", "Ada_x_assignsubmission_file_"):
@@ -50,7 +53,10 @@ def test_moodle_folder_claims_its_submission_folders_and_ignores_its_other_plugi
 
 
 def test_github_classroom_folder_by_its_naming_or_its_git():
-    assert github_classroom_folder(_top(CLASSROOM_DIR, "hw1-submissions")) == Claim("github-classroom", "ada")
+    assert github_classroom_folder(_top(CLASSROOM_DIR, "hw1-submissions")) == Claim(
+        "github-classroom", "ada", lms=LmsIds("github-classroom", "ada")
+    )
+    # A clone outside `<slug>-submissions`: its folder's name is not known to be the login.
     assert github_classroom_folder(_top(PLAIN_DIR, "class", git=True)) == Claim("github-classroom", "ada")
     assert github_classroom_folder(_top(CLASSROOM_DIR, "class")) is None  # not in <slug>-submissions
     assert github_classroom_folder(_top("hw1-", "hw1-submissions")) is None  # no login after the slug
@@ -65,14 +71,20 @@ def test_student_folder_claims_every_folder_by_its_name():
 
 
 def test_moodle_file_claims_the_flat_moodle_prefix_only():
-    assert moodle_file(MOODLE_FILE) == Claim("moodle", "ada_lovelace_1234", "Ada Lovelace")
+    assert moodle_file(MOODLE_FILE) == Claim(
+        "moodle", "ada_lovelace_1234", "Ada Lovelace", lms=LmsIds("moodle", "1234")
+    )
     for name in (CANVAS_FILE, PLAIN_FILE, "README.md", "Ada_1234_assignsubmission_onlinetext_x.html"):
         assert moodle_file(name) is None, name
 
 
 def test_canvas_file_claims_the_canvas_naming_with_late_and_anonymous():
-    assert canvas_file(CANVAS_FILE) == Claim("canvas", "lovelaceada_12345", "lovelaceada", late=True)
-    assert canvas_file("12345_67890_my_file.py") == Claim("canvas", "anonymous_12345")
+    assert canvas_file(CANVAS_FILE) == Claim(
+        "canvas", "lovelaceada_12345", "lovelaceada", late=True, lms=LmsIds("canvas", "12345")
+    )
+    assert canvas_file("12345_67890_my_file.py") == Claim(
+        "canvas", "anonymous_12345", late=False, lms=LmsIds("canvas", "12345")
+    )
     for name in (MOODLE_FILE, PLAIN_FILE, "README.md", "Alice Smith_12_34_x.py", "a_1_23_x.py"):
         assert canvas_file(name) is None, name
 
@@ -93,9 +105,13 @@ def test_gradescope_folders_are_claimed_in_name_order_for_their_submitters():
         }
     )
     assert list(claims) == ["submission_1", "submission_2", "submission_3"]
-    assert claims["submission_1"] == Claim("gradescope", "42+7", "Ann; Cy")
-    assert claims["submission_2"] == Claim("gradescope", "bo", "Bo")
-    assert claims["submission_3"] == Claim("gradescope", "submission_3")
+    assert claims["submission_1"] == Claim(
+        "gradescope", "42+7", "Ann; Cy", lms=LmsIds("gradescope", "1", ("", ""), ("42", "7"), ("Ann", "Cy"))
+    )
+    assert claims["submission_2"] == Claim(
+        "gradescope", "bo", "Bo", lms=LmsIds("gradescope", "2", ("",), ("",), ("Bo",))
+    )
+    assert claims["submission_3"] == Claim("gradescope", "submission_3", lms=LmsIds("gradescope", "3"))
 
 
 @pytest.mark.parametrize(

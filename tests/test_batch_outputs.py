@@ -6,6 +6,7 @@ Golden files: tests/golden/batch/ (regenerate with `UPDATE_GOLDEN=1 python3 -m p
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -112,14 +113,14 @@ RUN = {
 def test_grades_csv_and_summary_golden(tmp_path):
     records = _class(tmp_path)
     outputs = write_outputs(tmp_path, RUN, records, TITLES)
-    check_batch_golden("grades.csv", (tmp_path / "grades.csv").read_text())
+    check_batch_golden("grades.csv", (tmp_path / "grades.csv").read_text(encoding="utf-8-sig"))
     check_batch_golden("summary.md", (tmp_path / "summary.md").read_text())
     assert outputs.summary == (tmp_path / "summary.md").read_text()
 
 
 def test_csv_cells_are_one_line_and_never_formulas(tmp_path):
     write_outputs(tmp_path, RUN, _class(tmp_path), TITLES)
-    text = (tmp_path / "grades.csv").read_text()
+    text = (tmp_path / "grades.csv").read_text(encoding="utf-8-sig")
     assert len(text.splitlines()) == 7
     rows = list(csv.DictReader(text.splitlines()))
     assert [r["student"] for r in rows] == ["'=cmd", "alice", "bob", "carol", "dave", "eve"]
@@ -185,7 +186,9 @@ def test_the_summary_names_a_copied_group_once(tmp_path):
     assert "- 3 students handed in the same code (after normalising): frank, grace, heidi" in lines
     assert not [line for line in lines if line.startswith("| frank |") or line.startswith("| grace |")]
     assert "| alice | carol |" in outputs.summary  # a near-identical pair outside the group is still a row
-    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text().splitlines())}
+    rows = {
+        r["student"]: r for r in csv.DictReader((tmp_path / "grades.csv").read_text(encoding="utf-8-sig").splitlines())
+    }
     assert rows["frank"]["similar_to"] == "grace;heidi" and float(rows["frank"]["similarity"]) == 1.0
 
 
@@ -274,3 +277,27 @@ def test_progress_line_on_a_terminal_only():
         line.close()
     assert pipe.getvalue() == ""
     assert tty.getvalue().startswith("\r[10/40]") and tty.getvalue().rstrip(" \n").endswith("ETA 0s")
+
+
+def test_grades_csv_is_utf8_with_one_bom_and_late_is_empty_where_the_download_says_nothing(tmp_path):
+    """Excel takes a CSV without a BOM for the locale's code page (mojibake for Zoë); Python's
+    csv (utf-8-sig) and pandas read the BOM as the encoding's mark, not as part of "student"."""
+    (tmp_path / ".batch").mkdir()
+    names = {"zoe": "Zoë Łukasiewicz", "kim": "김준", "jose": "José"}
+    lateness = {"zoe": None, "kim": True, "jose": False}
+    records = []
+    for sid, name in names.items():
+        rec = StudentRecord(sid, f"x:{sid}", "canvas", name, lateness[sid], "ab" * 32, KEY, 1.0, True, "", "AC")
+        (tmp_path / f"{sid}.json").write_text(json.dumps(_report("AC", 12)))
+        records.append(rec)
+    write_outputs(tmp_path, RUN, records, TITLES)
+    data = (tmp_path / "grades.csv").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfstudent,")
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""))}
+    assert {sid: r["name"] for sid, r in rows.items()} == names
+    assert {sid: r["late"] for sid, r in rows.items()} == {"zoe": "", "kim": "yes", "jose": "no"}
+    pandas = pytest.importorskip("pandas", reason="pandas not installed")
+    frame = pandas.read_csv(tmp_path / "grades.csv", encoding="utf-8-sig", keep_default_na=False)
+    assert list(frame["student"]) == ["jose", "kim", "zoe"] and list(frame["name"]) == [
+        names[s] for s in frame["student"]
+    ]

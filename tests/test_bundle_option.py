@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ROOT
 from grader.cli.parsers import build_parser, bundle_root
-from test_docker import engine  # noqa: F401 - the engine fixture
+from test_docker import base_image, engine  # noqa: F401 - the fixtures
 
 REFERENCE = ROOT / "reference" / "solution.py"
 
@@ -151,7 +151,7 @@ def test_batch_reads_the_bundle_named_after_the_command(cli, copy, tmp_path):
     out = tmp_path / "out"
     proc = cli("batch", str(klass.parent), "--out", str(out), "--tests", "sample", "--jobs", "1", "--bundle", str(copy))
     assert proc.returncode == 0, proc.stderr
-    (row,) = csv.DictReader((out / "grades.csv").open(encoding="utf-8"))
+    (row,) = csv.DictReader((out / "grades.csv").open(encoding="utf-8-sig"))
     assert (row["score"], row["max_score"]) == ("13", "13"), row
 
 
@@ -235,7 +235,7 @@ def test_the_docker_wrapper_refuses_a_bundle_folder_without_problem_yaml(tmp_pat
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_an_image_built_from_a_nested_bundle_grades_with_it(engine, tmp_path):  # noqa: F811 - the fixture, imported
+def test_an_image_built_from_a_nested_bundle_grades_with_it(base_image, tmp_path):  # noqa: F811 - the fixture, imported
     """A build context laid out like the repository, with the bundle in track/copy/ (13 points
     for the samples): `GRADER_BUNDLE=track/copy scripts/grade-in-docker.sh` builds and grades with it."""
     context = tmp_path / "repo"
@@ -248,7 +248,7 @@ def test_an_image_built_from_a_nested_bundle_grades_with_it(engine, tmp_path):  
     bundle = copy_bundle(context / "track" / "copy", ("reference", "testcases"))
     edit(bundle / "problem.yaml", "points: 12", "points: 13")
     env = {**os.environ, "GRADER_BUNDLE": "track/copy", "GRADER_IMAGE": "copy-grader:pytest"}
-    env["BASE_IMAGE"] = os.environ.get("GRADER_DOCKER_BASE_IMAGE") or os.environ.get("BASE_IMAGE") or "python:3.12-slim"
+    env["BASE_IMAGE"] = base_image
     proc = subprocess.run(
         ["bash", str(context / "scripts" / WRAPPER.name), str(REFERENCE), "--tests", "sample"],
         capture_output=True,

@@ -34,6 +34,7 @@ from .grading import Fingerprints, Grading, Judging, Progress, triage
 from .ids import unique_ids
 from .intake import IntakeError
 from .layouts import Choice, Entry, single_file, wrapper_prefix
+from .lms_files import LMS_FILE_NAMES, LmsOptionError, LmsOptions, check_canvas_assignment, check_points
 from .record_seal import load_key
 from .runner import interruptible
 from .shards import select
@@ -64,6 +65,8 @@ class BatchOptions:
     shard: tuple[int, int] | None = None
     isolation: str = "auto"
     file: str | None = None  # --file: a glob naming the file to grade among a student's several
+    points: float | None = None  # --points: the LMS files' maximum grade (None: the problem's maximum score)
+    canvas_assignment: str | None = None  # --canvas-assignment "HW4 (12345)": canvas-gradebook.csv's column
     progress: Callable[[Progress], None] | None = None
 
 
@@ -117,6 +120,18 @@ def _check_paths(opts: BatchOptions) -> None:
             raise BatchError(f"the input {p} is inside --out {opts.out}")
     if opts.file is not None and (not opts.file.strip() or "\0" in opts.file):
         raise BatchError(f"--file {opts.file!r}: give a file name or a glob pattern such as solution.py or *.ipynb")
+    lms_options(opts.points, opts.canvas_assignment)
+
+
+def lms_options(points: float | None, canvas_assignment: str | None) -> LmsOptions:
+    """The LMS files' options, checked; BatchError for a bad --points or --canvas-assignment."""
+    try:
+        return LmsOptions(
+            None if points is None else check_points(points),
+            None if canvas_assignment is None else check_canvas_assignment(canvas_assignment),
+        )
+    except LmsOptionError as exc:
+        raise BatchError(str(exc)) from None
 
 
 def find_entries(
@@ -217,7 +232,8 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
     triaged = triage(opts.out, students.entries, key, seal_key)
     grading = Grading(opts.out, judging, key, seal_key, triaged, prints, opts.progress)
     interrupted = grading.run(opts.jobs or default_jobs(), bundle.spec.limits.total_time_s + 180)
-    outputs = write_outputs(opts.out, run, grading.sorted_records(), mistake_titles(bundle), bundle)
+    lms = lms_options(opts.points, opts.canvas_assignment)
+    outputs = write_outputs(opts.out, run, grading.sorted_records(), mistake_titles(bundle), bundle=bundle, lms=lms)
     return BatchResult(opts.out, outputs, grading.counts.done, triaged.reused, interrupted, tuple(students.problems))
 
 
@@ -230,7 +246,7 @@ def _prepare_out(bundle: Bundle, opts: BatchOptions) -> Path:
         unpacked = make_state_dirs(opts.out, "unpacked")
     except (WriteRefused, StateDirError) as exc:
         raise BatchError(f"--out {exc}") from None
-    damaged = run_level_problems(opts.out)
+    damaged = run_level_problems(opts.out, LMS_FILE_NAMES)
     if damaged:
         raise BatchError(damaged[0])
     return unpacked

@@ -63,12 +63,43 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
         "against the student's own name for it (default: solution.py or solution.ipynb)",
     )
     bt.add_argument("--shard", metavar="K/N", help="grade only shard K of N (merge with batch-merge)")
+    _add_lms_options(bt)
     bt.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     bt.set_defaults(func=batch)
     bm = sub.add_parser("batch-merge", help="merge the folders of `batch --shard K/N` runs into one")
     bm.add_argument("dirs", nargs="+", metavar="DIR")
     bm.add_argument("--out", required=True, metavar="DIR", help="the merged folder")
+    _add_lms_options(bm)
     bm.set_defaults(func=merge)
+
+
+def _add_lms_options(parser: argparse.ArgumentParser) -> None:
+    """--points and --canvas-assignment: how the LMS files next to grades.csv are written."""
+    parser.add_argument(
+        "--points",
+        metavar="P",
+        help="the LMS files' maximum grade: scores are scaled to score/max_score*P, 2 decimals "
+        "(default: the problem's maximum score)",
+    )
+    parser.add_argument(
+        "--canvas-assignment",
+        metavar="'NAME (ID)'",
+        help="the Canvas assignment canvas-gradebook.csv fills, as Canvas's gradebook names its column: "
+        "'HW4 (12345)' (default: a new assignment named for the problem)",
+    )
+
+
+def _points(text: str | None) -> float | None:
+    """--points read; BatchError unless it is a positive number."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise BatchError(f"--points {text[:40]!r}: expected a positive number of points, such as 10") from None
+    if not 0 < value < 1e9:
+        raise BatchError(f"--points {text[:40]!r}: expected a positive number of points, such as 10")
+    return value
 
 
 def _seed_and_shard(
@@ -126,6 +157,8 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
         shard=shard,
         isolation=args.isolation,
         file=args.file,
+        points=_points(args.points),
+        canvas_assignment=args.canvas_assignment,
         progress=line,
     )
     try:
@@ -155,14 +188,19 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
 
 def merge_command(args: argparse.Namespace, bundle: Bundle) -> int:
     """Run `batch-merge`; raises BatchError for exit status 2."""
+    from . import api
     from .shards import ShardError, merge_dirs
 
+    try:
+        lms = api.lms_options(_points(args.points), args.canvas_assignment)
+    except api.BatchError as exc:
+        raise BatchError(str(exc)) from None
     dirs = [Path(d) for d in args.dirs]
     for d in dirs:
         if not d.is_dir():
             raise BatchError(f"{d}: not a folder")
     try:
-        outputs, run = merge_dirs(dirs, Path(args.out), bundle)
+        outputs, run = merge_dirs(dirs, Path(args.out), bundle, lms)
     except ShardError as exc:
         raise BatchError(str(exc)) from None
     _print_summary(outputs)

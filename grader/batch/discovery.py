@@ -27,6 +27,7 @@ from .ids import clean_text, slug
 from .intake import Intake, Refusal, oversized_reason, skipped_dir
 from .layout_detectors import SUFFIXES, Claim, TopFolder, claim_file, claim_folder, gradescope_folders
 from .layouts import Choice, Entry, Found, choose, wrapper_prefix
+from .lms_ids import NO_LMS_IDS, LmsIds
 
 NAMED_BY_ID = frozenset({"file", "folder", "github-classroom"})  # layouts whose id is a file's or folder's own name
 
@@ -139,7 +140,7 @@ class _Discovery:
         head = (self.prefix / top).as_posix()
         return [r for r in self.refused if r.entry == head or r.entry.startswith(head + "/")]
 
-    def folder_entry(self, top: str, student: str, layout: str, name: str = "") -> Entry:
+    def folder_entry(self, top: str, student: str, layout: str, name: str = "", lms: LmsIds = NO_LMS_IDS) -> Entry:
         """A student whose submission is the folder `top`: the file to grade in it, or the CE."""
         shown = clean_text(top, 80)
         problem = ""
@@ -150,7 +151,7 @@ class _Discovery:
         else:
             problem = self.duplicated([top / f for f in self.by_top.get(top, [])])
         if problem:
-            return Entry(student, self.src(top), None, layout, name, problem=problem)
+            return Entry(student, self.src(top), None, layout, name, problem=problem, lms=lms)
         chosen, why = choose(self.by_top.get(top, []), self.refused_under(top), f"the folder {shown!r}", self.choice)
         skipped = sorted(self.skipped.get(top, []))
         if not self.by_top.get(top) and skipped:
@@ -162,6 +163,7 @@ class _Discovery:
             layout,
             name,
             problem=why,
+            lms=lms,
         )
 
     def refused_students(self) -> None:
@@ -204,7 +206,7 @@ class _Discovery:
             return None
         for folder, claim in gradescope_folders(meta).items():
             if folder in self.by_top:
-                self.entries.append(self.folder_entry(folder, claim.student, claim.layout, claim.name))
+                self.entries.append(self.folder_entry(folder, claim.student, claim.layout, claim.name, claim.lms))
             else:
                 self.entries.append(
                     Entry(
@@ -215,6 +217,7 @@ class _Discovery:
                         claim.name,
                         problem=f"{GRADESCOPE_METADATA} lists {clean_text(folder, 80)!r}, "
                         "but the export has no such folder",
+                        lms=claim.lms,
                     )
                 )
         return set(meta)
@@ -225,7 +228,7 @@ class _Discovery:
         if claim.ignored:
             self.ignored.append(self.src(top))
         else:
-            self.entries.append(self.folder_entry(top, claim.student, claim.layout, claim.name))
+            self.entries.append(self.folder_entry(top, claim.student, claim.layout, claim.name, claim.lms))
 
     def loose_files(self) -> None:
         """The files at the top: a student's own file is its own entry, LMS-named files are grouped
@@ -244,7 +247,7 @@ class _Discovery:
             else:
                 key = (claim.layout, claim.student)
                 groups.setdefault(key, []).append(f)
-                late = claim.late or (key in claims and claims[key].late)  # any of the files late
+                late = claim.late if key not in claims else claims[key].late or claim.late  # any of the files late
                 claims[key] = replace(claim, late=late)
         for key, group in sorted(groups.items()):
             self.entries.append(self.lms_files_entry(claims[key], group))
@@ -270,6 +273,7 @@ class _Discovery:
             claim.name,
             claim.late,
             why,
+            lms=claim.lms,
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..problem.bundle import Bundle
 from .feedback_files import write_feedback
 from .gradebook import Row, csv_text, load_rows
+from .lms_files import BOM, NO_LMS_OPTIONS, LmsOptions, lms_files
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
 from .summary import render_summary, summary_blocks
@@ -39,17 +40,23 @@ def write_outputs(
     run: dict[str, Any],
     records: list[StudentRecord],
     titles: Mapping[str, str],
+    *,
     bundle: Bundle | None = None,
+    lms: LmsOptions = NO_LMS_OPTIONS,
 ) -> Outputs:
-    """grades.csv, summary.md and summary.html in `out` for these students (similarity across all of them;
-    `titles`: the bundle's mistakes, gradebook.mistake_titles), and their feedback (`bundle`: the
-    one graded with, feedback_files.write_feedback)."""
+    """grades.csv, summary.md, summary.html and the LMS files (lms_files.py, as `lms` says) in `out`
+    for these students (similarity across all of them; `titles`: the bundle's mistakes,
+    gradebook.mistake_titles), then their feedback (`bundle`: the one graded with,
+    feedback_files.write_feedback). grades.csv starts with a UTF-8 BOM, so that Excel reads its
+    names as UTF-8."""
     rows = load_rows(out, records, titles)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
     problems = []
-    pages = (("summary.md", summary), ("summary.html", render_page(rows, pairs, run)))
-    for name, text in (("grades.csv", csv_text(rows, list(run.get("groups", [])), pairs)), *pages):
+    files = {"grades.csv": BOM + csv_text(rows, list(run.get("groups", [])), pairs), "summary.md": summary}
+    files["summary.html"] = render_page(rows, pairs, run)
+    files.update(lms_files(rows, lms, str(run.get("bundle_id", ""))))
+    for name, text in files.items():
         try:
             atomic_write(out / name, text)
         except OutputError as exc:

@@ -14,8 +14,10 @@ import yaml
 
 from ..judging.paths import read_regular
 from .ids import clean_text, slug
+from .lms_ids import MAX_SUBMITTERS, NO_LMS_IDS, LmsIds, lms_key_ok
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
+SUBMISSION_FOLDER = "submission_"  # the export's folder of submission <id>: submission_<id>
 MAX_METADATA = 4 << 20
 
 
@@ -67,3 +69,18 @@ def gradescope_id(folder: str, submitters: list[dict[str, Any]]) -> tuple[str, s
     if names:
         return "+".join(slug(n) for n in names), "; ".join(names)
     return slug(folder), ""
+
+
+def gradescope_lms_ids(folder: str, submitters: list[dict[str, Any]]) -> LmsIds:
+    """What Gradescope matches this submission on: the submission id its folder is named for
+    (`submission_<id>`) and each submitter's email, SID and name, cleaned to one line; none known
+    when the folder is not so named."""
+    sub_id = folder[len(SUBMISSION_FOLDER) :] if folder.startswith(SUBMISSION_FOLDER) else ""
+    if not lms_key_ok("gradescope", sub_id):
+        return NO_LMS_IDS
+    people = submitters[:MAX_SUBMITTERS]
+
+    def field(key: str) -> tuple[str, ...]:
+        return tuple(clean_text(s.get(key) or "", 254) for s in people)
+
+    return LmsIds("gradescope", sub_id, field(":email"), field(":sid"), field(":name"))

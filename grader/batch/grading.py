@@ -133,13 +133,14 @@ def triage(out: Path, entries: list[Entry], key: RunKey, seal_key: bytes | None)
         damaged = student_output_problem(out, e.student)
         if damaged:
             records[e.student] = StudentRecord(
-                e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0, False, damaged, "CE"
+                e.student, e.source, e.layout, e.name, e.late, sha, key, 0.0, False, damaged, "CE", lms=e.lms
             )
             continue
         kept = reusable(out, e.student, sha, key)
         if (
             kept is not None
             and kept.source == e.source
+            and kept.lms == e.lms
             and verified(kept, file_digest(out / f"{e.student}.json", out), seal_key)
         ):
             records[e.student] = kept
@@ -255,6 +256,7 @@ class Grading:
             str(result["reason"]),
             str(result["verdict"]),
             prints,
+            lms=entry.lms,
         )
         rec = sealed(rec, file_digest(self.out / f"{entry.student}.json", self.out), self.seal_key)
         try:

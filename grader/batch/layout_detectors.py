@@ -33,12 +33,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
-from .gradescope import gradescope_id
+from .gradescope import gradescope_id, gradescope_lms_ids
 from .ids import clean_text, slug
+from .lms_ids import NO_LMS_IDS, LmsIds, lms_ids
 
 SUFFIXES = (".py", ".ipynb")  # a submission file's
-MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
-MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_file_(?P<file>.+)$")
+# [0-9], not \d: Python's \d also matches other scripts' digits ("١٢"), which no LMS numbers with.
+MOODLE_DIR = re.compile(r"^(?P<name>.+)_(?P<pid>[0-9]+)_(?P<plugin>assign(?:submission|feedback)_[a-z0-9]+)_$")
+MOODLE_FILE = re.compile(r"^(?P<name>.+)_(?P<pid>[0-9]+)_assignsubmission_file_(?P<file>.+)$")
 CANVAS_NAME = re.compile(r"^[a-z0-9_]*$")
 CANVAS_RESUBMISSION = re.compile(r"-\d+(?=\.[^.]*$)")  # Canvas's "solution-1.py" for a re-submitted "solution.py"
 T = TypeVar("T")
@@ -51,8 +53,9 @@ class Claim:
     layout: str  # file, folder, github-classroom, gradescope, moodle, canvas
     student: str  # the id (a slug, before ids are made unique)
     name: str = ""  # the student's name when the download says it
-    late: bool = False  # Canvas's LATE marker
+    late: bool | None = None  # Canvas's LATE marker; None: the download says nothing about lateness
     ignored: bool = False  # the LMS's own folder, nobody's submission (Moodle's online text, feedback)
+    lms: LmsIds = NO_LMS_IDS  # what the LMS matches the student on (its participant number, user id, ...)
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,15 @@ class TopFolder:
     git: bool  # it held a .git folder (skipped by the intake, but seen)
 
 
+def _ascii_digits(token: str) -> bool:
+    return token.isascii() and token.isdigit()
+
+
 def parse_canvas(filename: str) -> tuple[str, str, bool, str] | None:
     """(name, user id, late, original file name) from a Canvas download's file name, or None."""
     tokens = filename.split("_")
     for i in range(len(tokens) - 2):
-        if tokens[i].isdigit() and tokens[i + 1].isdigit() and len(tokens[i]) >= 2:
+        if _ascii_digits(tokens[i]) and _ascii_digits(tokens[i + 1]) and len(tokens[i]) >= 2:
             name_tokens = tokens[:i]
             late = bool(name_tokens) and name_tokens[-1] == "late"
             if late:
@@ -95,7 +102,14 @@ def own_name(layout: str, filename: str) -> str:
 def gradescope_folders(submitters: Mapping[str, list[dict[str, Any]]]) -> dict[str, Claim]:
     """Gradescope: each folder submission_metadata.yml lists (gradescope.gradescope_submitters), in
     name order, claimed for the id its submitters give."""
-    return {folder: Claim("gradescope", *gradescope_id(folder, submitters[folder])) for folder in sorted(submitters)}
+    return {
+        folder: Claim(
+            "gradescope",
+            *gradescope_id(folder, submitters[folder]),
+            lms=gradescope_lms_ids(folder, submitters[folder]),
+        )
+        for folder in sorted(submitters)
+    }
 
 
 def moodle_folder(folder: TopFolder) -> Claim | None:
@@ -104,7 +118,8 @@ def moodle_folder(folder: TopFolder) -> Claim | None:
     if not m:
         return None
     name = clean_text(m["name"], 120)
-    return Claim("moodle", slug(f"{name}_{m['pid']}"), name, ignored=m["plugin"] != "assignsubmission_file")
+    ignored = m["plugin"] != "assignsubmission_file"
+    return Claim("moodle", slug(f"{name}_{m['pid']}"), name, ignored=ignored, lms=lms_ids("moodle", m["pid"]))
 
 
 def github_classroom_folder(folder: TopFolder) -> Claim | None:
@@ -112,7 +127,8 @@ def github_classroom_folder(folder: TopFolder) -> Claim | None:
     elsewhere, known by its .git (id: the folder's name)."""
     assignment = folder.parent[: -len("-submissions")] + "-" if folder.parent.endswith("-submissions") else None
     if assignment and folder.name.startswith(assignment) and len(folder.name) > len(assignment):
-        return Claim("github-classroom", slug(folder.name[len(assignment) :]))
+        login = folder.name[len(assignment) :]
+        return Claim("github-classroom", slug(login), lms=lms_ids("github-classroom", login))
     return Claim("github-classroom", slug(folder.name)) if folder.git else None
 
 
@@ -124,7 +140,9 @@ def student_folder(folder: TopFolder) -> Claim:
 def moodle_file(filename: str) -> Claim | None:
     """Flat Moodle: `Full Name_<participant>_assignsubmission_file_<file>`."""
     m = MOODLE_FILE.match(filename)
-    return Claim("moodle", slug(f"{m['name']}_{m['pid']}"), clean_text(m["name"], 120)) if m else None
+    if not m:
+        return None
+    return Claim("moodle", slug(f"{m['name']}_{m['pid']}"), clean_text(m["name"], 120), lms=lms_ids("moodle", m["pid"]))
 
 
 def canvas_file(filename: str) -> Claim | None:
@@ -133,7 +151,8 @@ def canvas_file(filename: str) -> Claim | None:
     if parsed is None:
         return None
     name, uid, late, _original = parsed
-    return Claim("canvas", slug(f"{name}_{uid}" if name else f"anonymous_{uid}"), name, late)
+    student = slug(f"{name}_{uid}" if name else f"anonymous_{uid}")
+    return Claim("canvas", student, name, late, lms=lms_ids("canvas", uid))
 
 
 def student_file(filename: str) -> Claim | None:

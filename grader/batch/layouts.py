@@ -26,6 +26,7 @@ from .layout_detectors import (
     lms_named,
     own_name,
 )
+from .lms_ids import NO_LMS_IDS, LmsIds
 
 PREFERRED = ("solution.py", "solution.ipynb")
 
@@ -58,9 +59,10 @@ class Entry:
     path: Path | None  # the file to grade; None when there is none to grade
     layout: str  # file, folder, github-classroom, gradescope, moodle, canvas
     name: str = ""  # the student's name when the download says it
-    late: bool = False  # Canvas's LATE marker
+    late: bool | None = None  # Canvas's LATE marker; None: the download says nothing about lateness
     problem: str = ""  # why there is nothing to grade (the student's CE message)
     within: Path | None = None  # the input folder the file must lie in (no symlinked folder leads out)
+    lms: LmsIds = NO_LMS_IDS  # what the LMS matches the student on
 
 
 @dataclass(frozen=True)
@@ -134,4 +136,4 @@ def wrapper_prefix(files: list[PurePosixPath]) -> PurePosixPath:
 def single_file(path: Path, label: str) -> Entry:
     """A file given on the command line: one student (Canvas's or Moodle's name, else the stem)."""
     claim = claim_given_file(path.name)
-    return Entry(claim.student, clean_text(label), path, claim.layout, claim.name, claim.late)
+    return Entry(claim.student, clean_text(label), path, claim.layout, claim.name, claim.late, lms=claim.lms)

@@ -22,6 +22,7 @@ from ..problem.safe_write import WriteRefused, folder_problem, make_output_folde
 from .fit import record_misfit, run_misfit, score_misfit
 from .gradebook import mistake_titles, report_shape_ok
 from .gradebook_files import Outputs, write_outputs
+from .lms_files import LMS_FILE_NAMES, NO_LMS_OPTIONS, LmsOptions
 from .state import (
     RUN_FILE,
     StateDirError,
@@ -128,9 +129,11 @@ def _load_runs(dirs: list[Path], bundle: Bundle) -> list[tuple[Path, dict[str, A
     return runs
 
 
-def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, dict[str, Any]]:
-    """Merge shard folders into `out`, checked against `bundle`; returns the outputs and the merged
-    run description."""
+def merge_dirs(
+    dirs: list[Path], out: Path, bundle: Bundle, lms: LmsOptions = NO_LMS_OPTIONS
+) -> tuple[Outputs, dict[str, Any]]:
+    """Merge shard folders into `out`, checked against `bundle`; returns the outputs (the LMS files
+    written as `lms` says) and the merged run description."""
     refused = folder_problem(out, bundle.own_parts())  # before any shard is read
     if refused:
         raise ShardError(f"--out {refused}")
@@ -141,7 +144,7 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
         make_state_dirs(out)
     except (WriteRefused, StateDirError) as exc:
         raise ShardError(f"--out {exc}") from None
-    damaged = run_level_problems(out)
+    damaged = run_level_problems(out, LMS_FILE_NAMES)
     if damaged:
         raise ShardError(damaged[0])
     found = [(d, rec, data) for d, run in runs for rec, data in _shard_students(d, run, bundle)]
@@ -162,7 +165,9 @@ def merge_dirs(dirs: list[Path], out: Path, bundle: Bundle) -> tuple[Outputs, di
         save_run(out, run)
     except OutputError as exc:
         raise ShardError(str(exc)) from None
-    return write_outputs(out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle), bundle), run
+    return write_outputs(
+        out, run, [merged[s] for s in sorted(merged)], mistake_titles(bundle), bundle=bundle, lms=lms
+    ), run
 
 
 def _check_shards(runs: list[tuple[Path, dict[str, Any]]]) -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from ..judging.paths import read_regular
 from ..judging.verdict import VERDICTS
 from .ids import valid_id
+from .lms_ids import NO_LMS_IDS, LmsIds, lms_ids_from_json
 from .writes import atomic_write, output_problem
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class StudentRecord:
     source: str
     layout: str
     name: str
-    late: bool
+    late: bool | None  # Canvas's LATE marker; None where the download says nothing about lateness
     sha256: str  # of the graded file's bytes; "" when there was none
     key: RunKey
     seconds: float  # wall time of this student's grading
@@ -75,6 +76,7 @@ class StudentRecord:
     fingerprint: list[int] = field(default_factory=list)  # similarity k-gram hashes
     report_sha256: str = ""  # of DIR/<id>.json as written (record_seal.py)
     seal: str = ""  # HMAC of this record with the user's key (record_seal.py); "" when unsealed
+    lms: LmsIds = NO_LMS_IDS  # what the LMS matches this student on
 
 
 def state_dir(out: Path) -> Path:
@@ -103,9 +105,16 @@ def make_state_dirs(out: Path, *below: str) -> Path:
     return folder
 
 
-def run_level_problems(out: Path) -> list[str]:
-    """Why the run's own files of DIR cannot be written (a batch checks them before grading, a merge before copying)."""
-    paths = (out / "grades.csv", out / "summary.md", out / "summary.html", state_dir(out) / RUN_FILE)
+def run_level_problems(out: Path, also: tuple[str, ...] = ()) -> list[str]:
+    """Why the run's own files of DIR (and the files named `also`, the LMS files) cannot be written
+    (a batch checks them before grading, a merge before copying)."""
+    paths = (
+        out / "grades.csv",
+        out / "summary.md",
+        out / "summary.html",
+        state_dir(out) / RUN_FILE,
+        *(out / name for name in also),
+    )
     return [p for p in (output_problem(path) for path in paths) if p]
 
 
@@ -143,6 +152,8 @@ def _typed(value: object, kind: object) -> bool:
         return type(value) is str
     if kind == "bool":
         return type(value) is bool
+    if kind == "bool | None":
+        return value is None or type(value) is bool
     if kind == "float":
         return type(value) in (int, float) and math.isfinite(cast(float, value)) and cast(float, value) >= 0
     if kind == "int | None":
@@ -157,7 +168,7 @@ def _build(cls: type[_D], data: object) -> _D | None:
     if not isinstance(data, dict) or set(data) != {f.name for f in fields(cls)}:
         return None
     for f in fields(cls):
-        if f.type not in ("RunKey",) and not _typed(data[f.name], f.type):
+        if f.type not in ("RunKey", "LmsIds") and not _typed(data[f.name], f.type):
             return None
     return cls(**data)
 
@@ -167,12 +178,14 @@ def save_record(out: Path, rec: StudentRecord) -> None:
 
 
 def load_record(out: Path, student: str) -> StudentRecord | None:
-    """The stored record of `student`, or None if there is none or it is damaged."""
+    """The stored record of `student`, or None if there is none or it is damaged. Older records
+    are read as they were written: without `lms` (no identifiers known), with `late` a bool."""
     data = read_json(state_dir(out) / f"{student}.json", out)
     if not isinstance(data, dict):
         return None
     key = _build(RunKey, data.get("key"))
-    rec = _build(StudentRecord, {**data, "key": key}) if key is not None else None
+    lms = lms_ids_from_json(data.get("lms"))
+    rec = _build(StudentRecord, {**data, "key": key, "lms": lms}) if key is not None else None
     return rec if rec is not None and rec.student == student and rec.verdict in VERDICTS else None
 
 
