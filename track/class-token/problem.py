@@ -253,7 +253,7 @@ CATALOGUE: dict[str, Mistake] = {
             "other sequences; only B = 1 hides it.",
             "batch",
             _BATCH,
-            "the same class token starts **every** sequence",
+            "same class token starts **every** sequence",
             "Write the class token into out[:, 0], or broadcast it to (B, 1, D) before concatenating.",
         ),
         Mistake(

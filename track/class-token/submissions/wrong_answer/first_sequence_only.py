@@ -1,6 +1,6 @@
 # Wrong answer, mistake `first_sequence_only`: the class token written at z[0, 0] (the first
 # sequence) instead of z[:, 0]; the other sequences start with a zero row. Violates statement.md,
-# "Every sequence of the batch": "the same class token starts **every** sequence".
+# "Every sequence of the batch": "same class token starts **every** sequence".
 import numpy as np
 
 
