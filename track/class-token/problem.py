@@ -132,7 +132,11 @@ RECIPES: dict[str, tuple[Recipe, ...]] = {
         Recipe("03-b2-n12", "D=1, B=2, N=12", _shape(2, 12, 1)),
     ),
     "large_values": (
-        Recipe("01-magnitude-limit", "patches and class token up to 1e6 in magnitude, B=2, N=4, D=6", _magnitude_limit(2, 4, 6)),
+        Recipe(
+            "01-magnitude-limit",
+            "patches and class token up to 1e6 in magnitude, B=2, N=4, D=6",
+            _magnitude_limit(2, 4, 6),
+        ),
         Recipe("02-far-token", "patches near 0.02, class token near 1e5, B=3, N=3, D=4", _far_token(3, 3, 4)),
     ),
     "random": tuple(Recipe(f"{i:02d}-random-shape", "random B, N and D", _random_shape) for i in range(1, 7)),
@@ -149,9 +153,7 @@ RECIPES: dict[str, tuple[Recipe, ...]] = {
 # case at ViT-Tiny's width and p = 32 (still large enough that float32 arithmetic fails).
 PRACTICE_RECIPES: dict[str, tuple[Recipe, ...]] = {
     **RECIPES,
-    "realistic": (
-        Recipe("01-vit-tiny-p32", "ViT-Tiny at p=32: B=1, N=49 patch tokens, D=192", _shape(1, 49, 192)),
-    ),
+    "realistic": (Recipe("01-vit-tiny-p32", "ViT-Tiny at p=32: B=1, N=49 patch tokens, D=192", _shape(1, 49, 192)),),
 }
 
 

@@ -1,5 +1,6 @@
-# Wrong answer, a mistake the diagnosis does not know: the class token prepended correctly, but
-# the patches reversed. Nothing in the catalogue may claim it.
+# Wrong answer, not in the mistake catalogue: the class token prepended correctly, but the
+# patches in reverse order. Violates statement.md, "Where the class token goes": "The patches
+# keep their order".
 import numpy as np
 
 

@@ -1,5 +1,6 @@
-# Wrong answer, a mistake the diagnosis does not know: the class token scaled by 0.02, the
-# standard deviation of its initialisation in the teaching script. Nothing may claim it.
+# Wrong answer, not in the mistake catalogue: the class token scaled by 0.02, the standard
+# deviation of its initialisation in the teaching script. Violates statement.md, "Shapes and
+# notation": "its values are used as given: not zeros, not scaled".
 import numpy as np
 
 
