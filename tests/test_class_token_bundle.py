@@ -1,0 +1,136 @@
+"""The Class Token bundle (track/class-token) through the grader, as a platform, an instructor
+and a learner use it: regeneration, validation and the statement; every expected-verdict
+submission judged, each single-mistake file whose output has the right shape named by its
+fingerprint, and each wrong-shape mistake told by the shape it returned; pack and
+check-archive; the Kattis export under problemtools' verifyproblem; the Otter export under
+`otter assign` and `otter run`; `batch` over a class of its submissions.
+
+The bundle's own content (the reference against torch.cat, each mistake's effect) is tested in
+tests/test_class_token_oracle.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
+from grader.maintain.regenerate import check_testcases
+from grader.maintain.statement import statement_diffs
+from grader.platforms import otter
+from grader.platforms.kattis import export_kattis
+from grader.problem.bundle import open_bundle
+from grader.problem.validate import validate_tree
+from test_kattis import run_verifyproblem
+from test_otter import otter_assign, otter_run, student_notebook
+
+CT = ROOT / "track" / "class-token"
+VERDICTS = {
+    "accepted": "AC",
+    "wrong_answer": "WA",
+    "compile_error": "CE",
+    "run_time_error": "RE",
+    "time_limit_exceeded": "TLE",
+}
+SUBMISSIONS = sorted(p for p in (CT / "submissions").glob("*/*.py"))
+# The mistakes whose output has the right shape (B, N+1, D) somewhere: the fingerprint names them.
+BY_VALUES = ("appended_at_end", "first_sequence_only", "zeros_instead_of_token", "float32_arithmetic")
+# The others return a wrong shape on every hidden test (class_token_per_patch: all but N = 1, where
+# it is right): the first failing test's message shows the shape returned.
+BY_SHAPE = {
+    "added_to_every_patch": "(1, 2, 3)",
+    "added_to_first_patch": "(1, 2, 3)",
+    "first_row_overwritten": "(1, 2, 3)",
+    "batch_dimension_lost": "the batch axis B is missing",
+    "class_token_per_patch": "(1, 4, 3)",
+    "feature_axis_concatenation": "(1, 2, 6)",
+}
+COMBINED = {
+    "combined_appended_float32": ["appended_at_end", "float32_arithmetic"],
+    "combined_zeros_appended": ["appended_at_end", "zeros_instead_of_token"],
+}
+
+
+@pytest.fixture(scope="module")
+def ct():
+    return open_bundle(CT)
+
+
+def test_the_bundle_regenerates_validates_and_its_statement_agrees(ct):
+    assert check_testcases(ct) == []
+    assert validate_tree(ct.testcases, ct) == []
+    assert statement_diffs(ct) == []
+    assert ct.spec.function == "prepend_class_token"
+    assert [p.name for p in ct.spec.parameters] == ["patches", "embed_dim", "cls_token"]
+
+
+@pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_submission_gets_its_folders_verdict(ct, path: Path):
+    report = grade(ct, path, GradeOptions(tests="all"))
+    assert report.verdict == VERDICTS[path.parent.name], report.summary
+    fingerprint = (report.diagnosis or {}).get("fingerprint") or {}
+    named = sorted(m["id"] for m in fingerprint.get("mistakes", []))
+    if path.stem in BY_VALUES:
+        assert fingerprint.get("status") == "match" and named == [path.stem], fingerprint
+    elif path.stem in COMBINED:
+        assert named == COMBINED[path.stem], fingerprint
+    elif path.stem in BY_SHAPE:
+        assert fingerprint.get("status") != "match", fingerprint  # no value to compare: never a guess
+        first = next(c for c in report.tests if c.verdict != "AC")
+        assert first.name == "sample/01-one-sequence" and BY_SHAPE[path.stem] in first.message, first.message
+    elif path.stem.startswith("unknown_"):
+        assert fingerprint.get("status") != "match", fingerprint
+
+
+def test_pack_and_check_archive(tmp_path):
+    out = tmp_path / "dist"
+    r = run_cli("--bundle", str(CT), "pack", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    (archive,) = sorted(out.glob("*-judge.tar.gz"))
+    assert archive.name.startswith("class-token-")
+    r = run_cli("--bundle", str(CT), "check-archive", str(archive), timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def test_batch_grades_a_class_of_its_submissions(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    wanted = {}
+    for name, rel in (
+        ("alice", "accepted/broadcast_concatenate.py"),
+        ("bob", "wrong_answer/appended_at_end.py"),
+        ("carol", "compile_error/syntax_error.py"),
+    ):
+        shutil.copy(CT / "submissions" / rel, folder / f"{name}.py")
+        wanted[name] = VERDICTS[rel.split("/")[0]]
+    r = run_cli("--bundle", str(CT), "batch", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2")
+    assert r.returncode in (0, 1), r.stderr
+    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as f:
+        got = {row["student"]: row["verdict"] for row in csv.DictReader(f)}
+    assert got == wanted
+
+
+@pytest.mark.slow
+def test_verifyproblem_accepts_the_kattis_export_and_every_verdict(ct, tmp_path):
+    run_verifyproblem(export_kattis(ct, tmp_path / "out"))
+
+
+@pytest.mark.slow
+def test_otter_assign_and_run_grade_the_reference_and_a_mistake(ct, tmp_path):
+    function = ct.spec.function
+    dist = otter_assign(otter.export_otter(ct, tmp_path / "src"), tmp_path / "dist")
+    scores = {}
+    for label, source in (
+        ("good", CT / "reference/solution.py"),
+        ("bad", CT / "submissions/wrong_answer/first_sequence_only.py"),
+    ):
+        notebook = student_notebook(dist, function, tmp_path / label, source.read_text())
+        results = otter_run(dist, function, notebook)
+        scores[label] = next(t for t in results["tests"] if t["name"] == otter.question(ct.spec))
+    assert scores["good"]["score"] == scores["good"]["max_score"] == ct.spec.max_score
+    assert scores["bad"]["score"] < scores["bad"]["max_score"]
