@@ -13,10 +13,10 @@
 #   1. uses a cluster that already answers `sinfo` with an idle node of this
 #      machine (and leaves it running): a second call is a no-op;
 #   2. otherwise, as root only, installs Debian's slurm-wlm and munge if missing;
-#   3. makes the munge key if there is none and starts munged as the munge user;
-#   4. writes /etc/slurm/slurm.conf for one node, this machine (CPUs and memory
+#   3. writes /etc/slurm/slurm.conf for one node, this machine (CPUs and memory
 #      from `slurmd -C`), unless a slurm.conf not written here exists (then it
 #      stops: someone else's cluster configuration is never replaced);
+#   4. makes the munge key if there is none and starts munged as the munge user;
 #   5. starts slurmctld and slurmd as daemons, logs under $SLURM_CI_WORK, and
 #      waits (at most 60 s) until `sinfo` shows the node idle.
 # It exports VIT_SLURM=1 (the test's signal that a cluster is up) and
@@ -38,8 +38,10 @@ slurm_ci_loud() {
 
 slurm_ci_host() { hostname -s 2>/dev/null || hostname; }
 
-# The node's state as sinfo prints it (idle, mixed, down*, ...), empty if sinfo does not answer.
+# The node's state as sinfo prints it (idle, mixed, down*, ...), empty if no controller answers.
+# `scontrol ping` first: it fails at once with no slurmctld, where sinfo retries for 10 s.
 slurm_ci_state() {
+    timeout 10 scontrol ping >/dev/null 2>&1 || return 0
     timeout 10 sinfo -h -N -n "$(slurm_ci_host)" -o '%t' 2>/dev/null | head -n 1 || true
 }
 
@@ -147,8 +149,8 @@ EOF
 }
 
 slurm_ci_wait_idle() {
-    local i state=
-    for i in $(seq 1 120); do
+    local state= deadline=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         state=$(slurm_ci_state)
         [ "$state" = idle ] && return 0
         sleep 0.5
@@ -198,8 +200,8 @@ slurm_ci_start() {
     fi
     mkdir -p "$SLURM_CI_WORK"
     slurm_ci_install || return 1
+    slurm_ci_write_conf || return 1
     slurm_ci_munge || { slurm_ci_stop; return 1; }
-    slurm_ci_write_conf || { slurm_ci_stop; return 1; }
     # -c: a cold start, without the job state of an earlier run of this script.
     slurm_ci_daemon slurmctld "$SLURM_CI_WORK/slurmctld.pid" "$SLURM_CI_WORK/slurmctld.log" slurmctld -c \
         || { slurm_ci_stop; return 1; }
