@@ -19,10 +19,12 @@ import csv
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -63,7 +65,7 @@ def cluster_problem() -> str | None:
     return None
 
 
-def _fail_or_skip(problem: str) -> None:
+def _fail_or_skip(problem: str) -> NoReturn:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true requires this test to run: {problem}")
     pytest.skip(problem)
@@ -123,7 +125,8 @@ def run_array(base: Path, name: str, zip_path: Path, seed_file: Path, image: str
     array = _sbatch("--parsable", str(script), cwd=out, env=env)
     assert array.returncode == 0, array.stderr
     job = array.stdout.strip().split(";")[0]
-    shards = " ".join(str(out / f"out-{k}") for k in range(1, TASKS + 1))
+    merge_cmd = [sys.executable, "-m", "grader", "batch-merge", *(str(out / f"out-{k}") for k in range(1, TASKS + 1))]
+    merge_cmd += ["--out", str(out / "merged")]
     merge = _sbatch(
         "--parsable",
         "--wait",
@@ -131,7 +134,7 @@ def run_array(base: Path, name: str, zip_path: Path, seed_file: Path, image: str
         "--kill-on-invalid-dep=yes",
         "--time=00:10:00",
         "--output=merge.out",
-        f"--wrap={sys.executable} -m grader batch-merge {shards} --out {out / 'merged'}",
+        f"--wrap={shlex.join(merge_cmd)}",
         cwd=out,
         env=env,
     )
