@@ -117,6 +117,8 @@ def run_array(base: Path, name: str, zip_path: Path, seed_file: Path, image: str
     env = {
         **os.environ,
         "PYTHON": sys.executable,  # the installed grader, as on the cluster's shared file system
+        # This checkout's grader, whatever the venv's editable install points at, as run_cli runs it.
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))),
         "CLASS": str(zip_path),
         "OUT": str(out),
         "SEED_FILE": str(seed_file),
