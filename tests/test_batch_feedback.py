@@ -440,6 +440,13 @@ def test_a_merge_of_shards_writes_the_single_runs_feedback(tmp_path, cli):
             assert normalised(json.loads(single[name])) == normalised(json.loads(joined[name])), name
     a, b = zip_entries(tmp_path / "single"), zip_entries(tmp_path / "merged")
     assert a.keys() == b.keys()
+    # the instructor's secret seed stays in DIR/<id>.json, never in what a student receives
+    student = next(n for n in single if n.endswith("report.json"))
+    assert json.loads((tmp_path / "single" / f"{student.split('/')[1]}.json").read_text())["secret_seed"] == 7
+    for name, data in (*single.items(), *a.items()):
+        if name.endswith(".json"):
+            report = json.loads(data)
+            assert report["secret_seed"] is None and report["hidden_set"] == "secret-seed", name
     assert all(
         a[e] == b[e] if e.endswith(".txt") else normalised(json.loads(a[e])) == normalised(json.loads(b[e])) for e in a
     )

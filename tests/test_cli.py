@@ -335,6 +335,38 @@ def test_secret_seed_same_seed_same_set(cli, any_bundle):
     assert strip(a) == strip(b)
 
 
+def test_secret_seed_from_a_file_judges_the_same_set_and_keeps_the_value_off_the_command_line(cli, tmp_path):
+    seed_file = tmp_path / "seed"
+    seed_file.write_text("0x7\n")
+    a = json.loads(cli("grade", str(REFERENCE), "--tests", "sample", "--json", "-", "--secret-seed", "7").stdout)
+    b = json.loads(
+        cli("grade", str(REFERENCE), "--tests", "sample", "--json", "-", "--secret-seed", f"@{seed_file}").stdout
+    )
+    assert a["secret_seed"] == b["secret_seed"] == 7 and a["score"] == b["score"]
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (None, "cannot read the seed file"),
+        ("seven", "expected an integer"),
+        ("1" * 300, "more than one integer"),
+        (b"\xff\xfe", "not an integer in ASCII"),
+        ("-3", "must be >= 0"),
+    ],
+)
+def test_a_bad_seed_file_is_one_line_and_exit_2(cli, tmp_path, content, expected):
+    seed_file = tmp_path / "seed"
+    if isinstance(content, bytes):
+        seed_file.write_bytes(content)
+    elif content is not None:
+        seed_file.write_text(content)
+    for verb in (("grade", str(REFERENCE)), ("batch", str(REFERENCE), "--out", str(tmp_path / "out"))):
+        proc = cli(*verb, "--secret-seed", f"@{seed_file}")
+        assert proc.returncode == 2 and expected in proc.stderr, (verb, proc.stderr)
+        assert "Traceback" not in proc.stderr and proc.stderr.count("\n") <= 3
+
+
 # --- the console script -------------------------------------------------------------------------
 
 

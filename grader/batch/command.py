@@ -47,7 +47,8 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
         "--secret-seed",
         metavar="SEED",
         help="judge everyone on one fresh hidden set from SEED "
-        "(an integer, or 'random': drawn once, and reused when resuming)",
+        "(an integer, @FILE holding one (kept off the command line), or 'random': drawn once, "
+        "and reused when resuming)",
     )
     bt.add_argument("--docker", action="store_true", help="grade each submission in its own container")
     bt.add_argument(

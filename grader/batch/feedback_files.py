@@ -22,6 +22,7 @@ import os
 import stat
 import textwrap
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ..problem.bundle import Bundle
@@ -49,8 +50,13 @@ def not_judged_text(reason: str) -> str:
 
 
 def student_files(row: Row, groups: Mapping[str, Group]) -> dict[str, str]:
-    """A student's feedback files, name -> text: report.txt and, when judged, report.json."""
+    """A student's feedback files, name -> text: report.txt and, when judged, report.json. The
+    hidden set's secret seed is the instructor's: with it, a student could draw the inputs of the
+    hidden tests they were judged on, so a student's copy says only that a secret set was used
+    (`hidden_set`), with `secret_seed` null."""
     report = read_report(row.report, groups) if row.judged else None
+    if report is not None:
+        report = replace(report, secret_seed=None)
     if report is None:
         return {TEXT: not_judged_text(row.reason if not row.judged else "the verdict JSON is damaged")}
     try:

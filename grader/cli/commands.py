@@ -29,13 +29,37 @@ class CannotJudge(Exception):
     """Raised by a command for an exit-2 condition with a one-line reason."""
 
 
+SEED_FILE_LIMIT = 256  # a seed file holds one integer and a line break
+
+
+def _seed_file(name: str) -> str:
+    """The text of `--secret-seed @FILE`: the seed kept in a file, so that its value is not on a
+    command line that other users of the machine can read (ps)."""
+    from ..judging.paths import read_regular
+
+    try:
+        data = read_regular(name, SEED_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot read the seed file {name!r}: {exc.strerror or exc}") from None
+    if len(data) > SEED_FILE_LIMIT:
+        raise argparse.ArgumentTypeError(f"the seed file {name!r} holds more than one integer")
+    try:
+        return data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(f"the seed file {name!r} is not an integer in ASCII") from None
+
+
 def _seed(text: str) -> int:
     if text == "random":
         return int.from_bytes(os.urandom(8), "little")
+    given = text
+    if text.startswith("@"):
+        text = _seed_file(text[1:])
     try:
         value = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer or 'random', got {text!r}") from None
+        shown = "the seed file's text" if given.startswith("@") else repr(text)
+        raise argparse.ArgumentTypeError(f"expected an integer or 'random', got {shown}") from None
     if value < 0:
         raise argparse.ArgumentTypeError("the seed must be >= 0")
     return value

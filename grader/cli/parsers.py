@@ -75,7 +75,7 @@ def _learner_parsers(sub: Subparsers) -> None:
         "--secret-seed",
         type=_seed,
         metavar="SEED",
-        help="judge on a fresh hidden set generated from SEED (an integer, or 'random'); "
+        help="judge on a fresh hidden set generated from SEED (an integer, @FILE holding one, or 'random'); "
         "defeats answers hard-coded from the published cases",
     )
     g.add_argument(
