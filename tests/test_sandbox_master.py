@@ -12,7 +12,6 @@ for a class", says why.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import textwrap
 from dataclasses import replace
@@ -29,7 +28,8 @@ from grader.sandbox.startup import clean_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 X = np.arange(6.0).reshape(2, 3)
-ALLOWED = {"packages": ["numpy"], "exclude": [], "stdlib": ["os", "sys", "builtins", "gc", "linecache", "json", "signal"]}
+STDLIB = ["os", "sys", "builtins", "gc", "linecache", "json", "signal"]
+ALLOWED = {"packages": ["numpy"], "exclude": [], "stdlib": STDLIB}
 TOKEN = "SECRET" + "_OF_THE_FIRST_" + "b7e1c0"  # never written whole in the second's source
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox's master is Linux-only")
