@@ -16,10 +16,12 @@ import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from grader.batch.grading import Grading
 from grader.judging.sandbox_terms import sandbox_limits
 from grader.sandbox import child
 from grader.sandbox.launcher import Sandbox, strategies
@@ -193,7 +195,7 @@ KILLER = textwrap.dedent("""\
     import numpy as np
 
     def f(x):
-        for pid in (os.getppid(), 1, -1, 0):
+        for pid in (os.getppid(), 1, -1, 0, *MASTER_PIDS):
             try:
                 os.kill(pid, signal.SIGKILL)
             except BaseException:
@@ -214,7 +216,9 @@ def test_a_submission_that_kills_and_exhausts_does_not_break_the_next(master, li
     only its own namespace (its zygote at most), never the master or the next submission."""
     if layers_off and strategies("auto")[0].mode == "plain":
         pytest.skip("without seccomp and a pid namespace, kill(-1) would reach this test's own processes")
-    graded(master, KILLER, limits, layers_off)
+    # The master's pid as this side sees it, and its child's (`unshare --fork`): numbers the worker may try.
+    pids = (master.proc.pid, master.proc.pid + 1)
+    graded(master, f"MASTER_PIDS = {pids!r}\n" + KILLER, limits, layers_off)
     assert master.alive()
     assert report(graded(master, SECOND, limits)[0])["found"] == []
 
@@ -249,3 +253,21 @@ def test_batch_grades_through_the_master_with_the_verdicts_of_grade(tmp_path, cl
         if batch.get("sandbox"):
             (fresh,) = [la for la in batch["sandbox"]["layers"] if la["name"] == "fresh_interpreter"]
             assert "clean master" in fresh["detail"], path.name
+
+
+def test_the_batch_starts_a_new_master_when_its_master_has_died():
+    started = []
+
+    def start():
+        started.append(Master.start(["numpy"]))
+        return started[-1]
+
+    dead = start()
+    assert dead is not None
+    dead.close()
+    run = SimpleNamespace(master=dead, judging=SimpleNamespace(master=start))
+    Grading.keep_master(run)  # type: ignore[arg-type]  # what keep_master reads of a Grading
+    assert run.master is started[-1] is not dead and run.master.alive()
+    Grading.keep_master(run)  # type: ignore[arg-type]
+    assert run.master is started[-1] and len(started) == 2  # a live one is kept
+    run.master.close()
