@@ -316,8 +316,9 @@ def main() -> int:
     files = _graded_files(base, runs[1][2])
     n = len(files)
     cpu_bare = _bare_each(timed, files, runs[1][2], args.tests)
+    different: list[str] = []
     if args.no_grade:
-        wall_grade, cpu_grade, same, different = float("nan"), float("nan"), n, []
+        wall_grade, cpu_grade, same = float("nan"), float("nan"), n
     else:
         wall_grade, cpu_grade, same, different = _grade_each(timed, py, files, runs, args.tests)
     rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8").splitlines()))
