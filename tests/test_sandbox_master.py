@@ -140,7 +140,8 @@ SECOND = textwrap.dedent("""\
 
     def f(x):
         print(json.dumps({"found": FOUND, "fds": _open_fds(), "pids": _pids(), "pid": os.getpid(),
-                          "env": sorted(os.environ), "rand": float(np.random.rand())}))
+                          "env": sorted(os.environ), "rand": float(np.random.rand()),
+                          "argv": sys.argv[2:], "path": sys.path}))
         return x
 
     import json
@@ -167,7 +168,7 @@ def test_what_a_fresh_zygote_shows_a_forked_one_shows_too(master, limits):
     with Sandbox(SECOND, function="f", n_args=1, limits=limits, allowed=ALLOWED, preload=[]) as sb:
         fresh = report(sb.run([X], X.shape))
         assert not sb.from_master
-    for key in ("found", "fds", "env", "pid", "pids"):
+    for key in ("found", "fds", "env", "pid", "pids", "argv", "path"):
         assert forked[key] == fresh[key], key
 
 

@@ -99,6 +99,7 @@ def _intermediate(fds, namespaces):
             if "pid" in namespaces and "mount" in namespaces:
                 _fresh_proc()
             _reseed()
+            sys.argv[1:] = [str(ctrl), *sys.argv[2:4]]  # a fresh zygote's argv: no "master"
             return ctrl
         pidfd = os.pidfd_open(pid)
         sock = _socket.socket(fileno=ctrl)
