@@ -139,12 +139,10 @@ def site_packages(python: str) -> list[str] | None:
     return [d for d in site.getsitepackages() if os.path.isdir(d)]
 
 
-def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int, master: bool = False) -> list[str]:
-    """`python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS [master]]`, behind the strategy's prefix."""
+def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -> list[str]:
+    """`python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS]`, behind the strategy's prefix."""
     dirs = site_packages(python)
     flags, extra = (["-I"], []) if dirs is None else (["-I", "-S"], [json.dumps(dirs)])
-    if master:
-        extra = [extra[0] if extra else "null", "master"]
     return [*strategy.prefix, python, *flags, "-c", source, str(ctrl_fd), ",".join(HARNESS_MODULES), *extra]
 
 

@@ -2,7 +2,7 @@
 
 `batch` grades a class with one master (`Master.start`): the harness's
 script started with the same strategy as a zygote (early.py's command, with
-"master" as its last argument), which imports NumPy, the harness's modules
+script.source(master=True) as its script), which imports NumPy, the harness's modules
 and the problem's allowed modules, and then only forks (inside/master.py).
 `Master.zygote` asks it for one zygote, in namespaces of its own, and gives
 it back as early.py's `Spawned`, which a Sandbox takes exactly as it takes a
@@ -50,7 +50,7 @@ class Master:
         strategy = strategies(isolation)[0]
         python = python or sys.executable
         parent, kid = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        cmd = zygote_command(strategy, python, source(), kid.fileno(), master=True)
+        cmd = zygote_command(strategy, python, source(master=True), kid.fileno())
         try:
             proc = subprocess.Popen(
                 cmd,

@@ -54,15 +54,15 @@ DROPPED = re.compile(
 )
 
 
-# The script's entry: a zygote, or (a fourth argument "master") a master, which returns only in
-# each zygote it forks, with that zygote's arguments: its frames under a worker are then a fresh
-# zygote's, and a deep recursion has the same room in both.
-MAIN = (
-    'if __name__ == "__main__":\n'
-    '    zygote_main(*(master_main if sys.argv[4:5] == ["master"] else as_started)(\n'
-    '        int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
-    "        json.loads(sys.argv[3]) if len(sys.argv) > 3 else None))\n"
+# The script's entry: a zygote's, or a master's (only the master's script holds inside/master.py),
+# which returns only in each zygote it forks, with that zygote's arguments: its frames under a
+# worker are then a fresh zygote's, and a deep recursion has the same room in both.
+ARGUMENTS = (
+    'int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
+    "        json.loads(sys.argv[3]) if len(sys.argv) > 3 else None"
 )
+MAIN = f'if __name__ == "__main__":\n    zygote_main(\n        {ARGUMENTS})\n'
+MASTER_MAIN = f'if __name__ == "__main__":\n    zygote_main(*master_main(\n        {ARGUMENTS}))\n'
 
 
 def part_body(text: str, first: bool = True) -> str:
@@ -72,12 +72,13 @@ def part_body(text: str, first: bool = True) -> str:
     return DROPPED.sub("", text)
 
 
-def source() -> str:
-    """The script the launcher runs as `python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS [master]]`."""
+def source(master: bool = False) -> str:
+    """The script the launcher runs as `python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS]`
+    (`master`: a batch's master's, sandbox/master.py, which every zygote it forks runs on)."""
     chunks: list[str] = []
-    for name in PART_NAMES:
+    for name in PART_NAMES if master else PART_NAMES[:-1]:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
         chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text, first=not chunks))
-    chunks.append(MAIN)
+    chunks.append(MASTER_MAIN if master else MAIN)
     return "\n\n".join(chunks)

@@ -99,7 +99,7 @@ def _intermediate(fds, namespaces):
             if "pid" in namespaces and "mount" in namespaces:
                 _fresh_proc()
             _reseed()
-            sys.argv[1:] = [str(ctrl), *sys.argv[2:4]]  # a fresh zygote's argv: no "master"
+            sys.argv[1] = str(ctrl)  # as a fresh zygote's argv says
             return ctrl
         pidfd = os.pidfd_open(pid)
         sock = _socket.socket(fileno=ctrl)
@@ -140,12 +140,6 @@ def _serve_forks(sock, namespaces):
                 os._exit(1)
         for fd in fds:
             os.close(fd)
-
-
-def as_started(ctrl_fd, early=(), site_dirs=None):
-    # type: (int, Sequence[object], Sequence[object] | None) -> tuple[int, Sequence[object], Sequence[object] | None, None]
-    """zygote_main's arguments in a zygote started as itself (not forked by a master)."""
-    return ctrl_fd, early, site_dirs, None
 
 
 def master_main(ctrl_fd, early=(), site_dirs=None):
