@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Benchmark `batch`: --jobs 1 against --jobs 2 on a 40-submission class, and against `grade` per file.
+"""Benchmark `batch`: --jobs 1 against --jobs 2 on a 40-submission class, against `grade` per file
+and against a bare process per file.
 
-    python scripts/bench_batch.py [--tests all|sample] [--repeats 3] [--keep DIR]
+    python scripts/bench_batch.py [--tests all|sample] [--repeats 3] [--keep DIR] [--no-grade]
 
 The class (tests/batch_class.py): every accepted file, every catalogue
 mistake, a syntax error, a crash, an infinite loop, a memory bomb, a notebook
@@ -17,6 +18,16 @@ loop, of how the shared host lets two processes run at that moment: it
 swings between about 1.5 and 2.0 here), checks that every student's verdict JSON
 equals `grade`'s on the same file (apart from timings and the sandbox's
 random uid), and that grades.csv parses with one row per student.
+
+Then the two bars of issue 29 side by side: the batch's CPU time per
+submission (the whole process tree: the batch, its grading processes, the
+master, every zygote and worker) against a bare process's on the same files
+(one process per file that imports NumPy, reads the cases through the
+grader's case cache and runs the file's function on each case, in-process,
+stopped at the first case over the grader's scaled CPU limit, as the
+grader skips the rest after a TLE), the bar being 1.0x; and the --jobs 2
+speed-up as a share of the host's own two-process speed-up measured beside
+it, the bar being 0.9x. The host is shared: the figures are indicative.
 """
 
 from __future__ import annotations
@@ -40,7 +51,57 @@ import batch_class as bc  # noqa: E402 - tests/ on sys.path first
 from batch_class import normalised  # noqa: E402 - tests/ on sys.path first
 from cpu_meter import CpuMeter  # noqa: E402 - tests/ on sys.path first
 
+sys.path.insert(0, str(ROOT))
+from grader.sandbox.layers import MASTER_DETAIL  # noqa: E402 - the checkout first on sys.path
+
 SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"  # about 1 s of one core, no I/O
+
+# A bare process for one file: argv = FILE CPU_CAP_S TESTS. Nothing is isolated: trusted files only.
+BARE = """
+import os, resource, signal, sys
+sys.path.insert(0, ".")
+import numpy as np
+from grader.problem.bundle import open_bundle
+from grader.problem.case_cache import load_cases_cached
+
+path, cap, tests = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+b = open_bundle(".")
+cases = load_cases_cached(b.testcases, b.group_names(tests))
+with open("/proc/self/statm") as f:
+    base = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+resource.setrlimit(resource.RLIMIT_AS, (base + (b.spec.limits.memory_mib << 20),) * 2)
+
+
+class Stop(BaseException):
+    pass
+
+
+def stop(*_):
+    raise Stop
+
+
+signal.signal(signal.SIGPROF, stop)
+signal.signal(signal.SIGALRM, stop)
+ns = {"__name__": "solution"}
+try:
+    with open(path, "rb") as f:
+        exec(compile(f.read(), path, "exec"), ns)
+    fn = ns[b.spec.function]
+except BaseException:
+    sys.exit(0)
+for c in cases:
+    signal.setitimer(signal.ITIMER_PROF, cap)
+    signal.setitimer(signal.ITIMER_REAL, 5 * cap)
+    try:
+        fn(*c.args())
+    except Stop:
+        break
+    except BaseException:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+"""
 
 
 def machine_ceiling() -> float:
@@ -135,18 +196,56 @@ def _grade_each(
         wall, cpu, proc = timed([*py, "grade", str(path), "--tests", tests, "--json", "-"])
         wall_grade += wall
         cpu_grade += cpu
-        mine = json.loads((runs[1][2] / f"{student}.json").read_text())
+        # A batch's zygote is a fork of its master, and its sandbox block says so: `grade`'s does not.
+        mine = json.loads((runs[1][2] / f"{student}.json").read_text().replace(MASTER_DETAIL, ""))
         theirs = json.loads(proc.stdout) if proc.stdout.strip() else None
         if (
             theirs is not None
             and normalised(mine) == normalised(theirs)
-            and normalised(json.loads((runs[2][2] / f"{student}.json").read_text())) == normalised(theirs)
+            and normalised(json.loads((runs[2][2] / f"{student}.json").read_text().replace(MASTER_DETAIL, "")))
+            == normalised(theirs)
         ):
             same += 1
         else:
             different.append(student)
     print(f"  grade, once per file: {wall_grade:.1f} s wall, {cpu_grade:.1f} s CPU", flush=True)
     return wall_grade, cpu_grade, same, different
+
+
+def _bare_each(
+    timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+    files: list[tuple[str, Path]],
+    out: Path,
+    tests: str,
+) -> float:
+    """CPU seconds of a bare process (BARE) on every file, in all."""
+    cpu = 0.0
+    for student, path in files:
+        limits = json.loads((out / f"{student}.json").read_text()).get("limits") or {}
+        cap = float(limits.get("cpu_s_per_test") or 1.0)
+        cpu += timed([sys.executable, "-c", BARE, str(path), str(cap), tests])[1]
+    print(f"  a bare process per file: {cpu:.1f} s CPU", flush=True)
+    return cpu
+
+
+def _print_bars(
+    runs: Runs, cpu_bare: float, n: int, samples: dict[int, list[tuple[float, float]]], ceilings: list[float]
+) -> None:
+    """Issue 29's two bars: CPU per submission against a bare process's, and the speed-up's share."""
+    bare = cpu_bare / n
+    print()
+    print(f"| {'per submission':28} | {'CPU (s)':>9} | {'/ bare':>7} | {'bar':>5} |")
+    print(f"|{'-' * 30}|{'-' * 11}|{'-' * 9}|{'-' * 7}|")
+    print(f"| {'bare process, same file':28} | {bare:9.3f} | {1.0:6.2f}x | {'':>5} |")
+    for jobs in (1, 2):
+        c = runs[jobs][1] / n
+        print(f"| {f'batch --jobs {jobs}':28} | {c:9.3f} | {c / bare:6.2f}x | {'1.0x':>5} |")
+    pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
+    share = statistics.median([p / c for p, c in zip(pairs, ceilings)])
+    print(
+        f"--jobs 2 / --jobs 1 speed-up {statistics.median(pairs):.2f}, the host's own two-process speed-up "
+        f"{statistics.median(ceilings):.2f}: {share:.2f}x of the host's (bar 0.9x)"
+    )
 
 
 def _span(r: list[float]) -> str:
@@ -191,6 +290,7 @@ def main() -> int:
     ap.add_argument("--tests", choices=("all", "sample"), default="all")
     ap.add_argument("--repeats", type=int, default=3, metavar="N", help="batch runs per --jobs value (median)")
     ap.add_argument("--keep", metavar="DIR", help="keep the class and the outputs in DIR")
+    ap.add_argument("--no-grade", action="store_true", help="skip `grade` once per file (and the comparison)")
     args = ap.parse_args()
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-batch-"))
     if base.exists() and args.keep:
@@ -214,16 +314,23 @@ def main() -> int:
         return 2
     samples, runs, ceilings = measured
     files = _graded_files(base, runs[1][2])
-    wall_grade, cpu_grade, same, different = _grade_each(timed, py, files, runs, args.tests)
-    rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     n = len(files)
+    cpu_bare = _bare_each(timed, files, runs[1][2], args.tests)
+    different: list[str] = []
+    if args.no_grade:
+        wall_grade, cpu_grade, same = float("nan"), float("nan"), n
+    else:
+        wall_grade, cpu_grade, same, different = _grade_each(timed, py, files, runs, args.tests)
+    rows = list(csv.DictReader((runs[2][2] / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     _print_table(runs, wall_grade, cpu_grade, n)
     _print_pairs(samples, ceilings)
+    _print_bars(runs, cpu_bare, n, samples, ceilings)
     print()
-    print(
-        f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
-        + (f" (different: {', '.join(different)})" if different else "")
-    )
+    if not args.no_grade:
+        print(
+            f"verdict JSON equal to `grade` on the same file (both batches): {same}/{n}"
+            + (f" (different: {', '.join(different)})" if different else "")
+        )
     print(
         f"grades.csv: {len(rows)} rows for {n} students; verdicts: "
         + ", ".join(f"{v} {sum(r['verdict'] == v for r in rows)}" for v in sorted({r["verdict"] for r in rows}))

@@ -18,6 +18,8 @@ import builtins
 import dis
 import types
 
+import pytest
+
 from grader.sandbox import child, script
 
 INSIDE = child.INSIDE
@@ -96,7 +98,7 @@ def test_parts_say_their_types_in_type_comments_only():
 
 
 def test_the_script_drops_exactly_comments_sibling_imports_and_what_is_for_the_checker():
-    text = script.source()
+    text = script.source(master=True)  # every part (a zygote's own script has all but the master's)
     tree = ast.parse(text)
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
     assert "TYPE_CHECKING" not in text and "__future__" not in text
@@ -162,8 +164,9 @@ def _global_loads(code: types.CodeType) -> set[str]:
     return names
 
 
-def test_every_global_name_the_script_uses_is_defined_in_it():
-    code = compile(script.source(), "<sandbox>", "exec")
+@pytest.mark.parametrize("master", [False, True], ids=["zygote", "master"])
+def test_every_global_name_the_script_uses_is_defined_in_it(master):
+    code = compile(script.source(master), "<sandbox>", "exec")
     namespace: dict = {"__name__": "not_main"}  # define everything, start nothing
     exec(code, namespace)
     undefined = sorted(n for n in _global_loads(code) if n not in namespace and not hasattr(builtins, n))

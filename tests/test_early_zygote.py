@@ -326,7 +326,7 @@ def test_the_zygote_error_log_falls_back_when_memfd_is_refused(monkeypatch):
         raise OSError(38, "Function not implemented")
 
     monkeypatch.setattr(os, "memfd_create", refused)
-    log = early._scratch_file()
+    log = early.scratch_file()
     log.write(b"x")
     log.seek(0)
     assert log.read() == b"x"

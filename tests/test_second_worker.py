@@ -336,7 +336,7 @@ def test_plain_mode_zygote_runs_one_worker_at_a_time(limits):
 
 def zygote_pid(sb: Sandbox) -> int:
     """The zygote's pid on this side of its namespace: `unshare --fork`'s only child."""
-    assert sb.proc is not None  # a started sandbox
+    assert isinstance(sb.proc, subprocess.Popen)  # a started sandbox, not one a master forked
     with open(f"/proc/{sb.proc.pid}/task/{sb.proc.pid}/children") as f:
         kids = f.read().split()
     return int(kids[0]) if kids else sb.proc.pid

@@ -28,6 +28,8 @@ from ..judging.verdict import GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..report.json_report import render_json
+from ..sandbox.early import Spawned
+from ..sandbox.master import Master
 from . import docker as docker_mode
 from .layouts import Entry
 from .local import Task, file_sha256, grade_task, unjudged_report
@@ -64,11 +66,18 @@ class Judging:
     cases: list[TestCase]
     docker: docker_mode.DockerConfig | None = None
 
-    def grade(self, task: Task) -> dict[str, Any]:
-        """Grade one student (in the task's forked process) and write its verdict JSON."""
+    def grade(self, task: Task, zygote: Spawned | None = None) -> dict[str, Any]:
+        """Grade one student (in the task's forked process) and write its verdict JSON (locally, in
+        `zygote` if given: one the run's master forked)."""
         if self.docker is not None:
             return docker_mode.docker_task(self.docker, self.bundle, self.options, self.cases, task)
-        return grade_task(self.bundle, self.options, self.cases, task)
+        return grade_task(self.bundle, self.options, self.cases, task, zygote)
+
+    def master(self) -> Master | None:
+        """A clean master for this run's local gradings (sandbox/master.py); None in a container."""
+        if self.docker is not None:
+            return None
+        return Master.start(self.bundle.spec.allowed_imports.all_modules(), self.options.isolation)
 
     def unjudged(self, reason: str) -> GradeReport:
         """The report of a CE saying `reason`, for a student who could not be graded."""
@@ -189,10 +198,16 @@ class Grading:
         ]
         self.counts = _Counts()
         self.started = time.monotonic()
+        self.master: Master | None = None  # while `run` runs: forks each task's zygote
 
     def run(self, jobs: int, timeout_s: float) -> str | None:
         """Grade every task, at most `jobs` at once; the signal's name if interrupted, else None.
-        Every container of the run is removed however it ends."""
+        Every container of the run is removed however it ends, and its master is ended.
+
+        One master serves every job: it only forks (a few milliseconds a submission), each
+        request is one record on its socket, and N masters would cost N start-ups and N
+        copies of NumPy's memory for nothing."""
+        self.master = self.judging.master() if self.tasks else None
         try:
             run_parallel(
                 self.tasks, self.work, jobs, timeout_s=timeout_s, on_done=self.on_done, on_tick=self.report_progress
@@ -200,9 +215,18 @@ class Grading:
         except Interrupted as exc:
             return str(exc)
         finally:
+            if self.master is not None:
+                self.master.close()
+                self.master = None
             if self.judging.docker is not None:
                 docker_mode.remove_containers([t.container for t in self.tasks])
         return None
+
+    def keep_master(self) -> None:
+        """Start a new master if this run's has died (the tasks started from now on use it)."""
+        if self.master is not None and not self.master.alive():
+            self.master.close()
+            self.master = self.judging.master()
 
     def sorted_records(self) -> list[StudentRecord]:
         """Every student's record (kept, not judged, graded now), by id."""
@@ -212,10 +236,17 @@ class Grading:
         """One task, in its own forked process: the grading's result and the file's fingerprint."""
         # The similarity fingerprint is taken in the task's own process: in parallel,
         # not before the first grading starts (0.15 s for 40 students).
-        return {**self.judging.grade(task), "fingerprint": self.prints.of(task.path)}
+        zygote = self.master.zygote() if self.master is not None and task.path is not None else None
+        try:
+            graded = self.judging.grade(task, zygote)
+        finally:
+            if zygote is not None:
+                zygote.close()  # unless its Sandbox took it (a CE never starts one)
+        return {**graded, "fingerprint": self.prints.of(task.path)}
 
     def on_done(self, index: int, result: dict[str, Any]) -> None:
         """A task ended (called in this process): its student's record made, sealed, saved, counted."""
+        self.keep_master()
         entry, sha = self.todo[index]
         prints = result.get("fingerprint")
         if not (isinstance(prints, list) and all(type(x) is int for x in prints)):

@@ -23,6 +23,7 @@ from ..judging.verdict import CompileResult, GradeReport
 from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..report.json_report import render_json
+from ..sandbox.early import Spawned
 from .ids import clean_text
 from .writes import atomic_write
 
@@ -56,8 +57,11 @@ def file_sha256(path: Path | None) -> str:
         return ""
 
 
-def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task) -> dict[str, Any]:
-    """Grade one student and write DIR/<id>.json; the result dict goes back to the batch."""
+def grade_task(
+    bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task, zygote: Spawned | None = None
+) -> dict[str, Any]:
+    """Grade one student and write DIR/<id>.json; the result dict goes back to the batch (in
+    `zygote`, one the batch's master forked, if given: sandbox/master.py)."""
     started = time.monotonic()
     judged, reason = True, ""
     if task.path is None:
@@ -65,7 +69,7 @@ def grade_task(bundle: Bundle, options: GradeOptions, cases: list[TestCase], tas
         judged, reason = False, task.problem
     else:
         try:
-            report = grade(bundle, task.path, replace(options, within=task.within), cases)
+            report = grade(bundle, task.path, replace(options, within=task.within), cases, zygote)
         except SubmissionUnreadable as exc:
             reason = clean_text(str(exc).replace(str(task.path), task.path.name))
             report = unjudged_report(bundle, options, cases, reason)

@@ -14,6 +14,7 @@ this order (each part may import only the parts before it):
     worker     lock-down, then one run of the submission
     supervise  the control channel's framing; forking, supervising (two at once), reaping, sweeping
     zygote     preloading, the start-up, the probe before the submission, then supervise's loop
+    master     batch's clean master: a zygote's start-up once, then a forked zygote per submission
 
 How it reaches the sandbox: `source()` (script.py) concatenates the parts, in `PARTS`
 order, into ONE script (their `from .part import ...` lines dropped, since the
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .inside import frames, kernel, landlock, seccomp, supervise, worker, zygote
+from .inside import frames, kernel, landlock, master, seccomp, supervise, worker, zygote
 from .inside.frames import (
     HEADER_CAP,
     MAGIC,
@@ -97,7 +98,7 @@ __all__ = [
     "source",
 ]
 
-PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote)  # PART_NAMES, as modules
+PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote, master)  # PART_NAMES, as modules
 INSIDE = Path(__file__).resolve().parent / "inside"
 
 

@@ -54,12 +54,51 @@ EARLY_PROBE_LIMITS = {"cpu_limit_s": 5.0, "wall_limit_s": 10.0, "memory_bytes": 
 EARLY_COMMANDS = ("grade", "batch")
 
 
+KILL_WAIT_S = 5.0
+
+
+class Forked:
+    """A zygote a master forked: not our child, so it is known by a pidfd (which names it in any
+    pid namespace) rather than by a pid."""
+
+    def __init__(self, pidfd: int) -> None:
+        self.pidfd: int | None = pidfd
+
+    def poll(self) -> int | None:
+        """None while it runs, else 0 (its exit status is its parent's, the master's, to read)."""
+        import select  # here: this module is on the path of a grading's first step
+
+        if self.pidfd is None:
+            return 0
+        ready, _, _ = select.select([self.pidfd], [], [], 0)
+        return 0 if ready else None
+
+    def kill(self) -> None:
+        """SIGKILL it and wait (a few seconds at most) until it has ended."""
+        import select
+
+        if self.pidfd is None:
+            return
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            select.select([self.pidfd], [], [], KILL_WAIT_S)
+        except OSError:
+            pass
+        os.close(self.pidfd)
+        self.pidfd = None
+
+
 class Spawned:
     """A zygote process that has no submission yet; `take` hands it to one Sandbox, once.
     (A plain class: dataclasses would cost this first step 15 ms of importing inspect.)"""
 
     def __init__(
-        self, strategy: Strategy, python: str, proc: subprocess.Popen[bytes], sock: socket.socket, errlog: IO[bytes]
+        self,
+        strategy: Strategy,
+        python: str,
+        proc: subprocess.Popen[bytes] | Forked,
+        sock: socket.socket,
+        errlog: IO[bytes],
     ) -> None:
         self.strategy, self.python, self.proc, self.sock, self.errlog = strategy, python, proc, sock, errlog
         self.probe_fds: tuple[int, int, int] | None = None  # our read ends of a probe run queued at the start
@@ -78,11 +117,7 @@ class Spawned:
         if self.taken:
             return
         self.taken = True
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
+        end_process(self.proc)
         self.sock.close()
         self.errlog.close()
         for fd in self.probe_fds or ():
@@ -111,7 +146,21 @@ def zygote_command(strategy: Strategy, python: str, source: str, ctrl_fd: int) -
     return [*strategy.prefix, python, *flags, "-c", source, str(ctrl_fd), ",".join(HARNESS_MODULES), *extra]
 
 
-def _scratch_file() -> IO[bytes]:
+def end_process(proc: subprocess.Popen[bytes] | Forked) -> None:
+    """SIGKILL a zygote and wait for its end: one we started, with its process group (`unshare` and
+    what it holds), or one a master forked (master.py), by its pidfd; as PID 1 of its pid namespace
+    either takes everything in the namespace with it."""
+    if not isinstance(proc, subprocess.Popen):
+        proc.kill()
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
+
+
+def scratch_file() -> IO[bytes]:
     """An anonymous file for the zygote's stderr (memfd: tempfile costs 7 ms to import)."""
     try:
         return open(os.memfd_create("zygote-stderr", os.MFD_CLOEXEC), "w+b")
@@ -131,7 +180,7 @@ def spawn(
     locked-down worker as soon as its imports are done, before the submission
     arrives, while the grader is still importing; `Sandbox` collects the reading."""
     parent, kid = socket.socketpair()
-    errlog = _scratch_file()
+    errlog = scratch_file()
     cmd = zygote_command(strategy, python, script.source() if source is None else source, kid.fileno())
     try:
         proc = subprocess.Popen(

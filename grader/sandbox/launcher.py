@@ -10,8 +10,6 @@ outcome.py.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -23,7 +21,7 @@ import numpy as np
 
 from . import child
 from .channel import Channel, Run
-from .early import Spawned, spawn
+from .early import Spawned, end_process, spawn
 from .layers import describe_layers, merge_layers
 from .outcome import build_outcome
 from .protocol import ResultReader
@@ -42,6 +40,7 @@ from .startup import (
 from .wire import encode_args, send, send_with_pipes
 
 if TYPE_CHECKING:
+    from .early import Forked
     from .wire import Message
 
 Args = Sequence[np.ndarray[Any, Any] | SupportsInt]  # a case's arguments: arrays and ints
@@ -89,7 +88,7 @@ class Sandbox:
         self.filename = filename
         self.isolation = isolation
         self.python = python or sys.executable
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | Forked | None = None
         self.chan: Channel | None = None  # the control socket and the runs in flight
         self.strategy: Strategy | None = None
         self.ready: Message = {}
@@ -101,6 +100,8 @@ class Sandbox:
         self.prelaunched = prelaunched
         self._pre_probe: tuple[Run, int] | None = None  # (run, repeats): the probe early.py queued
         self._next_id = 0
+        self._took_early = False  # the last launch used `prelaunched`
+        self.from_master = False  # the zygote is a fork of a batch's master (sandbox/master.py)
 
     # --- life cycle ---------------------------------------------------------
 
@@ -149,8 +150,9 @@ class Sandbox:
                 return
             if run is not None:
                 self._forget(run)
-            self.attempts.append(f"{strategy.mode}: {why}")
-            order = order[1:]
+            if not self._took_early:  # a zygote started earlier failed: start one afresh the same way
+                self.attempts.append(f"{strategy.mode}: {why}")
+                order = order[1:]
         for strategy in order:
             why = self._try_start(strategy)
             if why is None:
@@ -167,12 +169,14 @@ class Sandbox:
         """Start the zygote's process and send it the submission; (failure or None, stderr log)."""
         early, self.prelaunched = self.prelaunched, None
         spawned = early.take(strategy, self.python) if early is not None else None
+        self._took_early = spawned is not None
         if spawned is None:
             spawned, why = spawn(strategy, self.python, self._child_source())
             if spawned is None:
                 return why, None
         proc, parent, errlog = spawned.proc, spawned.sock, spawned.errlog
         self.proc, self.chan = proc, Channel(parent)
+        self.from_master = not isinstance(proc, subprocess.Popen)
         if spawned.probe_fds is not None:  # early.py's request carries no id
             self._pre_probe = (self._track(None, spawned.probe_fds, None), spawned.probe_repeats)
             spawned.probe_fds = None
@@ -254,11 +258,7 @@ class Sandbox:
 
     def _kill(self) -> None:
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self.proc.wait()
+            end_process(self.proc)
             self.proc = None
         if self.chan is not None:
             self.chan.close()

@@ -31,6 +31,11 @@ class Started(Protocol):
     attempts: list[str]  # the stronger strategies that failed, and why
     worker_layers: dict[str, list[str]] | None  # merged over every run so far
     disable_layers: frozenset[str]
+    from_master: bool  # the zygote is a fork of a batch's clean master
+
+
+# How a zygote forked from a batch's master came to be (docs/threat-model.md says why it is one).
+MASTER_DETAIL = " as a clean master (nothing of any student), forked for this submission into namespaces of its own"
 
 
 def describe_layers(sb: Started) -> SandboxInfo:
@@ -43,8 +48,8 @@ def describe_layers(sb: Started) -> SandboxInfo:
         Layer(
             "fresh_interpreter",
             "active",
-            f"{Path(sb.python).name} -I{'' if r.get('site', True) else ' -S'} started by "
-            "subprocess; one forked worker per case",
+            f"{Path(sb.python).name} -I{'' if r.get('site', True) else ' -S'} started by subprocess"
+            f"{MASTER_DETAIL if sb.from_master else ''}; one forked worker per case",
         ),
         Layer("clean_environment", "active", "PATH, locale and single-thread BLAS variables only"),
         Layer("single_threaded_blas", "active", "OPENBLAS/OMP/MKL_NUM_THREADS=1"),

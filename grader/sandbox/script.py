@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import re
 
-PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "worker", "supervise", "zygote")
+PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "worker", "supervise", "zygote", "master")
 INSIDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside")
 # A part's import of an earlier part (one line, or isort's parenthesised list).
 SIBLING_IMPORT = re.compile(r"^from \.(\w+) import (?:[\w, ]+|\([\w,\s]+\))\n", re.M)
@@ -54,6 +54,17 @@ DROPPED = re.compile(
 )
 
 
+# The script's entry: a zygote's, or a master's (only the master's script holds inside/master.py),
+# which returns only in each zygote it forks, with that zygote's arguments: its frames under a
+# worker are then a fresh zygote's, and a deep recursion has the same room in both.
+ARGUMENTS = (
+    'int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
+    "        json.loads(sys.argv[3]) if len(sys.argv) > 3 else None"
+)
+MAIN = f'if __name__ == "__main__":\n    zygote_main(\n        {ARGUMENTS})\n'
+MASTER_MAIN = f'if __name__ == "__main__":\n    zygote_main(*master_main(\n        {ARGUMENTS}))\n'
+
+
 def part_body(text: str, first: bool = True) -> str:
     """A part's source as it appears in the script (`first`: as its first part)."""
     if not first and text.startswith('"""'):
@@ -61,16 +72,13 @@ def part_body(text: str, first: bool = True) -> str:
     return DROPPED.sub("", text)
 
 
-def source() -> str:
-    """The script the launcher runs as `python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS]`."""
+def source(master: bool = False) -> str:
+    """The script the launcher runs as `python -I [-S] -c SCRIPT CTRL_FD EARLY_MODULES [SITE_DIRS]`
+    (`master`: a batch's master's, sandbox/master.py, which every zygote it forks runs on)."""
     chunks: list[str] = []
-    for name in PART_NAMES:
+    for name in PART_NAMES if master else PART_NAMES[:-1]:
         with open(os.path.join(INSIDE_DIR, f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
         chunks.append(f"# ---- inside/{name}.py ----\n" + part_body(text, first=not chunks))
-    chunks.append(
-        'if __name__ == "__main__":\n'
-        '    zygote_main(int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
-        "                json.loads(sys.argv[3]) if len(sys.argv) > 3 else None)\n"
-    )
+    chunks.append(MASTER_MAIN if master else MAIN)
     return "\n\n".join(chunks)

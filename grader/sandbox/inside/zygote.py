@@ -219,11 +219,12 @@ def _compiled(sock, init):
     return code, source_lines
 
 
-def zygote_main(ctrl_fd, early=(), site_dirs=None):
-    # type: (int, Sequence[object], Sequence[object] | None) -> None
+def zygote_main(ctrl_fd, early=(), site_dirs=None, forked_site=None):
+    # type: (int, Sequence[object], Sequence[object] | None, bool | None) -> None
     """`early`: the harness's modules, imported before the submission arrives (the grader
     may start this process before it has read anything: grader/sandbox/early.py).
-    `site_dirs`: where to find them, when started with -S."""
+    `site_dirs`: where to find them, when started with -S. `forked_site`: in a zygote a
+    master forked (master.py), whether `site` ran there; the start-up is then done."""
     import socket as _socket
 
     if site_dirs is not None:
@@ -235,7 +236,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None):
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except OSError:
         pass
-    site_ran = _early_imports(early, site_dirs)
+    site_ran = _early_imports(early, site_dirs) if forked_site is None else forked_site
     held = []  # type: list[Held]
     init, _, fds = _recv(sock)
     if init is not None and init.get("op") == "probe":
