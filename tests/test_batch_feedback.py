@@ -327,8 +327,21 @@ def test_an_unsafe_entry_is_never_written(entry):
 def test_two_students_in_one_participant_folder_are_not_merged():
     one = f"A_1_{PLUGIN}_"
     data, problems = zip_bytes([MoodleFeedback("a", one, {"report.txt": "a"}), MoodleFeedback("b", one, {"r": "b"})])
-    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [f"{one}/report.txt"]
-    assert len(problems) == 1 and "b's feedback left out" in problems[0]
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == []
+    assert len(problems) == 2 and "b's feedback left out" in problems[1]
+
+
+def test_two_folders_with_one_participant_id_are_both_left_out():
+    # Moodle's importer matches on the id alone: 'Ann_555_...' and 'Bob_0555_...' would both go to
+    # participant 555 (two downloads given together), so neither is in the zip.
+    students = [
+        MoodleFeedback("ann", f"Ann_555_{PLUGIN}_", {"report.txt": "a"}),
+        MoodleFeedback("bob", f"Bob_0555_{PLUGIN}_", {"report.txt": "b"}),
+        MoodleFeedback("cy", f"Cy_556_{PLUGIN}_", {"report.txt": "c"}),
+    ]
+    data, problems = zip_bytes(students)
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [f"Cy_556_{PLUGIN}_/report.txt"]
+    assert len(problems) == 2 and all("one Moodle participant id" in p for p in problems)
 
 
 # --- the verdict JSON read back as hostile ------------------------------------------------------

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .gradebook import Row, cell
+from .lms_ids import LMS_LAYOUTS
 
 BOM = "\ufeff"  # each file starts with one, so that Excel reads its names as UTF-8
 MOODLE_WORKSHEET = "moodle-grading-worksheet.csv"
@@ -132,8 +133,33 @@ def _csv(lines: Iterable[Iterable[object]]) -> str:
     return buf.getvalue()
 
 
+def _keyed(rows: list[Row], lms: str) -> dict[str, list[Row]]:
+    """The students of `lms` with known identifiers, by the key its LMS matches a row on (digits
+    read as a number, as the LMS's lookup does: `007` is `7`; a GitHub login in any case)."""
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.record.layout == lms and r.record.lms.lms == lms:
+            key = r.record.lms.key
+            out.setdefault(key.lower() if lms == "github-classroom" else key.lstrip("0") or "0", []).append(r)
+    return out
+
+
 def _of(rows: list[Row], lms: str) -> list[Row]:
-    return [r for r in rows if r.record.layout == lms and r.record.lms.lms == lms]
+    """The rows of `lms`'s file: every student of it whose key no other student shares (two downloads
+    given together can repeat a participant or user id; the LMS would give them all one grade)."""
+    return [r for r in rows if any(len(g) == 1 and g[0] is r for g in _keyed(rows, lms).values())]
+
+
+def shared_key_problems(rows: list[Row]) -> list[str]:
+    """One line for each LMS key that several students share, all of whom are left out of its file."""
+    names = dict(zip(LMS_LAYOUTS, LMS_FILE_NAMES, strict=True))
+    return [
+        f"{names[lms]}: {', '.join(sorted(r.student for r in group))} have one {lms} id ({key}): left out, "
+        "since the LMS would give them all one grade; grade them by hand"
+        for lms in LMS_LAYOUTS
+        for key, group in sorted(_keyed(rows, lms).items())
+        if len(group) > 1
+    ]
 
 
 def _message(row: Row) -> str:

@@ -67,6 +67,12 @@ def participant_folder(rec: StudentRecord) -> str | None:
     return f"{_safe_name(m['name'])}_{m['pid']}_{PLUGIN}_"
 
 
+def _participant(folder: str) -> str:
+    """The participant id a folder name gives Moodle's importer (its second `_` part)."""
+    parts = folder.split("_")
+    return parts[1].lstrip("0") or "0" if len(parts) > 1 else folder  # an id, as Moodle's lookup reads it
+
+
 def entry_problem(name: str) -> str | None:
     """Why `name` may not be an entry of the zip, or None (the last check before writing)."""
     parts = name.split("/")
@@ -83,15 +89,21 @@ def zip_bytes(students: list[MoodleFeedback]) -> tuple[bytes, list[str]]:
     """The zip of these students' files (sorted, deterministic), and why any were left out."""
     problems: list[str] = []
     entries: dict[str, str] = {}
-    owner: dict[str, str] = {}
+    # Moodle's importer gives a folder's files to the participant its id names, whatever the name
+    # part, so two students with one participant id (two downloads given together) cannot both be
+    # right: none of them is in the zip.
+    sharing: dict[str, list[MoodleFeedback]] = {}
+    for s in students:
+        sharing.setdefault(_participant(s.folder), []).append(s)
     for s in sorted(students, key=lambda s: s.student):
-        if s.folder in owner:
+        others = sorted(o.student for o in sharing[_participant(s.folder)] if o is not s)
+        if others:
             problems.append(
-                f"{ZIP_NAME}: {s.student} and {owner[s.folder]} have one Moodle participant folder "
-                f"({s.folder!r}): {s.student}'s feedback left out of the zip"
+                f"{ZIP_NAME}: {s.student} and {', '.join(others)} have one Moodle participant id "
+                f"({s.folder!r}): {s.student}'s feedback left out of the zip, since Moodle would give it "
+                "to one participant"
             )
             continue
-        owner[s.folder] = s.student
         for filename, text in s.files.items():
             entry = f"{s.folder}/{filename}"
             why = entry_problem(entry)
