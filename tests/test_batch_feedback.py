@@ -310,6 +310,9 @@ def _record(layout: str, source: str) -> StudentRecord:
         ("moodle", f"c.zip:../.._12_{PLUGIN}_/x.py", f"Participant_12_{PLUGIN}_"),
         ("moodle", "c.zip:A B_12_assignsubmission_onlinetext_/x.py", None),
         ("moodle", "c.zip:A B_x_12", None),  # a source cut short: no participant
+        # every id lms_ids.py keeps (up to 19 digits, a bigint) has its folder, as in the worksheet
+        ("moodle", f"c.zip:A B_{'9' * 19}_{PLUGIN}_/x.py", f"A B_{'9' * 19}_{PLUGIN}_"),
+        ("moodle", f"c.zip:A B_\u0661\u0662_{PLUGIN}_/x.py", None),  # not ASCII digits: not Moodle's
         ("canvas", f"c.zip:A B_12_{PLUGIN}_/solution.py", None),  # not Moodle's layout: no folder
     ],
 )

@@ -33,7 +33,7 @@ ZIP_NAME = "moodle-feedback.zip"
 PLUGIN = "assignsubmission_file"
 # The participant's folder in a source "INPUT:wrapper/Full Name_12_assignsubmission_file_/solution.py",
 # or the same prefix on a flat file name ("...assignsubmission_file_solution.py"). The last one wins.
-_SOURCE_FOLDER = re.compile(rf"(?:^|[/:])(?P<name>[^/:]+?)_(?P<pid>\d{{1,18}})_{PLUGIN}_(?=/|[^/]*$)")
+_SOURCE_FOLDER = re.compile(rf"(?:^|[/:])(?P<name>[^/:]+?)_(?P<pid>[0-9]{{1,19}})_{PLUGIN}_(?=/|[^/]*$)")
 # `_` splits the importer's parts; the rest is what clean_filename (PARAM_FILE) removes.
 _UNSAFE_NAME = re.compile(r"[_&<>\"`|':\\/]+")
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip can say: no build date in the bytes
