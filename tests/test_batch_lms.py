@@ -384,6 +384,24 @@ def test_students_sharing_an_lms_key_are_left_out_and_named(tmp_path):
     assert len(_read_csv(tmp_path / "grades.csv")) == 7  # every student is still in grades.csv
 
 
+def test_a_student_of_an_lms_layout_without_a_known_key_is_named(tmp_path):
+    # A Moodle folder whose participant id is longer than any Moodle id (or a record from an older
+    # grader) has no worksheet line: that is said, not silently dropped.
+    (tmp_path / ".batch").mkdir()
+    report = {"verdict": "AC", "score": 12, "max_score": 12, "summary": "ok", "groups": []}
+    records = [
+        _record("ann_5", lms=LmsIds("moodle", "5")),
+        _record("huge", source=f"c.zip:Huge_{'9' * 25}_assignsubmission_file_/solution.py"),
+        _record("clone", layout="github-classroom"),  # a clone outside <slug>-submissions: no login, no line
+    ]
+    for rec in records:
+        (tmp_path / f"{rec.student}.json").write_text(json.dumps(report))
+    outputs = write_outputs(tmp_path, {"groups": []}, records, mistake_titles(open_bundle()))
+    assert [r["Identifier"] for r in _read_csv(tmp_path / "moodle-grading-worksheet.csv")] == ["Participant 5"]
+    unknown = [p for p in outputs.problems if "id known" in p]
+    assert len(unknown) == 1 and "no moodle id known for huge" in unknown[0]
+
+
 def test_lms_files_only_for_the_layouts_the_class_holds(tmp_path):
     (tmp_path / ".batch").mkdir()
     (tmp_path / "a.json").write_text(json.dumps({"verdict": "AC", "score": 12, "max_score": 12, "groups": []}))

@@ -151,15 +151,26 @@ def _of(rows: list[Row], lms: str) -> list[Row]:
 
 
 def shared_key_problems(rows: list[Row]) -> list[str]:
-    """One line for each LMS key that several students share, all of whom are left out of its file."""
+    """One line for each LMS key that several students share, all of whom are left out of its file,
+    and for each student of an LMS's layout whose key is not known (an id too long to be the LMS's,
+    a record written before keys were kept), who is not in it either: nobody drops out unsaid. (A
+    GitHub Classroom clone found outside `<slug>-submissions/` has no login to know: no line, as
+    docs/batch.md says.)"""
     names = dict(zip(LMS_LAYOUTS, LMS_FILE_NAMES, strict=True))
-    return [
+    shared = [
         f"{names[lms]}: {', '.join(sorted(r.student for r in group))} have one {lms} id ({key}): left out, "
         "since the LMS would give them all one grade; grade them by hand"
         for lms in LMS_LAYOUTS
         for key, group in sorted(_keyed(rows, lms).items())
         if len(group) > 1
     ]
+    unknown = [
+        f"{names[r.record.layout]}: no {r.record.layout} id known for {r.student} ({r.record.source!r}): "
+        "not in the file; grade them by hand"
+        for r in rows
+        if r.record.layout in names and r.record.layout != "github-classroom" and r.record.lms.lms != r.record.layout
+    ]
+    return shared + unknown
 
 
 def _message(row: Row) -> str:
