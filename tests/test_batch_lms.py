@@ -377,8 +377,12 @@ def test_students_sharing_an_lms_key_are_left_out_and_named(tmp_path):
     outputs = write_outputs(tmp_path, {"groups": []}, records, mistake_titles(open_bundle()))
     moodle = _read_csv(tmp_path / "moodle-grading-worksheet.csv")
     assert [r["Identifier"] for r in moodle] == ["Participant 556"]
-    assert not (tmp_path / "canvas-gradebook.csv").exists()
-    assert not (tmp_path / "github-classroom-grades.csv").exists()
+    # every line left out, but the file is written (header only): an earlier run's is not left standing
+    assert [r[:2] for r in csv.reader(io.StringIO((tmp_path / "canvas-gradebook.csv").read_text("utf-8-sig")))] == [
+        ["Student", "ID"],
+        ["Points Possible", ""],
+    ]
+    assert _read_csv(tmp_path / "github-classroom-grades.csv") == []
     shared = [p for p in outputs.problems if "grade them by hand" in p]
     assert len(shared) == 3 and "ann_555, bob_555 have one moodle id" in shared[0]
     assert len(_read_csv(tmp_path / "grades.csv")) == 7  # every student is still in grades.csv

@@ -232,12 +232,15 @@ def github_classroom_grades(rows: list[Row], opts: LmsOptions) -> str:
 
 
 def lms_files(rows: list[Row], opts: LmsOptions, bundle_id: str) -> dict[str, str]:
-    """file name -> text of every LMS file this class calls for (students of that layout with
-    known identifiers), each starting with a UTF-8 BOM so that Excel reads names right."""
+    """file name -> text of every LMS file this class calls for (students of that layout), each
+    starting with a UTF-8 BOM so that Excel reads names right."""
     writers: dict[str, tuple[str, Callable[[], str]]] = {
         "moodle": (MOODLE_WORKSHEET, lambda: moodle_worksheet(rows, opts)),
         "canvas": (CANVAS_GRADEBOOK, lambda: canvas_gradebook(rows, opts, bundle_id)),
         "gradescope": (GRADESCOPE_SCORES, lambda: gradescope_scores(rows, opts)),
         "github-classroom": (GITHUB_GRADES, lambda: github_classroom_grades(rows, opts)),
     }
-    return {name: BOM + write() for lms, (name, write) in writers.items() if _of(rows, lms)}
+    # A layout whose students are all left out (shared keys) still gets its file, header only, so
+    # that an earlier run's file there is not left standing with grades this run did not give.
+    held = {r.record.layout for r in rows}
+    return {name: BOM + write() for lms, (name, write) in writers.items() if lms in held}
