@@ -310,6 +310,9 @@ def _record(layout: str, source: str) -> StudentRecord:
         ("moodle", f"c.zip:../.._12_{PLUGIN}_/x.py", f"Participant_12_{PLUGIN}_"),
         ("moodle", "c.zip:A B_12_assignsubmission_onlinetext_/x.py", None),
         ("moodle", "c.zip:A B_x_12", None),  # a source cut short: no participant
+        # every id lms_ids.py keeps (up to 19 digits, a bigint) has its folder, as in the worksheet
+        ("moodle", f"c.zip:A B_{'9' * 19}_{PLUGIN}_/x.py", f"A B_{'9' * 19}_{PLUGIN}_"),
+        ("moodle", f"c.zip:A B_\u0661\u0662_{PLUGIN}_/x.py", None),  # not ASCII digits: not Moodle's
         ("canvas", f"c.zip:A B_12_{PLUGIN}_/solution.py", None),  # not Moodle's layout: no folder
     ],
 )
@@ -327,8 +330,21 @@ def test_an_unsafe_entry_is_never_written(entry):
 def test_two_students_in_one_participant_folder_are_not_merged():
     one = f"A_1_{PLUGIN}_"
     data, problems = zip_bytes([MoodleFeedback("a", one, {"report.txt": "a"}), MoodleFeedback("b", one, {"r": "b"})])
-    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [f"{one}/report.txt"]
-    assert len(problems) == 1 and "b's feedback left out" in problems[0]
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == []
+    assert len(problems) == 2 and "b's feedback left out" in problems[1]
+
+
+def test_two_folders_with_one_participant_id_are_both_left_out():
+    # Moodle's importer matches on the id alone: 'Ann_555_...' and 'Bob_0555_...' would both go to
+    # participant 555 (two downloads given together), so neither is in the zip.
+    students = [
+        MoodleFeedback("ann", f"Ann_555_{PLUGIN}_", {"report.txt": "a"}),
+        MoodleFeedback("bob", f"Bob_0555_{PLUGIN}_", {"report.txt": "b"}),
+        MoodleFeedback("cy", f"Cy_556_{PLUGIN}_", {"report.txt": "c"}),
+    ]
+    data, problems = zip_bytes(students)
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [f"Cy_556_{PLUGIN}_/report.txt"]
+    assert len(problems) == 2 and all("one Moodle participant id" in p for p in problems)
 
 
 # --- the verdict JSON read back as hostile ------------------------------------------------------

@@ -273,9 +273,11 @@ def test_identifiers_that_are_not_of_the_lms_kind_are_none_known():
 
 
 def _record(student: str, **kw) -> StudentRecord:
+    lms = kw.get("lms")
+    pid = lms.key if isinstance(lms, LmsIds) and lms.key.isdigit() else 900 + len(student)
     base = dict(
         student=student,
-        source=f"class.zip:Student {student}_{900 + len(student)}_assignsubmission_file_/solution.py",
+        source=f"class.zip:Student {student}_{pid}_assignsubmission_file_/solution.py",
         layout="moodle",
         name="",
         late=None,
@@ -353,6 +355,55 @@ def test_hostile_names_are_one_safe_line_in_every_lms_file(tmp_path):
     assert "<script>" in moodle["Participant 5"]["Full name"]  # a CSV is not HTML: kept, one line
     (scores,) = _read_csv(tmp_path / "gradescope-scores.csv")
     assert scores["Email"] == "'@evil.example" and scores["SID"] == "'+1" and scores["Total Score"] == "1"
+
+
+def test_students_sharing_an_lms_key_are_left_out_and_named(tmp_path):
+    # Two downloads given together can repeat a participant or user id: the LMS would give every
+    # such student one grade, so none of them is in its file, and the run says so (exit 1).
+    (tmp_path / ".batch").mkdir()
+    report = {"verdict": "AC", "score": 12, "max_score": 12, "summary": "ok", "groups": []}
+    records = []
+    for student, layout, lms in [
+        ("ann_555", "moodle", LmsIds("moodle", "555")),
+        ("bob_555", "moodle", LmsIds("moodle", "0555")),
+        ("cy_556", "moodle", LmsIds("moodle", "556")),
+        ("dee_7", "canvas", LmsIds("canvas", "7")),
+        ("eve_7", "canvas", LmsIds("canvas", "7")),
+        ("fay", "github-classroom", LmsIds("github-classroom", "Fay")),
+        ("fay-2", "github-classroom", LmsIds("github-classroom", "fay")),
+    ]:
+        (tmp_path / f"{student}.json").write_text(json.dumps(report))
+        records.append(_record(student, layout=layout, lms=lms))
+    outputs = write_outputs(tmp_path, {"groups": []}, records, mistake_titles(open_bundle()))
+    moodle = _read_csv(tmp_path / "moodle-grading-worksheet.csv")
+    assert [r["Identifier"] for r in moodle] == ["Participant 556"]
+    # every line left out, but the file is written (header only): an earlier run's is not left standing
+    assert [r[:2] for r in csv.reader(io.StringIO((tmp_path / "canvas-gradebook.csv").read_text("utf-8-sig")))] == [
+        ["Student", "ID"],
+        ["Points Possible", ""],
+    ]
+    assert _read_csv(tmp_path / "github-classroom-grades.csv") == []
+    shared = [p for p in outputs.problems if "grade them by hand" in p]
+    assert len(shared) == 3 and "ann_555, bob_555 have one moodle id" in shared[0]
+    assert len(_read_csv(tmp_path / "grades.csv")) == 7  # every student is still in grades.csv
+
+
+def test_a_student_of_an_lms_layout_without_a_known_key_is_named(tmp_path):
+    # A Moodle folder whose participant id is longer than any Moodle id (or a record from an older
+    # grader) has no worksheet line: that is said, not silently dropped.
+    (tmp_path / ".batch").mkdir()
+    report = {"verdict": "AC", "score": 12, "max_score": 12, "summary": "ok", "groups": []}
+    records = [
+        _record("ann_5", lms=LmsIds("moodle", "5")),
+        _record("huge", source=f"c.zip:Huge_{'9' * 25}_assignsubmission_file_/solution.py"),
+        _record("clone", layout="github-classroom"),  # a clone outside <slug>-submissions: no login, no line
+    ]
+    for rec in records:
+        (tmp_path / f"{rec.student}.json").write_text(json.dumps(report))
+    outputs = write_outputs(tmp_path, {"groups": []}, records, mistake_titles(open_bundle()))
+    assert [r["Identifier"] for r in _read_csv(tmp_path / "moodle-grading-worksheet.csv")] == ["Participant 5"]
+    unknown = [p for p in outputs.problems if "id known" in p]
+    assert len(unknown) == 1 and "no moodle id known for huge" in unknown[0]
 
 
 def test_lms_files_only_for_the_layouts_the_class_holds(tmp_path):

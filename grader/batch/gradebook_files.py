@@ -15,7 +15,7 @@ from typing import Any
 from ..problem.bundle import Bundle
 from .feedback_files import write_feedback
 from .gradebook import Row, csv_text, load_rows
-from .lms_files import BOM, NO_LMS_OPTIONS, LmsOptions, lms_files
+from .lms_files import BOM, NO_LMS_OPTIONS, LmsOptions, lms_files, shared_key_problems
 from .similarity import Pair, similar_pairs
 from .state import StudentRecord
 from .summary import render_summary, summary_blocks
@@ -52,7 +52,7 @@ def write_outputs(
     rows = load_rows(out, records, titles)
     pairs = similar_pairs({r.student: r.record.fingerprint for r in rows})
     summary = render_summary(rows, pairs, run)
-    problems = []
+    problems = shared_key_problems(rows)
     files = {"grades.csv": BOM + csv_text(rows, list(run.get("groups", [])), pairs), "summary.md": summary}
     files["summary.html"] = render_page(rows, pairs, run)
     files.update(lms_files(rows, lms, str(run.get("bundle_id", ""))))

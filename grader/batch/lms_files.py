@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .gradebook import Row, cell
+from .lms_ids import LMS_LAYOUTS
 
 BOM = "\ufeff"  # each file starts with one, so that Excel reads its names as UTF-8
 MOODLE_WORKSHEET = "moodle-grading-worksheet.csv"
@@ -132,8 +133,44 @@ def _csv(lines: Iterable[Iterable[object]]) -> str:
     return buf.getvalue()
 
 
+def _keyed(rows: list[Row], lms: str) -> dict[str, list[Row]]:
+    """The students of `lms` with known identifiers, by the key its LMS matches a row on (digits
+    read as a number, as the LMS's lookup does: `007` is `7`; a GitHub login in any case)."""
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.record.layout == lms and r.record.lms.lms == lms:
+            key = r.record.lms.key
+            out.setdefault(key.lower() if lms == "github-classroom" else key.lstrip("0") or "0", []).append(r)
+    return out
+
+
 def _of(rows: list[Row], lms: str) -> list[Row]:
-    return [r for r in rows if r.record.layout == lms and r.record.lms.lms == lms]
+    """The rows of `lms`'s file: every student of it whose key no other student shares (two downloads
+    given together can repeat a participant or user id; the LMS would give them all one grade)."""
+    return [r for r in rows if any(len(g) == 1 and g[0] is r for g in _keyed(rows, lms).values())]
+
+
+def shared_key_problems(rows: list[Row]) -> list[str]:
+    """One line for each LMS key that several students share, all of whom are left out of its file,
+    and for each student of an LMS's layout whose key is not known (an id too long to be the LMS's,
+    a record written before keys were kept), who is not in it either: nobody drops out unsaid. (A
+    GitHub Classroom clone found outside `<slug>-submissions/` has no login to know: no line, as
+    docs/batch.md says.)"""
+    names = dict(zip(LMS_LAYOUTS, LMS_FILE_NAMES, strict=True))
+    shared = [
+        f"{names[lms]}: {', '.join(sorted(r.student for r in group))} have one {lms} id ({key}): left out, "
+        "since the LMS would give them all one grade; grade them by hand"
+        for lms in LMS_LAYOUTS
+        for key, group in sorted(_keyed(rows, lms).items())
+        if len(group) > 1
+    ]
+    unknown = [
+        f"{names[r.record.layout]}: no {r.record.layout} id known for {r.student} ({r.record.source!r}): "
+        "not in the file; grade them by hand"
+        for r in rows
+        if r.record.layout in names and r.record.layout != "github-classroom" and r.record.lms.lms != r.record.layout
+    ]
+    return shared + unknown
 
 
 def _message(row: Row) -> str:
@@ -195,12 +232,15 @@ def github_classroom_grades(rows: list[Row], opts: LmsOptions) -> str:
 
 
 def lms_files(rows: list[Row], opts: LmsOptions, bundle_id: str) -> dict[str, str]:
-    """file name -> text of every LMS file this class calls for (students of that layout with
-    known identifiers), each starting with a UTF-8 BOM so that Excel reads names right."""
+    """file name -> text of every LMS file this class calls for (students of that layout), each
+    starting with a UTF-8 BOM so that Excel reads names right."""
     writers: dict[str, tuple[str, Callable[[], str]]] = {
         "moodle": (MOODLE_WORKSHEET, lambda: moodle_worksheet(rows, opts)),
         "canvas": (CANVAS_GRADEBOOK, lambda: canvas_gradebook(rows, opts, bundle_id)),
         "gradescope": (GRADESCOPE_SCORES, lambda: gradescope_scores(rows, opts)),
         "github-classroom": (GITHUB_GRADES, lambda: github_classroom_grades(rows, opts)),
     }
-    return {name: BOM + write() for lms, (name, write) in writers.items() if _of(rows, lms)}
+    # A layout whose students are all left out (shared keys) still gets its file, header only, so
+    # that an earlier run's file there is not left standing with grades this run did not give.
+    held = {r.record.layout for r in rows}
+    return {name: BOM + write() for lms, (name, write) in writers.items() if lms in held}

@@ -33,7 +33,7 @@ ZIP_NAME = "moodle-feedback.zip"
 PLUGIN = "assignsubmission_file"
 # The participant's folder in a source "INPUT:wrapper/Full Name_12_assignsubmission_file_/solution.py",
 # or the same prefix on a flat file name ("...assignsubmission_file_solution.py"). The last one wins.
-_SOURCE_FOLDER = re.compile(rf"(?:^|[/:])(?P<name>[^/:]+?)_(?P<pid>\d{{1,18}})_{PLUGIN}_(?=/|[^/]*$)")
+_SOURCE_FOLDER = re.compile(rf"(?:^|[/:])(?P<name>[^/:]+?)_(?P<pid>[0-9]{{1,19}})_{PLUGIN}_(?=/|[^/]*$)")
 # `_` splits the importer's parts; the rest is what clean_filename (PARAM_FILE) removes.
 _UNSAFE_NAME = re.compile(r"[_&<>\"`|':\\/]+")
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip can say: no build date in the bytes
@@ -67,6 +67,12 @@ def participant_folder(rec: StudentRecord) -> str | None:
     return f"{_safe_name(m['name'])}_{m['pid']}_{PLUGIN}_"
 
 
+def _participant(folder: str) -> str:
+    """The participant id a folder name gives Moodle's importer (its second `_` part)."""
+    parts = folder.split("_")
+    return parts[1].lstrip("0") or "0" if len(parts) > 1 else folder  # an id, as Moodle's lookup reads it
+
+
 def entry_problem(name: str) -> str | None:
     """Why `name` may not be an entry of the zip, or None (the last check before writing)."""
     parts = name.split("/")
@@ -83,15 +89,21 @@ def zip_bytes(students: list[MoodleFeedback]) -> tuple[bytes, list[str]]:
     """The zip of these students' files (sorted, deterministic), and why any were left out."""
     problems: list[str] = []
     entries: dict[str, str] = {}
-    owner: dict[str, str] = {}
+    # Moodle's importer gives a folder's files to the participant its id names, whatever the name
+    # part, so two students with one participant id (two downloads given together) cannot both be
+    # right: none of them is in the zip.
+    sharing: dict[str, list[MoodleFeedback]] = {}
+    for s in students:
+        sharing.setdefault(_participant(s.folder), []).append(s)
     for s in sorted(students, key=lambda s: s.student):
-        if s.folder in owner:
+        others = sorted(o.student for o in sharing[_participant(s.folder)] if o is not s)
+        if others:
             problems.append(
-                f"{ZIP_NAME}: {s.student} and {owner[s.folder]} have one Moodle participant folder "
-                f"({s.folder!r}): {s.student}'s feedback left out of the zip"
+                f"{ZIP_NAME}: {s.student} and {', '.join(others)} have one Moodle participant id "
+                f"({s.folder!r}): {s.student}'s feedback left out of the zip, since Moodle would give it "
+                "to one participant"
             )
             continue
-        owner[s.folder] = s.student
         for filename, text in s.files.items():
             entry = f"{s.folder}/{filename}"
             why = entry_problem(entry)
