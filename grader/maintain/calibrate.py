@@ -36,6 +36,8 @@ from ..judging.judge import GradeOptions, cases_step
 from ..judging.timing import PROBE_BAND
 from ..problem.bundle import Bundle, BundleError
 from .calibration_record import machine_info, probe_center, record, render_probe, render_record, set_problem_yaml_limits
+from . import idle_check
+from .idle_check import MAX_STEAL_SHARE, MIN_CPU_SHARE, IdleReading, MachineBusy, require_idle
 from .limit_rule import TIME_RESOLUTION_S, Derivation, derive, round_up
 from .measure import (
     PROBE_GROUP,
@@ -56,6 +58,8 @@ __all__ = [
     "BackgroundLoad",
     "Calibration",
     "Derivation",
+    "IdleReading",
+    "MachineBusy",
     "ProbeStats",
     "Spread",
     "Timing",
@@ -98,10 +102,17 @@ def calibrate(
     tle_cap_s: float | None = None,
     isolation: str = "auto",
     progress: Callable[[str], None] = lambda _: None,
+    allow_busy: bool = False,
+    idle: Callable[[], IdleReading] | None = None,
 ) -> Calibration:
-    """Measure everything and derive the limit (nothing is written)."""
+    """Measure everything and derive the limit (nothing is written). On a busy machine (idle_check)
+    raise MachineBusy, or with `allow_busy` go on and record why in the calibration's warnings."""
     if bundle.flavour != "judge":
         raise BundleError("calibrate needs the judge bundle (submissions/ and the hidden cases)")
+    idle_reading = (idle or idle_check.measure_idle)()  # looked up now: a test may fake it
+    warnings = require_idle(idle_reading, allow_busy)
+    for w in warnings:
+        progress(f"warning: busy machine: {w}")
     spec = bundle.spec
     subs, _ = find_submissions(bundle)
     acc_subs = [s for s in subs if s.folder == "accepted"]
@@ -135,7 +146,7 @@ def calibrate(
     method = {
         "probe_readings": probe_runs,
         "probe_runs_per_reading": PROBE_GROUP,
-        "probe_reading": "minimum CPU time of the runs in one worker",
+        "probe_reading": "minimum CPU time of the runs in one worker; a run sums its parts' fastest of 2",
         "probe_time_s": "median of every reading, as found and loaded",
         "probe_band_factor": PROBE_BAND,
         "repeats": repeats,
@@ -144,10 +155,12 @@ def calibrate(
         "safety_factor": spec.time_calibration.safety_factor,
         "tle_margin": spec.time_calibration.tle_margin,
         "time_resolution_s": TIME_RESOLUTION_S,
+        "idle_check": f"a busy loop gets >= {MIN_CPU_SHARE:g} of the wall time and steal <= {MAX_STEAL_SHARE:g}",
         "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
         "require time_per_test_s * tle_margin <= fastest TLE",
     }
-    data = record(bundle, probes, accepted, tle, d, machine_info(mode), method)
+    machine = {**machine_info(mode), "idle_check": idle_reading.as_dict()}
+    data = {**record(bundle, probes, accepted, tle, d, machine, method), "warnings": warnings}
     return Calibration(tuple(probes), tuple(accepted), tuple(tle), d, data)
 
 
@@ -197,5 +210,7 @@ def render_summary(cal: Calibration) -> str:
     ]
     for prob in d.problems:
         lines.append(f"FAIL {prob}")
+    for w in cal.data.get("warnings", []):
+        lines.append(f"WARNING busy machine: {w}")
     lines.append("calibrate: OK" if d.ok else "calibrate: FAILED")
     return "\n".join(lines) + "\n"
