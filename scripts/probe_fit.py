@@ -6,9 +6,12 @@ track/patch-embedding that finishes within --cap seconds, times its slowest case
 (calibration.yaml's) and reads the probe, in a fresh interpreter per condition:
 
     default       as the machine is
+    again         the same once more: the method's own noise, the floor of every error below
     nehalem       OPENBLAS_CORETYPE=Nehalem (OpenBLAS's SSE kernels: slower BLAS)
     sandybridge   OPENBLAS_CORETYPE=Sandybridge (AVX kernels)
     busy          pinned to CPU 0 (taskset), beside a busy process on each CPU
+    busy-memory   the same, the busy processes copying 64 MiB arrays (caches and memory
+                  bus shared, as other containers share them)
 
 A submission's ratio is its time in a condition over its time in `default`
 (the minimum of --repeats calls each), the probe's ratio is the same for a
@@ -44,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 BUNDLES = (ROOT, ROOT / "track" / "patch-embedding")
 CONDITIONS: dict[str, dict[str, str]] = {
+    "again": {},
     "nehalem": {"OPENBLAS_CORETYPE": "Nehalem"},
     "sandybridge": {"OPENBLAS_CORETYPE": "Sandybridge"},
     "busy": {},

@@ -110,16 +110,16 @@ def fake_clock(durations):
 
 
 def test_a_probe_run_sums_each_parts_fastest_run():
-    # Four parts, two runs each: a disturbed run of one part (9.0) does not reach the total.
-    seconds, _ = probe_workload(np, 2, fake_clock([3.0, 1.0, 2.0, 9.0, 4.0, 4.0, 1.0, 2.0]))
-    assert seconds == pytest.approx(1.0 + 2.0 + 4.0 + 1.0)
+    # Five parts, two runs each: a disturbed run of one part (9.0) does not reach the total.
+    seconds, _ = probe_workload(np, 2, fake_clock([3.0, 1.0, 2.0, 9.0, 4.0, 4.0, 1.0, 2.0, 5.0, 6.0]))
+    assert seconds == pytest.approx(1.0 + 2.0 + 4.0 + 1.0 + 5.0)
 
 
 def test_a_probe_run_with_one_repeat_is_the_plain_sum():
-    seconds, _ = probe_workload(np, 1, fake_clock([1.0, 2.0, 3.0, 4.0]))
-    assert seconds == pytest.approx(10.0)
+    seconds, _ = probe_workload(np, 1, fake_clock([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert seconds == pytest.approx(15.0)
 
 
 def test_the_probe_work_itself_is_fixed():
     # Same arithmetic every run (its checksum), whatever the clock says.
-    assert probe_workload(np, 1)[1] == probe_workload(np, 2)[1] / 2
+    assert probe_workload(np, 2)[1] == pytest.approx(2 * probe_workload(np, 1)[1], rel=1e-9)

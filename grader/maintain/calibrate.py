@@ -95,6 +95,27 @@ class Calibration:
     data: dict[str, Any]
 
 
+def _method(bundle: Bundle, probe_runs: int, repeats: int, ac_cap: float, cap: float) -> dict[str, Any]:
+    """calibration.yaml's `method`: how each figure was measured and the rule applied."""
+    spec = bundle.spec
+    return {
+        "probe_readings": probe_runs,
+        "probe_runs_per_reading": PROBE_GROUP,
+        "probe_reading": "minimum CPU time of the runs in one worker; a run sums its parts' fastest of 2",
+        "probe_time_s": "median of every reading, as found and loaded",
+        "probe_band_factor": PROBE_BAND,
+        "repeats": repeats,
+        "accepted_cap_s": ac_cap,
+        "tle_cap_s": cap,
+        "safety_factor": spec.time_calibration.safety_factor,
+        "tle_margin": spec.time_calibration.tle_margin,
+        "time_resolution_s": TIME_RESOLUTION_S,
+        "idle_check": f"a busy loop gets >= {MIN_CPU_SHARE:g} of the wall time and steal <= {MAX_STEAL_SHARE:g}",
+        "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
+        "require time_per_test_s * tle_margin <= fastest TLE",
+    }
+
+
 def calibrate(
     bundle: Bundle,
     repeats: int = 3,
@@ -143,22 +164,7 @@ def calibrate(
         progress(f"time_limit_exceeded/{s.path.name}: up to {repeats} runs, cap {cap:g} s")
         tle.append(measure_submission(bundle, s, cap, repeats, isolation, cases))
     d = derive(accepted, tle, spec.time_calibration.safety_factor, spec.time_calibration.tle_margin)
-    method = {
-        "probe_readings": probe_runs,
-        "probe_runs_per_reading": PROBE_GROUP,
-        "probe_reading": "minimum CPU time of the runs in one worker; a run sums its parts' fastest of 2",
-        "probe_time_s": "median of every reading, as found and loaded",
-        "probe_band_factor": PROBE_BAND,
-        "repeats": repeats,
-        "accepted_cap_s": ac_cap,
-        "tle_cap_s": cap,
-        "safety_factor": spec.time_calibration.safety_factor,
-        "tle_margin": spec.time_calibration.tle_margin,
-        "time_resolution_s": TIME_RESOLUTION_S,
-        "idle_check": f"a busy loop gets >= {MIN_CPU_SHARE:g} of the wall time and steal <= {MAX_STEAL_SHARE:g}",
-        "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
-        "require time_per_test_s * tle_margin <= fastest TLE",
-    }
+    method = _method(bundle, probe_runs, repeats, ac_cap, cap)
     machine = {**machine_info(mode), "idle_check": idle_reading.as_dict()}
     data = {**record(bundle, probes, accepted, tle, d, machine, method), "warnings": warnings}
     return Calibration(tuple(probes), tuple(accepted), tuple(tle), d, data)
