@@ -35,8 +35,8 @@ from typing import Any
 from ..judging.judge import GradeOptions, cases_step
 from ..judging.timing import PROBE_BAND
 from ..problem.bundle import Bundle, BundleError
-from .calibration_record import machine_info, probe_center, record, render_probe, render_record, set_problem_yaml_limits
 from . import idle_check
+from .calibration_record import machine_info, probe_center, record, render_probe, render_record, set_problem_yaml_limits
 from .idle_check import MAX_STEAL_SHARE, MIN_CPU_SHARE, IdleReading, MachineBusy, require_idle
 from .limit_rule import TIME_RESOLUTION_S, Derivation, derive, round_up
 from .measure import (
