@@ -181,7 +181,8 @@ def main() -> int:
         record = cal.data
         spec = bundle.spec
         calibrated = dataclasses.replace(
-            spec, time_calibration=dataclasses.replace(spec.time_calibration, probe_time_s=record["derived"]["probe_time_s"])
+            spec,
+            time_calibration=dataclasses.replace(spec.time_calibration, probe_time_s=record["derived"]["probe_time_s"]),
         )
         bundle = Bundle(bundle.root, calibrated)
         print(

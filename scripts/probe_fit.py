@@ -15,11 +15,14 @@ track/patch-embedding that finishes within --cap seconds, times its slowest case
 
 A submission's ratio is its time in a condition over its time in `default`
 (the minimum of --repeats calls each), the probe's ratio is the same for a
-reading (the minimum of PROBE_REPEATS calls, as grading reads it); the error is
-probe ratio / submission ratio - 1: what a limit scaled by the probe gives the
-submission, over what it needs. Prints the current probe (child.probe_workload)
-and the one it replaced (OLD_PROBE, kept here for the comparison) side by side,
-then the median and largest |error| of each. Usage:
+reading (the minimum of PROBE_REPEATS calls, as grading reads it; the median
+of READINGS readings); the error is probe ratio / submission ratio - 1: what a
+limit scaled by the probe gives the submission, over what it needs. Prints the
+current probe (child.probe_workload) and the one it replaced (OLD_PROBE, kept
+here for the comparison) side by side, then per condition the median and
+largest |error| of each, over every submission and over those near the limit
+(calibrated at NEAR_S seconds or more: the ones whose verdict a limit could
+change). Usage:
 
     python3 scripts/probe_fit.py [--repeats 3] [--cap 6] [--conditions nehalem,busy]
 
@@ -53,6 +56,9 @@ CONDITIONS: dict[str, dict[str, str]] = {
     "busy": {},
     "busy-memory": {},
 }
+
+READINGS = 5  # probe readings per condition; their median is the probe's figure
+NEAR_S = 0.1  # calibrated time from which a submission is "near the limit" in the summary
 
 BUSY = {
     "busy": "while True: pass",
@@ -88,9 +94,12 @@ def worker(job: dict[str, Any]) -> dict[str, Any]:
     space: dict[str, Any] = {}
     exec(OLD_PROBE, space)
     out: dict[str, Any] = {"subs": {}}
-    for _ in range(2):  # first pass warms the caches; the second is kept
-        out["old"] = min(space["old_probe"](np)[0] for _ in range(PROBE_REPEATS))
-        out["new"] = min(probe_workload(np)[0] for _ in range(PROBE_REPEATS))
+    old: list[float] = []
+    new: list[float] = []
+    for _ in range(1 + READINGS):  # the first pass warms the caches and is dropped
+        old.append(min(space["old_probe"](np)[0] for _ in range(PROBE_REPEATS)))
+        new.append(min(probe_workload(np)[0] for _ in range(PROBE_REPEATS)))
+    out["old"], out["new"] = statistics.median(old[1:]), statistics.median(new[1:])
     for root, entries in job["bundles"].items():
         bundle = open_bundle(Path(root))
         cases = {c.name: c for c in cases_step(bundle, GradeOptions(tests="all"))}
@@ -151,6 +160,15 @@ def slowest_cases(root: Path, cap: float) -> list[tuple[str, str, float]]:
     return out
 
 
+def summary(rows: list[tuple[str, str, float, float]]) -> str:
+    """`old med/max  new med/max` of the rows' absolute errors."""
+    if not rows:
+        return "-"
+    old = [abs(r[2]) for r in rows]
+    new = [abs(r[3]) for r in rows]
+    return f"old {statistics.median(old):.0%} / {max(old):.0%}   new {statistics.median(new):.0%} / {max(new):.0%}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -173,7 +191,8 @@ def main() -> int:
         f"default: old probe {base['old'] * 1000:.2f} ms, new probe {base['new'] * 1000:.2f} ms (readings, "
         f"min of the calls); load average {os.getloadavg()[0]:.1f}"
     )
-    errors: dict[str, list[float]] = {"old": [], "new": []}
+    near = {p for b in BUNDLES for p, _, t in slowest_cases(b, args.cap) if t >= NEAR_S}
+    rows: list[tuple[str, str, float, float]] = []  # (condition, submission, old error, new error)
     for name in wanted:
         got = run_condition(name, job)
         old_r, new_r = got["old"] / base["old"], got["new"] / base["new"]
@@ -182,15 +201,22 @@ def main() -> int:
         for path, t0 in base["subs"].items():
             ratio = got["subs"][path] / t0
             e_old, e_new = old_r / ratio - 1, new_r / ratio - 1
-            errors["old"].append(abs(e_old))
-            errors["new"].append(abs(e_new))
+            rows.append((name, path, e_old, e_new))
             short = str(Path(path).relative_to(ROOT))
             print(f"  {short:<52} {t0:>7.3f}s {ratio:>6.2f} {e_old:>+8.0%} {e_new:>+8.0%}")
-    print()
-    for which in ("old", "new"):
-        e = errors[which]
-        if e:
-            print(f"{which} probe: median |error| {statistics.median(e):.0%}, max {max(e):.0%} over {len(e)}")
+    print("\nsummary: |error| median / max, old probe vs new probe")
+    for name in wanted:
+        for label, keep in (("all", lambda p: True), ("near the limit", lambda p: p in near)):
+            sel = [r for r in rows if r[0] == name and keep(r[1])]
+            if sel:
+                print(f"  {name:<12} {label:<15} n={len(sel):<3} " + summary(sel))
+    real = [r for r in rows if r[0] != "again"]  # `again` is the method's noise, not a condition
+    if real:
+        print(f"  {'every condition but again':<28} n={len(real):<3} " + summary(real))
+        print(
+            f"  {'... near the limit':<28} n={sum(r[1] in near for r in real):<3} "
+            + summary([r for r in real if r[1] in near])
+        )
     return 0
 
 
