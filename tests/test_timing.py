@@ -383,3 +383,17 @@ def test_probe_conditions_as_found_then_under_load(bundle, monkeypatch):
     labels = [label for label, _ in measure.probe_conditions(bundle, 3, "auto", load=2)]
     assert labels == ["as found (load average 1.2)", "with 2 more busy process(es) (load average 1.2)"]
     assert events == ["measure 3 auto", "load 2", "measure 3 auto", "unload"]
+
+
+# --- calibration's evidence is measured in full -----------------------------------------------------------
+
+
+def test_calibration_grades_with_the_hidden_tests_figures_in_full(bundle):
+    # A hidden test's report rounds its CPU time up to a 1-2-5 series (0.161 s would read 0.2 s):
+    # calibrate's T_ac and fastest TLE must be the times themselves.
+    from grader.maintain.measure import full_figures
+
+    coarse = replace(bundle.spec, feedback=replace(bundle.spec.feedback, hidden="summary"))
+    full = full_figures(Bundle(bundle.root, coarse))
+    assert full.spec.feedback.hidden == "full" and full.root == bundle.root
+    assert replace(full.spec, feedback=coarse.feedback) == coarse

@@ -321,6 +321,7 @@ def cmd_calibrate(args: argparse.Namespace, bundle: Bundle) -> int:
         tle_cap_s=args.tle_cap,
         isolation=args.isolation,
         progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True),
+        allow_busy=args.allow_busy,
     )
     sys.stdout.write(render_summary(cal))
     if args.write and cal.derivation.ok:

@@ -193,6 +193,9 @@ def _calibrate_parser(sub: Subparsers) -> None:
     )
     cal.add_argument("--probe-only", action="store_true", help="only measure the speed probe's stability")
     cal.add_argument(
+        "--allow-busy", action="store_true", help="calibrate even on a busy machine (recorded as a warning)"
+    )
+    cal.add_argument(
         "--load",
         type=int,
         default=0,

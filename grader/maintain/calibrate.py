@@ -35,7 +35,9 @@ from typing import Any
 from ..judging.judge import GradeOptions, cases_step
 from ..judging.timing import PROBE_BAND
 from ..problem.bundle import Bundle, BundleError
+from . import idle_check
 from .calibration_record import machine_info, probe_center, record, render_probe, render_record, set_problem_yaml_limits
+from .idle_check import MAX_STEAL_SHARE, MIN_CPU_SHARE, IdleReading, MachineBusy, require_idle
 from .limit_rule import TIME_RESOLUTION_S, Derivation, derive, round_up
 from .measure import (
     PROBE_GROUP,
@@ -56,6 +58,8 @@ __all__ = [
     "BackgroundLoad",
     "Calibration",
     "Derivation",
+    "IdleReading",
+    "MachineBusy",
     "ProbeStats",
     "Spread",
     "Timing",
@@ -91,6 +95,27 @@ class Calibration:
     data: dict[str, Any]
 
 
+def _method(bundle: Bundle, probe_runs: int, repeats: int, ac_cap: float, cap: float) -> dict[str, Any]:
+    """calibration.yaml's `method`: how each figure was measured and the rule applied."""
+    spec = bundle.spec
+    return {
+        "probe_readings": probe_runs,
+        "probe_runs_per_reading": PROBE_GROUP,
+        "probe_reading": "minimum CPU time of the runs in one worker; a run sums its parts' fastest of 2",
+        "probe_time_s": "median of every reading, as found and loaded",
+        "probe_band_factor": PROBE_BAND,
+        "repeats": repeats,
+        "accepted_cap_s": ac_cap,
+        "tle_cap_s": cap,
+        "safety_factor": spec.time_calibration.safety_factor,
+        "tle_margin": spec.time_calibration.tle_margin,
+        "time_resolution_s": TIME_RESOLUTION_S,
+        "idle_check": f"a busy loop gets >= {MIN_CPU_SHARE:g} of the wall time and steal <= {MAX_STEAL_SHARE:g}",
+        "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
+        "require time_per_test_s * tle_margin <= fastest TLE",
+    }
+
+
 def calibrate(
     bundle: Bundle,
     repeats: int = 3,
@@ -98,10 +123,17 @@ def calibrate(
     tle_cap_s: float | None = None,
     isolation: str = "auto",
     progress: Callable[[str], None] = lambda _: None,
+    allow_busy: bool = False,
+    idle: Callable[[], IdleReading] | None = None,
 ) -> Calibration:
-    """Measure everything and derive the limit (nothing is written)."""
+    """Measure everything and derive the limit (nothing is written). On a busy machine (idle_check)
+    raise MachineBusy, or with `allow_busy` go on and record why in the calibration's warnings."""
     if bundle.flavour != "judge":
         raise BundleError("calibrate needs the judge bundle (submissions/ and the hidden cases)")
+    idle_reading = (idle or idle_check.measure_idle)()  # looked up now: a test may fake it
+    warnings = require_idle(idle_reading, allow_busy)
+    for w in warnings:
+        progress(f"warning: busy machine: {w}")
     spec = bundle.spec
     subs, _ = find_submissions(bundle)
     acc_subs = [s for s in subs if s.folder == "accepted"]
@@ -132,22 +164,9 @@ def calibrate(
         progress(f"time_limit_exceeded/{s.path.name}: up to {repeats} runs, cap {cap:g} s")
         tle.append(measure_submission(bundle, s, cap, repeats, isolation, cases))
     d = derive(accepted, tle, spec.time_calibration.safety_factor, spec.time_calibration.tle_margin)
-    method = {
-        "probe_readings": probe_runs,
-        "probe_runs_per_reading": PROBE_GROUP,
-        "probe_reading": "minimum CPU time of the runs in one worker",
-        "probe_time_s": "median of every reading, as found and loaded",
-        "probe_band_factor": PROBE_BAND,
-        "repeats": repeats,
-        "accepted_cap_s": ac_cap,
-        "tle_cap_s": cap,
-        "safety_factor": spec.time_calibration.safety_factor,
-        "tle_margin": spec.time_calibration.tle_margin,
-        "time_resolution_s": TIME_RESOLUTION_S,
-        "rule": "time_per_test_s = max(1, ceil(safety_factor * T_ac / resolution)) * resolution; "
-        "require time_per_test_s * tle_margin <= fastest TLE",
-    }
-    data = record(bundle, probes, accepted, tle, d, machine_info(mode), method)
+    method = _method(bundle, probe_runs, repeats, ac_cap, cap)
+    machine = {**machine_info(mode), "idle_check": idle_reading.as_dict()}
+    data = {**record(bundle, probes, accepted, tle, d, machine, method), "warnings": warnings}
     return Calibration(tuple(probes), tuple(accepted), tuple(tle), d, data)
 
 
@@ -197,5 +216,7 @@ def render_summary(cal: Calibration) -> str:
     ]
     for prob in d.problems:
         lines.append(f"FAIL {prob}")
+    for w in cal.data.get("warnings", []):
+        lines.append(f"WARNING busy machine: {w}")
     lines.append("calibrate: OK" if d.ok else "calibrate: FAILED")
     return "\n".join(lines) + "\n"
