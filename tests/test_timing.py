@@ -265,7 +265,8 @@ def test_calibration_record_is_made_of_medians_with_their_spread(record, calibra
     medians = [c[f"min_of_{group}"]["median_s"] for c in record["probe"].values()]
     center = record["derived"]["probe_time_s"]
     assert len(record["probe"]) == 2 and m["probe_band_factor"] == PROBE_BAND
-    assert min(medians) * 0.999 <= center <= max(medians) * 1.001
+    # (the record shows readings to 3 significant figures: up to 0.5% off the unrounded ones)
+    assert min(medians) * 0.995 <= center <= max(medians) * 1.005
     assert all(center / PROBE_BAND <= v <= center * PROBE_BAND for v in medians)
     assert record["checks"]["median_reading_of_each_condition_within_the_band"]
     for key in ("python", "numpy", "cpu", "cores", "sandbox"):
