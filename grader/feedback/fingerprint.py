@@ -12,8 +12,10 @@ when, on every case:
   grading one (MATCH_FACTOR times rtol and atol), or, for mistakes of kind
   "rounding" (float32 arithmetic), errors of the same size as the mistake's.
 
-Cases without a returned array (RE, TLE, wrong shape, ...) are no evidence
-either way. A mistake matches when it is consistent everywhere and reproduces
+An array of the wrong shape is evidence too: it is compared with the mistakes whose
+output has that same shape on that case (a mistake of the expected shape never
+returns it), by the same rules. Cases without a returned array (RE, TLE, ...) are
+no evidence either way. A mistake matches when it is consistent everywhere and reproduces
 at least one failure. One match is a diagnosis; several are reported as
 indistinguishable on these cases; none is reported as such, never guessed.
 
@@ -66,8 +68,14 @@ class Observation:
     case: TestCase
     verdict: str
     check: str
-    array: np.ndarray | None = None  # the returned float64 array, when one arrived
+    array: np.ndarray | None = None  # the returned float64 array, when one arrived (of any shape)
     dtype: str | None = None  # dtype of a returned ndarray (even if not float64)
+    visible: bool = False  # the case's inputs and shapes may be shown to the learner
+
+    @property
+    def wrong_shape(self) -> bool:
+        """An array arrived, of another shape than the expected output's."""
+        return self.array is not None and self.array.shape != self.case.expected_output.shape
 
     @property
     def output(self) -> np.ndarray:
@@ -195,8 +203,9 @@ def read_sample_file(path: Path, fmt: str) -> dict[str, Any] | None:
 
 
 def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
-    """The grading comparison: finite and |got - expected| <= atol + rtol*|expected| everywhere."""
-    return bool(np.all(within_tolerance(got, expected, rtol, atol)))
+    """The grading comparison: the same shape, finite and |got - expected| <= atol + rtol*|expected|
+    everywhere."""
+    return got.shape == expected.shape and bool(np.all(within_tolerance(got, expected, rtol, atol)))
 
 
 def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -> bool:
@@ -233,6 +242,10 @@ def _consistent(obs: Observation, m: np.ndarray, kind: str, rtol: float, atol: f
     """(consistent, reproduces a failure) for one observation and one mistake output."""
     k = m.shape[0]
     expected = obs.case.expected_output[:k]
+    if obs.wrong_shape:
+        # Only a mistake of that same shape returns it (never one that passes: it has the expected shape).
+        same = not passes(m, expected, rtol, atol) and reproduces(obs.output[:k], m, rtol, atol)
+        return same, same
     if kind == "rounding":
         if obs.verdict == "AC":
             # Two implementations round differently: on an easy case either may land
@@ -304,7 +317,7 @@ def _eliminate(
             if m is None:
                 e.unavailable.add(obs.case.name)
                 continue
-            if m.shape[0] < obs.case.expected_output.shape[0]:
+            if m.ndim == obs.case.expected_output.ndim and m.shape[0] < obs.case.expected_output.shape[0]:
                 e.subsampled.add(obs.case.name)
             e.compared.add(obs.case.name)
             e.seen[mid] += 1
@@ -361,9 +374,15 @@ def _unforeseen(observations: Sequence[Observation], outputs: MistakeOutputs, id
 
     def foreseen(o: Observation) -> bool:
         outs = [outputs.output(mid, o.case) for mid in ids]
-        return all(m is not None and m.size > 0 and bool(np.isnan(m).all()) for m in outs)
+        return all(m is not None and m.size > 0 and (bool(np.isnan(m).all()) or _shape_foreseen(o, m)) for m in outs)
 
     return [o for o in observations if o.verdict != "AC" and o.array is None and not foreseen(o)]
+
+
+def _shape_foreseen(o: Observation, m: np.ndarray) -> bool:
+    """A wrong shape whose array did not come (too large to send) is foreseen by a mistake of another shape."""
+    expected = o.case.expected_output.shape
+    return o.check == "shape" and (m.ndim != len(expected) or m.shape[1:] != expected[1:])
 
 
 def sample_file_text(
