@@ -33,6 +33,7 @@ from .fingerprint import (
     StoredOutputs,
     fingerprint,
     read_sample_file,
+    without_shapes,
 )
 from .live import LiveOutputs
 from .mistakes import STATEMENT, FeedbackData, feedback_data
@@ -64,7 +65,7 @@ def _shape_note(fp: Fingerprint, observed: Sequence[Observation]) -> str:
     """For a match on arrays of the wrong shape: the shapes of the first visible such case (a
     hidden case's shape is never shown), then that the values are the mistake's."""
     wrong = [o for o in observed if o.wrong_shape]
-    if fp.basis != "values" or not wrong:
+    if not fp.by_shape or not wrong:
         return ""
     shown = next((o for o in wrong if o.visible), None)
     if shown is None:
@@ -155,7 +156,13 @@ def _combined(
     atol: float,
 ) -> tuple[Fingerprint, str, dict[str, Any], str] | None:
     """A pair of mistakes or a fitted constant when no single mistake matches (feedback/combined.py)."""
-    found = combined.search(observed, outputs, reading.parts if reading else (), rtol, atol)
+    parts = reading.parts if reading else ()
+    # As for one mistake: arrays of the wrong shape are evidence only when the others name nothing.
+    found = combined.search(without_shapes(observed), outputs, parts, rtol, atol)
+    if found is None and any(o.wrong_shape for o in observed):
+        found = combined.search(observed, outputs, parts, rtol, atol)
+    else:
+        observed = without_shapes(observed)
     if found is None:
         return None
     hyp, compared, reproduced = found

@@ -30,7 +30,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -95,6 +95,7 @@ class Fingerprint:
     without_evidence: tuple[str, ...] = ()  # non-AC cases with no array to compare (not foreseen by the match)
     unavailable: tuple[str, ...] = ()  # cases the mistakes' outputs are unknown for
     subsampled: tuple[str, ...] = ()  # cases compared on their first batch only
+    by_shape: bool = False  # found by comparing arrays of the wrong shape with the mistakes' (see fingerprint)
 
 
 class MistakeOutputs(Protocol):
@@ -329,6 +330,11 @@ def _eliminate(
     return e
 
 
+def without_shapes(observations: Sequence[Observation]) -> list[Observation]:
+    """The observations with every array of the wrong shape left out (no evidence)."""
+    return [replace(o, array=None) if o.wrong_shape else o for o in observations]
+
+
 def fingerprint(
     observations: Sequence[Observation],
     outputs: MistakeOutputs,
@@ -336,7 +342,25 @@ def fingerprint(
     atol: float,
     ids: Sequence[str] | None = None,
 ) -> Fingerprint:
-    """Which catalogue mistakes are consistent with everything the submission did."""
+    """Which catalogue mistakes are consistent with everything the submission did.
+
+    First on the arrays of the expected shape alone (a wrong shape is then no evidence); when
+    that names no mistake, again with the arrays of the wrong shape as evidence too: so a
+    wrong shape only ever adds a named mistake (`by_shape`), never hides one."""
+    plain = _fingerprint(without_shapes(observations), outputs, rtol, atol, ids)
+    if plain.status in ("match", "ambiguous") or not any(o.wrong_shape for o in observations):
+        return plain
+    shaped = _fingerprint(observations, outputs, rtol, atol, ids)
+    return replace(shaped, by_shape=True) if shaped.status in ("match", "ambiguous") else plain
+
+
+def _fingerprint(
+    observations: Sequence[Observation],
+    outputs: MistakeOutputs,
+    rtol: float,
+    atol: float,
+    ids: Sequence[str] | None = None,
+) -> Fingerprint:
     catalogue = outputs.data.catalogue
     ids = list(catalogue if ids is None else ids)
     without = tuple(o.case.name for o in observations if o.verdict != "AC" and o.array is None)
