@@ -37,17 +37,10 @@ import numpy as np
 from ..problem.cases import TestCase
 from ..problem.comparison import tolerance
 from .authoring import Constant
-from .fingerprint import (
-    ROUNDING_FACTOR,
-    Observation,
-    _consistent,
-    _enough,
-    _evidence_order,
-    _spread,
-    passes,
-)
+from .fingerprint import Observation, _consistent, _enough, _evidence_order
 from .hypothesis import Hypothesis
 from .live import LiveOutputs, subsample
+from .matching import ROUNDING_FACTOR, _spread, passes
 from .mistakes import FeedbackData
 
 MAX_EVALUATIONS = 4000  # evaluations per search (each a few ms on a small case)

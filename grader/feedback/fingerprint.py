@@ -38,24 +38,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..problem.cases import TestCase
-from ..problem.comparison import within_tolerance
 from ..problem.portable_arithmetic import rounded
 from .live import LiveOutputs, data_size
+from .matching import ROUNDING_FACTOR, _spread, reproduces, rounding_like
+from .matching import passes as passes  # re-exported: the grading comparison, for callers of the fingerprint
 from .mistakes import FeedbackData
 
 SAMPLE_FILE = "mistakes-sample.json"  # under testcases/; its format: FeedbackData.sample_format
 STORED_DIGITS = 10  # significant digits kept in SAMPLE_FILE
-# Learner-style files of each mistake agree with reference/variants.py to
-# 4e-14 (scripts/bench_diagnose.py measures it); the mistake closest to the
-# correct function is 1e-5 away and two mistakes are at least 2e-4 apart (measured
-# on the ViT Encoder Block bundle, the repository's root). So the
-# match tolerance is the grading tolerance itself, never below 1e-9 (stored
-# sample outputs carry 5e-11 relative rounding): far from both.
-MATCH_FACTOR = 1.0
-MATCH_FLOOR = 1e-9
-# "rounding" mistakes: the submission's error must be within this factor of
-# the mistake's own error (float32 rounding differs between implementations).
-ROUNDING_FACTOR = 10.0
 # SAMPLE_FILE stores outputs of cases up to this many elements: the practice set's
 # realistic case would triple the file, and the small cases already tell mistakes apart.
 STORED_MAX_ELEMENTS = 2_000
@@ -201,42 +191,6 @@ def read_sample_file(path: Path, fmt: str) -> dict[str, Any] | None:
 
 
 # --- comparing -------------------------------------------------------------------
-
-
-def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
-    """The grading comparison: the same shape, finite and |got - expected| <= atol + rtol*|expected|
-    everywhere."""
-    return got.shape == expected.shape and bool(np.all(within_tolerance(got, expected, rtol, atol)))
-
-
-def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -> bool:
-    """Same NaN and +-inf positions, finite values within the match tolerance."""
-    if got.shape != mistake.shape:
-        return False
-    if not (
-        np.array_equal(np.isnan(got), np.isnan(mistake))
-        and np.array_equal(np.isposinf(got), np.isposinf(mistake))
-        and np.array_equal(np.isneginf(got), np.isneginf(mistake))
-    ):
-        return False
-    fin = np.isfinite(got)
-    r, a = max(MATCH_FACTOR * rtol, MATCH_FLOOR), max(MATCH_FACTOR * atol, MATCH_FLOOR)
-    return bool(np.all(within_tolerance(got[fin], mistake[fin], r, a)))
-
-
-def _spread(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.max(np.abs(a - b) / (1.0 + np.abs(b)))) if a.size else 0.0
-
-
-def rounding_like(got: np.ndarray, expected: np.ndarray, mistake: np.ndarray) -> bool:
-    """The submission's error has the size of the mistake's own error (and sits as close to it)."""
-    if not (np.isfinite(got).all() and np.isfinite(mistake).all()):
-        return False
-    own = _spread(mistake, expected)
-    if own == 0.0:
-        return False
-    mine = _spread(got, expected)
-    return own / ROUNDING_FACTOR <= mine <= own * ROUNDING_FACTOR and _spread(got, mistake) <= own * ROUNDING_FACTOR
 
 
 def _consistent(obs: Observation, m: np.ndarray, kind: str, rtol: float, atol: float) -> tuple[bool, bool]:
