@@ -92,7 +92,8 @@ def test_every_submission_gets_its_folders_verdict(ct, path: Path):
         step = (report.diagnosis or {}).get("next_step") or ""
         assert step.endswith(f"({pointer})"), step
     elif path.stem.startswith("unknown_"):
-        assert fingerprint.get("status") != "match", fingerprint
+        # Never a guess, and never a fault of the diagnosis ("unavailable").
+        assert fingerprint.get("status") in ("no_match", "no_evidence"), fingerprint
 
 
 def test_pack_and_check_archive(tmp_path):

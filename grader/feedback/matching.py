@@ -43,6 +43,9 @@ def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -
 
 
 def _spread(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest relative difference; infinite between arrays of different shapes."""
+    if a.shape != b.shape:
+        return float("inf")
     return float(np.max(np.abs(a - b) / (1.0 + np.abs(b)))) if a.size else 0.0
 
 
