@@ -29,8 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.feedback.fingerprint import MATCH_FACTOR, MATCH_FLOOR  # noqa: E402 - the repository on sys.path first
 from grader.feedback.grade import grade  # noqa: E402 - the repository on sys.path first
+from grader.feedback.matching import MATCH_FACTOR, MATCH_FLOOR  # noqa: E402 - the repository on sys.path first
 from grader.judging.judge import GradeOptions  # noqa: E402 - the repository on sys.path first
 from grader.problem.bundle import open_bundle  # noqa: E402 - the repository on sys.path first
 from grader.problem.cases import load_cases  # noqa: E402 - the repository on sys.path first

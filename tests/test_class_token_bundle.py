@@ -1,7 +1,7 @@
 """The Class Token bundle (track/class-token) through the grader, as a platform, an instructor
 and a learner use it: regeneration, validation and the statement; every expected-verdict
-submission judged, each single-mistake file whose output has the right shape named by its
-fingerprint, and each wrong-shape mistake told by the shape it returned; pack and
+submission judged, each single-mistake file named by its fingerprint (a wrong-shape mistake
+by the values of its array of that shape, its message telling the shape as well); pack and
 check-archive; the Kattis export under problemtools' verifyproblem; the Otter export under
 `otter assign` and `otter run`; `batch` over a class of its submissions.
 
@@ -19,6 +19,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from grader.feedback.grade import grade
+from grader.feedback.mistakes import feedback_data
 from grader.judging.judge import GradeOptions
 from grader.maintain.regenerate import check_testcases
 from grader.maintain.statement import statement_diffs
@@ -38,10 +39,12 @@ VERDICTS = {
     "time_limit_exceeded": "TLE",
 }
 SUBMISSIONS = sorted(p for p in (CT / "submissions").glob("*/*.py"))
-# The mistakes whose output has the right shape (B, N+1, D) somewhere: the fingerprint names them.
+# The mistakes whose output has the right shape (B, N+1, D) everywhere.
 BY_VALUES = ("appended_at_end", "first_sequence_only", "zeros_instead_of_token", "float32_arithmetic")
 # The others return a wrong shape on every hidden test (class_token_per_patch: all but N = 1, where
-# it is right): the first failing test's message shows the shape returned.
+# it is right): the first failing test's message shows the shape returned, and the fingerprint
+# names the mistake from the values of that wrongly shaped array (three of them share the shape
+# (B, N, D): the values tell them apart).
 BY_SHAPE = {
     "added_to_every_patch": "(1, 2, 3)",
     "added_to_first_patch": "(1, 2, 3)",
@@ -80,11 +83,17 @@ def test_every_submission_gets_its_folders_verdict(ct, path: Path):
     elif path.stem in COMBINED:
         assert named == COMBINED[path.stem], fingerprint
     elif path.stem in BY_SHAPE:
-        assert fingerprint.get("status") != "match", fingerprint  # no value to compare: never a guess
+        assert fingerprint.get("status") == "match" and named == [path.stem], fingerprint
+        assert fingerprint["message"].startswith("Your output has shape "), fingerprint["message"]
+        assert "Known mistake: " in fingerprint["message"]
         first = next(c for c in report.tests if c.verdict != "AC")
         assert first.name == "sample/01-one-sequence" and BY_SHAPE[path.stem] in first.message, first.message
+        pointer = feedback_data(ct).catalogue[path.stem].pointer
+        step = (report.diagnosis or {}).get("next_step") or ""
+        assert step.endswith(f"({pointer})"), step
     elif path.stem.startswith("unknown_"):
-        assert fingerprint.get("status") != "match", fingerprint
+        # Never a guess, and never a fault of the diagnosis ("unavailable").
+        assert fingerprint.get("status") in ("no_match", "no_evidence"), fingerprint
 
 
 def test_pack_and_check_archive(tmp_path):

@@ -312,13 +312,21 @@ def test_group_rules_name_the_mistakes_they_are_written_for():
         assert p.CATALOGUE[mistake_id].part in rule.parts, (mistake_id, rule.text)
 
 
-def test_run_variant_answers_nan_where_the_shape_is_wrong():
+def test_run_variant_answers_in_the_shape_the_mistake_returns():
     p, v = problem(), variants()
     case = hidden_cases()[0]
     assert np.array_equal(p.run_variant(v, case.inputs, v.CORRECT), expected(case))
-    for mid in ("added_to_every_patch", "added_to_first_patch", "first_row_overwritten", "batch_dimension_lost"):
+    B, N1, D = expected(case).shape
+    shapes = {
+        "added_to_every_patch": (B, N1 - 1, D),
+        "added_to_first_patch": (B, N1 - 1, D),
+        "first_row_overwritten": (B, N1 - 1, D),
+        "batch_dimension_lost": (N1, D),
+        "feature_axis_concatenation": (B, N1 - 1, 2 * D),
+    }
+    for mid, shape in shapes.items():
         out = p.run_variant(v, case.inputs, v.MISTAKES[mid])
-        assert out.shape == expected(case).shape and np.isnan(out).all(), mid
+        assert out.shape == shape and np.isfinite(out).all(), mid
     (one,) = [c for c in hidden_cases() if c.name == "one_patch/01-b1-d4"]
     assert np.array_equal(p.run_variant(v, one.inputs, v.MISTAKES["class_token_per_patch"]), expected(one))
     composed = replace(v.MISTAKES["feature_axis_concatenation"], position="last")

@@ -37,17 +37,10 @@ import numpy as np
 from ..problem.cases import TestCase
 from ..problem.comparison import tolerance
 from .authoring import Constant
-from .fingerprint import (
-    ROUNDING_FACTOR,
-    Observation,
-    _consistent,
-    _enough,
-    _evidence_order,
-    _spread,
-    passes,
-)
+from .fingerprint import Observation, _consistent, _enough, _evidence_order
 from .hypothesis import Hypothesis
 from .live import LiveOutputs, subsample
+from .matching import ROUNDING_FACTOR, _spread, passes
 from .mistakes import FeedbackData
 
 MAX_EVALUATIONS = 4000  # evaluations per search (each a few ms on a small case)
@@ -151,6 +144,8 @@ def _rounding_consistent(
     if obs.array is None or not np.isfinite(obs.array).all() or not np.isfinite(m).all():
         return False, False
     got = obs.array[:k]
+    if got.shape != m.shape:
+        return False, False
     ch = _rounding_changes(ev.live, variant) or {}
     noise = _spread(ev.output(replace(ev.variants.CORRECT, **ch), obs.case), expected)
     same = _spread(got, m) <= ROUNDING_FACTOR * max(noise, rtol, atol)
@@ -163,6 +158,8 @@ def _mismatch(ev: _Evaluator, variant: Any, obs: Observation, rtol: float, atol:
     """How far `variant` is from the submission on one case, in units of the match tolerance."""
     m = ev.output(variant, obs.case)
     got = obs.output[: m.shape[0]]
+    if got.shape != m.shape:
+        return math.inf  # another shape: no value of a constant explains that
     fin = np.isfinite(m)
     if not np.array_equal(fin, np.isfinite(got)) or not np.array_equal(np.isnan(m), np.isnan(got)):
         return math.inf  # NaN/inf where the other has a number: no fit explains that

@@ -33,6 +33,7 @@ from .fingerprint import (
     StoredOutputs,
     fingerprint,
     read_sample_file,
+    without_shapes,
 )
 from .live import LiveOutputs
 from .mistakes import STATEMENT, FeedbackData, feedback_data
@@ -60,7 +61,22 @@ def unexplained_note(n: int) -> str:
     return f" It does not explain the {n} failing test(s) that returned no array." if n else ""
 
 
-def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str, data: FeedbackData) -> str:
+def _shape_note(fp: Fingerprint, observed: Sequence[Observation]) -> str:
+    """For a match on arrays of the wrong shape: the shapes of the first visible such case (a
+    hidden case's shape is never shown), then that the values are the mistake's."""
+    wrong = [o for o in observed if o.wrong_shape]
+    if not fp.by_shape or not wrong:
+        return ""
+    shown = next((o for o in wrong if o.visible), None)
+    if shown is None:
+        return "Your output has the wrong shape; its values are exactly those of this mistake. "
+    got, expected = shown.output.shape, shown.case.expected_output.shape
+    return f"Your output has shape {got} where {expected} is expected; its values are exactly those of this mistake. "
+
+
+def _fingerprint_message(
+    fp: Fingerprint, flavour: str, selection: str, data: FeedbackData, observed: Sequence[Observation] = ()
+) -> str:
     catalogue = data.catalogue
     if fp.status == "match":
         m = catalogue[fp.ids[0]]
@@ -70,7 +86,7 @@ def _fingerprint_message(fp: Fingerprint, flavour: str, selection: str, data: Fe
             else f"reproduce it on every test that ran ({fp.compared} compared)"
         )
         unexplained = unexplained_note(len(fp.without_evidence)) if fp.basis != "dtype" else ""
-        return f"Known mistake: {m.title}. Your outputs {how}.{unexplained}"
+        return f"{_shape_note(fp, observed)}Known mistake: {m.title}. Your outputs {how}.{unexplained}"
     if fp.status == "ambiguous":
         names = "; ".join(catalogue[i].title for i in fp.ids)
         where = "on the samples" if selection == "sample" else "on these tests"
@@ -140,7 +156,13 @@ def _combined(
     atol: float,
 ) -> tuple[Fingerprint, str, dict[str, Any], str] | None:
     """A pair of mistakes or a fitted constant when no single mistake matches (feedback/combined.py)."""
-    found = combined.search(observed, outputs, reading.parts if reading else (), rtol, atol)
+    parts = reading.parts if reading else ()
+    # As for one mistake: arrays of the wrong shape are evidence only when the others name nothing.
+    found = combined.search(without_shapes(observed), outputs, parts, rtol, atol)
+    if found is None and any(o.wrong_shape for o in observed):
+        found = combined.search(observed, outputs, parts, rtol, atol)
+    else:
+        observed = without_shapes(observed)
     if found is None:
         return None
     hyp, compared, reproduced = found
@@ -167,8 +189,10 @@ def observations(
             continue
         value = returned.get(r.name)
         array = getattr(value, "array", None)
-        usable = array is not None and r.check in ("finite", "tolerance", "passed")
-        out.append(Observation(case, r.verdict, r.check, array if usable else None, getattr(value, "dtype", None)))
+        usable = array is not None and r.check in ("finite", "tolerance", "passed", "shape")
+        out.append(
+            Observation(case, r.verdict, r.check, array if usable else None, getattr(value, "dtype", None), r.visible)
+        )
     return out
 
 
@@ -190,7 +214,7 @@ def with_patterns(
     out = []
     for r in results:
         o = by_name.get(r.name)
-        if r.verdict != "WA" or o is None or o.array is None:
+        if r.verdict != "WA" or o is None or o.array is None or o.wrong_shape:
             out.append(r)
             continue
         dims = case_dims(o.case, data)
@@ -231,7 +255,7 @@ def diagnose(
     except Exception as exc:  # a fault here must never cost the submission its verdict
         fp = Fingerprint("unavailable", source=getattr(outputs, "source", "live"))
         fault = f"{type(exc).__name__}: {exc}"[:300]
-    message = _fingerprint_message(fp, bundle.flavour, report.selection, data) if fp else ""
+    message = _fingerprint_message(fp, bundle.flavour, report.selection, data, observed) if fp else ""
     extra: dict[str, Any] = {}
     step = None
     if fp is not None and fp.status == "no_match" and not fault and isinstance(outputs, LiveOutputs):

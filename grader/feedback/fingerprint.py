@@ -12,8 +12,10 @@ when, on every case:
   grading one (MATCH_FACTOR times rtol and atol), or, for mistakes of kind
   "rounding" (float32 arithmetic), errors of the same size as the mistake's.
 
-Cases without a returned array (RE, TLE, wrong shape, ...) are no evidence
-either way. A mistake matches when it is consistent everywhere and reproduces
+An array of the wrong shape is evidence too: it is compared with the mistakes whose
+output has that same shape on that case (a mistake of the expected shape never
+returns it), by the same rules. Cases without a returned array (RE, TLE, ...) are
+no evidence either way. A mistake matches when it is consistent everywhere and reproduces
 at least one failure. One match is a diagnosis; several are reported as
 indistinguishable on these cases; none is reported as such, never guessed.
 
@@ -28,7 +30,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -36,24 +38,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..problem.cases import TestCase
-from ..problem.comparison import within_tolerance
 from ..problem.portable_arithmetic import rounded
 from .live import LiveOutputs, data_size
+from .matching import ROUNDING_FACTOR, _spread, reproduces, rounding_like
+from .matching import passes as passes  # re-exported: the grading comparison, for callers of the fingerprint
 from .mistakes import FeedbackData
 
 SAMPLE_FILE = "mistakes-sample.json"  # under testcases/; its format: FeedbackData.sample_format
 STORED_DIGITS = 10  # significant digits kept in SAMPLE_FILE
-# Learner-style files of each mistake agree with reference/variants.py to
-# 4e-14 (scripts/bench_diagnose.py measures it); the mistake closest to the
-# correct function is 1e-5 away and two mistakes are at least 2e-4 apart (measured
-# on the ViT Encoder Block bundle, the repository's root). So the
-# match tolerance is the grading tolerance itself, never below 1e-9 (stored
-# sample outputs carry 5e-11 relative rounding): far from both.
-MATCH_FACTOR = 1.0
-MATCH_FLOOR = 1e-9
-# "rounding" mistakes: the submission's error must be within this factor of
-# the mistake's own error (float32 rounding differs between implementations).
-ROUNDING_FACTOR = 10.0
 # SAMPLE_FILE stores outputs of cases up to this many elements: the practice set's
 # realistic case would triple the file, and the small cases already tell mistakes apart.
 STORED_MAX_ELEMENTS = 2_000
@@ -66,8 +58,14 @@ class Observation:
     case: TestCase
     verdict: str
     check: str
-    array: np.ndarray | None = None  # the returned float64 array, when one arrived
+    array: np.ndarray | None = None  # the returned float64 array, when one arrived (of any shape)
     dtype: str | None = None  # dtype of a returned ndarray (even if not float64)
+    visible: bool = False  # the case's inputs and shapes may be shown to the learner
+
+    @property
+    def wrong_shape(self) -> bool:
+        """An array arrived, of another shape than the expected output's."""
+        return self.array is not None and self.array.shape != self.case.expected_output.shape
 
     @property
     def output(self) -> np.ndarray:
@@ -87,6 +85,7 @@ class Fingerprint:
     without_evidence: tuple[str, ...] = ()  # non-AC cases with no array to compare (not foreseen by the match)
     unavailable: tuple[str, ...] = ()  # cases the mistakes' outputs are unknown for
     subsampled: tuple[str, ...] = ()  # cases compared on their first batch only
+    by_shape: bool = False  # found by comparing arrays of the wrong shape with the mistakes' (see fingerprint)
 
 
 class MistakeOutputs(Protocol):
@@ -194,45 +193,14 @@ def read_sample_file(path: Path, fmt: str) -> dict[str, Any] | None:
 # --- comparing -------------------------------------------------------------------
 
 
-def passes(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> bool:
-    """The grading comparison: finite and |got - expected| <= atol + rtol*|expected| everywhere."""
-    return bool(np.all(within_tolerance(got, expected, rtol, atol)))
-
-
-def reproduces(got: np.ndarray, mistake: np.ndarray, rtol: float, atol: float) -> bool:
-    """Same NaN and +-inf positions, finite values within the match tolerance."""
-    if got.shape != mistake.shape:
-        return False
-    if not (
-        np.array_equal(np.isnan(got), np.isnan(mistake))
-        and np.array_equal(np.isposinf(got), np.isposinf(mistake))
-        and np.array_equal(np.isneginf(got), np.isneginf(mistake))
-    ):
-        return False
-    fin = np.isfinite(got)
-    r, a = max(MATCH_FACTOR * rtol, MATCH_FLOOR), max(MATCH_FACTOR * atol, MATCH_FLOOR)
-    return bool(np.all(within_tolerance(got[fin], mistake[fin], r, a)))
-
-
-def _spread(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.max(np.abs(a - b) / (1.0 + np.abs(b)))) if a.size else 0.0
-
-
-def rounding_like(got: np.ndarray, expected: np.ndarray, mistake: np.ndarray) -> bool:
-    """The submission's error has the size of the mistake's own error (and sits as close to it)."""
-    if not (np.isfinite(got).all() and np.isfinite(mistake).all()):
-        return False
-    own = _spread(mistake, expected)
-    if own == 0.0:
-        return False
-    mine = _spread(got, expected)
-    return own / ROUNDING_FACTOR <= mine <= own * ROUNDING_FACTOR and _spread(got, mistake) <= own * ROUNDING_FACTOR
-
-
 def _consistent(obs: Observation, m: np.ndarray, kind: str, rtol: float, atol: float) -> tuple[bool, bool]:
     """(consistent, reproduces a failure) for one observation and one mistake output."""
     k = m.shape[0]
     expected = obs.case.expected_output[:k]
+    if obs.wrong_shape:
+        # Only a mistake of that same shape returns it (never one that passes: it has the expected shape).
+        same = not passes(m, expected, rtol, atol) and reproduces(obs.output[:k], m, rtol, atol)
+        return same, same
     if kind == "rounding":
         if obs.verdict == "AC":
             # Two implementations round differently: on an easy case either may land
@@ -304,7 +272,7 @@ def _eliminate(
             if m is None:
                 e.unavailable.add(obs.case.name)
                 continue
-            if m.shape[0] < obs.case.expected_output.shape[0]:
+            if m.ndim == obs.case.expected_output.ndim and m.shape[0] < obs.case.expected_output.shape[0]:
                 e.subsampled.add(obs.case.name)
             e.compared.add(obs.case.name)
             e.seen[mid] += 1
@@ -316,6 +284,11 @@ def _eliminate(
     return e
 
 
+def without_shapes(observations: Sequence[Observation]) -> list[Observation]:
+    """The observations with every array of the wrong shape left out (no evidence)."""
+    return [replace(o, array=None) if o.wrong_shape else o for o in observations]
+
+
 def fingerprint(
     observations: Sequence[Observation],
     outputs: MistakeOutputs,
@@ -323,7 +296,25 @@ def fingerprint(
     atol: float,
     ids: Sequence[str] | None = None,
 ) -> Fingerprint:
-    """Which catalogue mistakes are consistent with everything the submission did."""
+    """Which catalogue mistakes are consistent with everything the submission did.
+
+    First on the arrays of the expected shape alone (a wrong shape is then no evidence); when
+    that names no mistake, again with the arrays of the wrong shape as evidence too: so a
+    wrong shape only ever adds a named mistake (`by_shape`), never hides one."""
+    plain = _fingerprint(without_shapes(observations), outputs, rtol, atol, ids)
+    if plain.status in ("match", "ambiguous") or not any(o.wrong_shape for o in observations):
+        return plain
+    shaped = _fingerprint(observations, outputs, rtol, atol, ids)
+    return replace(shaped, by_shape=True) if shaped.status in ("match", "ambiguous") else plain
+
+
+def _fingerprint(
+    observations: Sequence[Observation],
+    outputs: MistakeOutputs,
+    rtol: float,
+    atol: float,
+    ids: Sequence[str] | None = None,
+) -> Fingerprint:
     catalogue = outputs.data.catalogue
     ids = list(catalogue if ids is None else ids)
     without = tuple(o.case.name for o in observations if o.verdict != "AC" and o.array is None)
@@ -361,9 +352,15 @@ def _unforeseen(observations: Sequence[Observation], outputs: MistakeOutputs, id
 
     def foreseen(o: Observation) -> bool:
         outs = [outputs.output(mid, o.case) for mid in ids]
-        return all(m is not None and m.size > 0 and bool(np.isnan(m).all()) for m in outs)
+        return all(m is not None and m.size > 0 and (bool(np.isnan(m).all()) or _shape_foreseen(o, m)) for m in outs)
 
     return [o for o in observations if o.verdict != "AC" and o.array is None and not foreseen(o)]
+
+
+def _shape_foreseen(o: Observation, m: np.ndarray) -> bool:
+    """A wrong shape whose array did not come (too large to send) is foreseen by a mistake of another shape."""
+    expected = o.case.expected_output.shape
+    return o.check == "shape" and (m.ndim != len(expected) or m.shape[1:] != expected[1:])
 
 
 def sample_file_text(

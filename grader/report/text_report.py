@@ -195,7 +195,10 @@ def _match_line(fp: Mapping[str, Any]) -> str:
     if fp.get("basis") == "dtype":
         return f"Known mistake: {m['title']}. Your outputs are float32 arrays."
     unexplained = unexplained_note(len(fp.get("cases_without_evidence") or ()))
-    return f"Known mistake: {m['title']}. Reproduced on all {fp['cases_compared']} tests compared.{unexplained}"
+    # A match through a wrong shape: its message begins with the shape sentence (feedback/diagnose.py).
+    message = str(fp.get("message") or "")
+    shape = message.partition("Known mistake: ")[0] if message.startswith("Your output has ") else ""
+    return f"{shape}Known mistake: {m['title']}. Reproduced on all {fp['cases_compared']} tests compared.{unexplained}"
 
 
 def _diagnosis_short(r: GradeReport, colour: bool, width: int, with_failure: bool = True) -> list[str]:

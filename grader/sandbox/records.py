@@ -50,7 +50,7 @@ class ReturnedValue:
     type: str  # "ndarray", "list", "0-d array", "masked array ...", ...
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
-    array: np.ndarray[Any, np.dtype[np.float64]] | None = None  # only float64 arrays of exactly the expected shape
+    array: np.ndarray[Any, np.dtype[np.float64]] | None = None  # a float64 array's values (of any shape)
 
 
 @dataclass(frozen=True)

@@ -335,18 +335,11 @@ _WRONG_SHAPE_ALWAYS = ("add_every", "add_first", "overwrite_first", "feature_axi
 def run_variant(
     variants: ModuleType, inputs: Mapping[str, Any], variant: Any, arithmetic: Callable[..., Any] | None = None
 ) -> Any:
-    """reference/variants.evaluate on one case's inputs under one configuration.
-
-    Where the configuration returns an array of the wrong shape (most of the classic
-    mistakes: the shape check rejects it), the answer is an all-NaN array of the output's
-    shape: it matches no array a program returns and never passes, so the diagnosis finds
-    the mistake inconsistent with every case where the submission passed, and the stored
-    mistake outputs (testcases/mistakes-sample.json) hold NaN for it."""
+    """reference/variants.evaluate on one case's inputs under one configuration, in the shape
+    the configuration returns: most of the classic mistakes return an array of the wrong shape,
+    which the diagnosis compares with a learner's array of that same shape."""
     args = [inputs[k] for k in ("patches", "embed_dim", "cls_token")]
-    B, N, D = np.shape(inputs["patches"])
-    shape = (B, N + 1, D)
-    out = variants.evaluate(*args, v=variant, arithmetic=arithmetic)
-    return out if out.shape == shape else np.full(shape, np.nan)
+    return variants.evaluate(*args, v=variant, arithmetic=arithmetic)
 
 
 def canonical_variant(variant: Any) -> Any:

@@ -27,8 +27,8 @@ returns what the learner's program returns:
 - `class_token_per_patch` prepends N copies, (B, 2N, D): the right shape, and
   the right values, only when N = 1.
 
-The problem module's run_variant turns "wrong shape" into an all-NaN output: no
-output to compare, as for the learner.
+The diagnosis compares a learner's array of a wrong shape with the mistakes of
+that same shape.
 
 This file is part of the judge bundle only: it is excluded from the practice
 archive and unreadable to submissions, because Variant() is a correct solution.
