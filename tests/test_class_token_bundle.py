@@ -119,7 +119,7 @@ def test_batch_grades_a_class_of_its_submissions(tmp_path):
         wanted[name] = VERDICTS[rel.split("/")[0]]
     r = run_cli("--bundle", str(CT), "batch", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2")
     assert r.returncode in (0, 1), r.stderr
-    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as f:
+    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8-sig", newline="") as f:
         got = {row["student"]: row["verdict"] for row in csv.DictReader(f)}
     assert got == wanted
 
