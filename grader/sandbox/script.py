@@ -61,7 +61,7 @@ ARGUMENTS = (
     'int(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) > 2 else (),\n'
     "        json.loads(sys.argv[3]) if len(sys.argv) > 3 else None"
 )
-MAIN = f'if __name__ == "__main__":\n    zygote_main(\n        {ARGUMENTS})\n'
+MAIN = f'if __name__ == "__main__":\n    zygote_main({ARGUMENTS})\n'
 MASTER_MAIN = f'if __name__ == "__main__":\n    zygote_main(*master_main(\n        {ARGUMENTS}))\n'
 
 
