@@ -55,10 +55,9 @@ def student_files(row: Row, groups: Mapping[str, Group]) -> dict[str, str]:
     hidden tests they were judged on, so a student's copy says only that a secret set was used
     (`hidden_set`), with `secret_seed` null."""
     report = read_report(row.report, groups) if row.judged else None
-    if report is not None:
-        report = replace(report, secret_seed=None)
     if report is None:
         return {TEXT: not_judged_text(row.reason if not row.judged else "the verdict JSON is damaged")}
+    report = replace(report, secret_seed=None)
     try:
         text = render_text(report, colour=False, width=WIDTH, verbose=False)
     except (KeyError, TypeError, IndexError, ValueError, AttributeError):  # a diagnosis of the wrong shape
