@@ -18,6 +18,7 @@ from ..judging.source import SubmissionUnreadable
 from ..problem.bundle import Bundle
 
 if TYPE_CHECKING:  # imported where they are used: a command loads only what it needs
+    from ..judging.verdict import GradeReport
     from ..report.text_report import Invocation
 
 
@@ -114,8 +115,6 @@ def _invocation(args: argparse.Namespace, command: str) -> Invocation:
 def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..feedback.grade import grade
     from ..judging.judge import GradeOptions
-    from ..platforms.formats import render_platform, render_platform_error
-    from ..report.json_report import render_json
     from ..report.text_report import render_text, terminal_width, use_colour
 
     # A platform format always goes somewhere: to --json OUT, else to stdout.
@@ -139,18 +138,13 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
         report = grade(bundle, Path(args.submission), options, zygote=args.early_zygote)
     except SubmissionUnreadable as exc:
         if args.format != "native":
+            from ..platforms.formats import render_platform_error  # a platform's modules: only for its format
+
             error = render_platform_error(args.format, bundle, Path(args.submission), str(exc))
             _write_output(dest, error, args.force, bundle)
         raise CannotJudge(str(exc)) from None
     if dest is not None:
-        _write_output(
-            dest,
-            render_json(report)
-            if args.format == "native"
-            else render_platform(args.format, report, bundle, time.monotonic() - started),
-            args.force,
-            bundle,
-        )
+        _write_output(dest, _rendered(args.format, report, bundle, time.monotonic() - started), args.force, bundle)
     if dest != "-":
         colour = use_colour(sys.stdout.isatty(), args.no_color, os.environ)
         sys.stdout.write(
@@ -159,6 +153,17 @@ def cmd_grade(args: argparse.Namespace, bundle: Bundle) -> int:
     if report.verdict == "JE":
         print(f"grader: judging error: {' '.join(report.summary.split())}", file=sys.stderr)
     return exit_status(report.verdict)
+
+
+def _rendered(fmt: str, report: GradeReport, bundle: Bundle, elapsed_s: float) -> str:
+    """The report in `fmt`: the grader's own JSON, or a platform's results document."""
+    if fmt == "native":
+        from ..report.json_report import render_json
+
+        return render_json(report)
+    from ..platforms.formats import render_platform  # a platform's modules: only for its format
+
+    return render_platform(fmt, report, bundle, elapsed_s)
 
 
 def cmd_watch(args: argparse.Namespace, bundle: Bundle) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from .. import __version__
-from ..platforms.formats import EXPORT_PLATFORMS, PLATFORM_FORMATS
+from ..platforms.listing import EXPORT_PLATFORMS, PLATFORM_FORMATS
 from .commands import (
     EXIT_CANNOT_JUDGE,
     _seed,

@@ -22,6 +22,7 @@ judging/judge.py loads the submission, builds the Grading and loops over the tes
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..problem.cases import TestCase
@@ -177,7 +178,7 @@ class Grading:
     least: EffectiveLimits  # what a run that shared the machine must stay within to count
     two: bool  # run the next test beside this one (case_runs.py)
     kinds: list[tuple[bool, bool]]  # per test: visible, full feedback (only tests of one kind share)
-    work: list[int | None]  # per test: the problem module's case_work (None: no time-out short-cut)
+    work: Sequence[int | None]  # per test: the problem module's case_work (None: no time-out short-cut)
     time_factor: float  # GradeOptions.time_factor, for the measured limits
     stop_after_failure: bool  # GradeOptions.stop_after_failure: end at the first test not AC
     ahead: dict[int, Run] = field(default_factory=dict)  # test index -> its run, started beside
@@ -207,7 +208,7 @@ def total_time_step(g: Grading, index: int) -> CaseResult | None:
 def covered_step(g: Grading, index: int) -> CaseResult | None:
     """TLE, not run, after an earlier test needing no more work exceeded the time limit
     (timing.covered_by_timeout)."""
-    smaller = covered_by_timeout(g.work[index], g.timed_out)
+    smaller = covered_by_timeout(g.work[index], g.timed_out) if g.timed_out else None
     if smaller is None:
         return None
     drop_ahead(g.sb, g.ahead, index)

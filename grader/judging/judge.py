@@ -29,8 +29,10 @@ Why a wrong answer is wrong is feedback's business, one floor up
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import overload
 
 from .. import __version__
 from ..problem.bundle import Bundle
@@ -189,12 +191,37 @@ def load_step(
     return load_result(loaded, ctx), limits, ctx
 
 
-def work_step(bundle: Bundle, cases: list[TestCase]) -> list[int | None]:
-    """Each case's work, by the problem module's case_work (all None when it has none)."""
-    case_work = getattr(bundle.load_problem_module(), "case_work", None)
-    if case_work is None:
-        return [None] * len(cases)
-    return [int(case_work(case_sizes(bundle.spec.signature, c))) for c in cases]
+class CaseWork(Sequence[int | None]):
+    """Each case's work, by the problem module's case_work (all None when it has none), computed
+    when first read. Only a grading with a time-out reads it (timing.covered_by_timeout), and
+    computing it imports problem.py, several milliseconds that an accepted run need not wait for."""
+
+    def __init__(self, bundle: Bundle, cases: Sequence[TestCase]) -> None:
+        self._bundle = bundle
+        self._cases = cases
+        self._work: list[int | None] | None = None
+
+    def _computed(self) -> list[int | None]:
+        if self._work is None:
+            case_work = getattr(self._bundle.load_problem_module(), "case_work", None)
+            sizes = (case_sizes(self._bundle.spec.signature, c) for c in self._cases)
+            self._work = [None] * len(self._cases) if case_work is None else [int(case_work(s)) for s in sizes]
+        return self._work
+
+    @overload
+    def __getitem__(self, index: int) -> int | None: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int | None]: ...
+    def __getitem__(self, index: int | slice) -> int | None | Sequence[int | None]:
+        return self._computed()[index]
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+
+def work_step(bundle: Bundle, cases: list[TestCase]) -> CaseWork:
+    """Each case's work (CaseWork), read only when a test times out."""
+    return CaseWork(bundle, cases)
 
 
 def grading_step(
@@ -203,7 +230,7 @@ def grading_step(
     options: GradeOptions,
     cases: list[TestCase],
     started: float,
-    work: list[int | None] | None = None,
+    work: Sequence[int | None] | None = None,
 ) -> Grading:
     """load_step, then what the per-case steps share. Whether a second worker may run is asked
     after the load, when the sandbox's layers are known (case_runs.second_worker)."""

@@ -7,11 +7,9 @@ renderer and its export, each with the one signature every platform shares
 (`Render`, `RenderError`, `Export` below) and None where the platform has no
 such thing. formats.py dispatches through `platform(name)` and nothing else.
 
-`LISTED` names the module of each platform and what it offers, so that the
-command line's choices (`PLATFORM_FORMATS`, `EXPORT_PLATFORMS`) cost no
-import: a platform's module, with what it pulls in (PyYAML, the packer), is
-imported only when that platform is used. tests/test_formats.py checks that
-every module's record offers exactly what `LISTED` says.
+`LISTED` (listing.py) names the module of each platform and what it offers:
+a platform's module, with what it pulls in (PyYAML, the packer), is imported
+only when that platform is used.
 """
 
 from __future__ import annotations
@@ -24,6 +22,22 @@ from pathlib import Path
 
 from ..judging.verdict import GradeReport
 from ..problem.bundle import Bundle
+from .listing import EXPORT_PLATFORMS, LISTED, PLATFORM_FORMATS, Listing
+
+__all__ = [
+    "EXPORT_PLATFORMS",
+    "LISTED",
+    "PLATFORM_FORMATS",
+    "Export",
+    "Exported",
+    "ExportTarget",
+    "Listing",
+    "Platform",
+    "Render",
+    "RenderError",
+    "Rendering",
+    "platform",
+]
 
 
 @dataclass(frozen=True)
@@ -69,28 +83,6 @@ class Platform:
     render: Render | None = None
     render_error: RenderError | None = None
     export: Export | None = None
-
-
-@dataclass(frozen=True)
-class Listing:
-    """Where a platform's module is and what its record offers (checked against the record by a test)."""
-
-    module: str
-    results: bool  # a results format for `grade --format` (render and render_error)
-    exports: bool  # a package for `export`
-
-
-# In the order the command line lists them.
-LISTED: dict[str, Listing] = {
-    "gradescope": Listing("gradescope", results=True, exports=True),
-    "exercism": Listing("exercism", results=True, exports=False),
-    "junit": Listing("junit", results=True, exports=False),
-    "kattis": Listing("kattis", results=False, exports=True),
-    "prairielearn": Listing("prairielearn", results=True, exports=True),
-    "otter": Listing("otter", results=False, exports=True),
-}
-PLATFORM_FORMATS = tuple(name for name, listed in LISTED.items() if listed.results)
-EXPORT_PLATFORMS = tuple(name for name, listed in LISTED.items() if listed.exports)
 
 
 def platform(name: str) -> Platform:

@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..feedback.diagnose import unexplained_note
 from ..judging.checker import NOT_IMPLEMENTED
 from ..judging.verdict import VERDICT_NAMES, CaseResult, GradeReport, GroupResult
 
@@ -194,6 +193,8 @@ def _match_line(fp: Mapping[str, Any]) -> str:
     m = fp["mistakes"][0]
     if fp.get("basis") == "dtype":
         return f"Known mistake: {m['title']}. Your outputs are float32 arrays."
+    from ..feedback.diagnose import unexplained_note  # the diagnosis's modules: only for a report that names a mistake
+
     unexplained = unexplained_note(len(fp.get("cases_without_evidence") or ()))
     # A match through a wrong shape: its message begins with the shape sentence (feedback/diagnose.py).
     message = str(fp.get("message") or "")
