@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import batch_class as bc  # noqa: E402 - tests/ on sys.path first
+from bar_record import record_bar  # noqa: E402 - scripts/ is on sys.path (this script's folder)
 from batch_class import normalised  # noqa: E402 - tests/ on sys.path first
 from cpu_meter import CpuMeter  # noqa: E402 - tests/ on sys.path first
 
@@ -240,12 +241,14 @@ def _print_bars(
     for jobs in (1, 2):
         c = runs[jobs][1] / n
         print(f"| {f'batch --jobs {jobs}':28} | {c:9.3f} | {c / bare:6.2f}x | {'1.0x':>5} |")
+        record_bar(f"batch --jobs {jobs}: CPU per submission / a bare process's", c / bare, 1.0)
     pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
     share = statistics.median([p / c for p, c in zip(pairs, ceilings)])
     print(
         f"--jobs 2 / --jobs 1 speed-up {statistics.median(pairs):.2f}, the host's own two-process speed-up "
         f"{statistics.median(ceilings):.2f}: {share:.2f}x of the host's (bar 0.9x)"
     )
+    record_bar("batch --jobs 2 / --jobs 1 speed-up, as a share of the host's own", share, 0.9, at_most=False)
 
 
 def _span(r: list[float]) -> str:

@@ -37,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bar_record import record_bar
 from cpu_meter import CpuMeter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,6 +195,10 @@ def main() -> int:
         f"{statistics.median(ratio['sample']):.2f}"
     )
     print(f"grade --tests sample / import numpy: {med['sample wall'] / med['numpy wall']:.2f}x wall")
+    record_bar(
+        f"grade (all tests) / the bare loop, wall, median of {args.repeats}", med["grade wall"] / med["bare wall"], 1.2
+    )
+    record_bar("grade --tests sample / python3 -c 'import numpy', wall", med["sample wall"] / med["numpy wall"], 1.5)
     print(
         f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
         f"Exercism runner {med['exercism wall']:.1f} s"

@@ -49,6 +49,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import yaml  # noqa: E402 - one BLAS thread set first
 
+from bar_record import record_bar  # noqa: E402 - scripts/ is on sys.path (this script's folder)
 from grader.feedback.grade import grade  # noqa: E402 - one BLAS thread set first
 from grader.judging.judge import GradeOptions, cases_step  # noqa: E402 - one BLAS thread set first
 from grader.maintain.calibrate import calibrate  # noqa: E402 - one BLAS thread set first
@@ -154,6 +155,7 @@ def prediction(bundle: Bundle, record: dict[str, Any], probe_limit: float) -> bo
         implied = nominal * here / then
         off = probe_limit / implied - 1
         ok &= abs(off) <= PREDICTION_BAR
+        record_bar(f"probe-scaled limit vs the one {name}'s own speed-up implies, |off|", abs(off), PREDICTION_BAR)
         print(
             f"  {name}: {here:.3f} s here vs {then:.3f} s calibrated: speed ratio {here / then:.2f}, "
             f"implied limit {implied:.3f} s; probe-scaled {probe_limit:.3f} s ({off:+.0%}, bar "
@@ -202,6 +204,9 @@ def main() -> int:
     print(
         f"  effective limit max/min {steady:.3f} (bar {STEADY_BAR}); probe readings max/min {spread:.3f} "
         f"(the limit's, outside the noise band); probe_time_s {bundle.spec.time_calibration.probe_time_s:g}"
+    )
+    record_bar(
+        f"effective limit max/min over {len(limits)} gradings, idle and beside {args.busy} busy", steady, STEADY_BAR
     )
     print("2. the probe's prediction")
     predicted = prediction(bundle, record, statistics.median(limits))
