@@ -20,7 +20,7 @@ from conftest import BUNDLE_ROOTS, ROOT
 from grader.platforms.files import ExportError
 from grader.platforms.prairielearn import export_prairielearn
 from grader.platforms.prairielearn_course import course_files, export_prairielearn_course
-from grader.problem.bundle import open_bundle
+from grader.problem.bundle import Bundle, open_bundle
 from test_prairielearn import UUID
 
 COLOURS = [
@@ -192,7 +192,7 @@ SCHEMAS = {
 TRACK = "Vision Transformer from scratch"
 
 
-def _steps() -> list[tuple[str, object]]:
+def _steps() -> list[tuple[str, Bundle]]:
     """Every bundle of the repository that has a starter, in track order, named by its id."""
     bundles = [open_bundle(r) for r in BUNDLE_ROOTS if r.is_relative_to(ROOT / "track") or r == ROOT]
     bundles = [b for b in bundles if (b.root / "starter" / b.spec.entry_file).is_file()]
