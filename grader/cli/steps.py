@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +27,11 @@ from ..problem.track import (
     step_bundle,
     step_problems,
 )
+from ..sandbox.untrusted import clean
 from .commands import CannotJudge
 
+FIELD_CAP = 300  # characters of one field: a title, a summary, an exercise
+WIDTH = 96  # the table's lines; what a step exercises wraps at a word
 STEP_HELP = (
     "the track's step to work on, by name or number (`python -m grader track` lists them): "
     "its bundle folder from track.yaml, instead of --bundle"
@@ -92,7 +96,27 @@ class StepRow:
         }
 
 
+def _shown(text: str) -> str:
+    """A field of track.yaml or problem.yaml as one line of the table: the files come from outside
+    (an archive from anywhere), so sandbox/untrusted.py's `clean` makes any control visible."""
+    return clean(" ".join(text.split()), FIELD_CAP)
+
+
 def step_row(track: Track, step: TrackStep) -> StepRow:
+    row = _step_row(track, step)
+    return StepRow(
+        row.number,
+        _shown(row.name),
+        _shown(row.folder),
+        row.present,
+        _shown(row.title),
+        tuple(_shown(e) for e in row.exercises),
+        _shown(row.summary),
+        tuple(_shown(p) for p in row.problems),
+    )
+
+
+def _step_row(track: Track, step: TrackStep) -> StepRow:
     if not step.present and not os.path.lexists(step.root / "problem.yaml"):
         return StepRow(step.number, step.name, step.folder, False, "", (), step.summary, ())
     try:
@@ -108,7 +132,7 @@ def step_row(track: Track, step: TrackStep) -> StepRow:
 
 def render_track(track: Track, rows: list[StepRow]) -> str:
     """The table: number, name, title, folder, present or missing; then what each exercises."""
-    lines = [f"{track.title} ({len(rows)} steps, {track.root / TRACK_FILE})", ""]
+    lines = [f"{_shown(track.title)} ({len(rows)} steps, {_shown(str(track.root / TRACK_FILE))})", ""]
     width = max(len(r.name) for r in rows) if rows else 0
     title_width = max((len(r.title) for r in rows), default=0) or 1
     for r in rows:
@@ -117,7 +141,9 @@ def render_track(track: Track, rows: list[StepRow]) -> str:
         if r.summary:
             lines.append(f"{'':>4}{r.summary}")
         if r.exercises:
-            lines.append(f"{'':>4}exercises: {', '.join(r.exercises)}")
+            lines += textwrap.wrap(
+                ", ".join(r.exercises), WIDTH, initial_indent="    exercises: ", subsequent_indent=" " * 15
+            )
     lines += ["", "Work on one: `python -m grader grade FILE --step NAME` (a name or a number)."]
     return "".join(f"{ln}\n" for ln in lines)
 
@@ -130,7 +156,8 @@ def cmd_track(args: argparse.Namespace, bundle: Bundle) -> int:
         raise CannotJudge(str(exc)) from None
     rows = [step_row(track, s) for s in track.steps]
     if args.json:
-        doc = {"id": track.id, "name": track.name, "title": track.title, "version": track.version}
+        doc = {k: _shown(v) for k, v in (("id", track.id), ("name", track.name), ("title", track.title))}
+        doc["version"] = _shown(track.version)
         sys.stdout.write(json.dumps({**doc, "steps": [r.as_json() for r in rows]}, indent=1) + "\n")
     else:
         sys.stdout.write(render_track(track, rows))

@@ -174,8 +174,9 @@ def _leak_check(bundle: Bundle, step: TrackStep) -> None:
 
 
 def track_runs(root: Path) -> list[tuple[str, tuple[str, ...], int]]:
-    """(name, arguments, expected exit) of each step's starter graded with --step on its practice
-    set: a verdict (RE, exit 1), never "cannot judge". Empty for a one-bundle archive."""
+    """(name, arguments, expected exit) of what check-archive runs for each other step present:
+    validate its cases, and grade its starter with --step on its practice set (a verdict, RE,
+    exit 1, never "cannot judge"). Empty for a one-bundle archive."""
     if not (root / TRACK_FILE).is_file():
         return []
     track = load_track(root)
@@ -184,5 +185,6 @@ def track_runs(root: Path) -> list[tuple[str, tuple[str, ...], int]]:
         if step.present:
             starter = f"{step.folder}/starter/{step_bundle(track, step).spec.entry_file}"
             args = ("grade", starter, "--step", step.name, "--bundle", str(step.root), "--tests", "practice")
+            runs.append((f"validate {step.name}", ("validate", "--step", step.name, "--bundle", str(step.root)), 0))
             runs.append((f"grade {step.name} starter (--step, practice set)", (*args, "--json", "-"), 1))
     return runs

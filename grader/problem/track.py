@@ -141,8 +141,9 @@ def load_track(root: Path) -> Track:
         raise TrackError(f"cannot read {path}: {exc}") from None
     try:
         raw = parse_yaml(text)
-    except YAMLRefused as exc:
-        raise TrackError(f"{path} is not valid YAML: {exc}") from None
+    except YAMLRefused as exc:  # the parser's reason spans lines and speaks of problem.yaml, its usual file
+        reason = " ".join(str(exc).split()).replace("problem.yaml", TRACK_FILE)
+        raise TrackError(f"{path} is not valid YAML: {reason}") from None
     return parse_track(raw, Path(root).resolve())
 
 
