@@ -139,7 +139,7 @@ def test_track_yaml_must_be_plain_yaml_in_a_regular_file(tmp_path):
     os.mkfifo(fifo / TRACK_FILE)
     with pytest.raises(TrackError, match="not a regular file"):
         load_track(fifo)
-    with pytest.raises(TrackError, match="no track.yaml"):
+    with pytest.raises(TrackError, match=r"no track\.yaml"):
         load_track(tmp_path / "nowhere")
 
 
@@ -168,7 +168,7 @@ def test_a_step_that_disagrees_with_track_yaml_is_named(tmp_path):
     track = load_track(root)
     problems = step_problems(track, track.step("class-token"), open_bundle(root / "ct"))
     assert problems == ["ct/problem.yaml: track.steps is 6, track.yaml lists 3 steps"]
-    with pytest.raises(TrackError, match="track.yaml and problem.yaml must agree"):
+    with pytest.raises(TrackError, match=r"track\.yaml and problem\.yaml must agree"):
         step_bundle(track, track.step("2"))
 
 
