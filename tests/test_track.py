@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
+from grader.cli.parsers import build_parser
 from grader.problem.bundle import open_bundle
 from grader.problem.track import (
     TRACK_FILE,
@@ -25,6 +26,7 @@ from grader.problem.track import (
     step_bundle,
     step_problems,
 )
+from test_bundle_option import REQUIRED
 
 TRACK = load_track(ROOT)
 PRESENT = [s for s in TRACK.steps if s.present]
@@ -178,6 +180,15 @@ def test_a_step_that_disagrees_with_track_yaml_is_named(tmp_path):
 def cli_in(folder: Path, *args: str):
     """The CLI run from `folder` with this checkout's grader (not one installed elsewhere)."""
     return run_cli(*args, cwd=folder, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize("command", sorted(REQUIRED))
+def test_every_command_takes_step_where_it_takes_bundle(command):
+    parse = build_parser().parse_args
+    args = [command, *REQUIRED[command]]
+    assert parse(args).step is None
+    assert parse([*args, "--step", "2"]).step == "2"
+    assert parse(["--step", "class-token", *args]).step == "class-token"
 
 
 def test_track_shows_every_step_with_its_title_and_whether_it_is_here():
