@@ -96,6 +96,8 @@ def test_an_unknown_step_lists_the_known_ones():
         (("name: one,", "name: One Step,"), "steps[0].name: use lower-case letters"),
         (("{name: one, step: 1, bundle: one}", "{name: one, step: 1, bundle: one, x: 1}"), "steps[0]: unknown key"),
         (("schema_version: 1", "schema_version: 2"), "only version 1"),
+        (("  - {name: one, step: 1, bundle: one}\n", ""), "steps: expected list"),
+        (("  - {name: one, step: 1, bundle: one}\n", "  []\n"), "a track has at least one step"),
     ],
 )
 def test_track_yaml_is_read_strictly(tmp_path, change, reason):

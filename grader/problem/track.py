@@ -114,6 +114,8 @@ def parse_track(raw: object, root: Path) -> Track:
         doc = TRACK_YAML.check(raw, ROOT)
     except SpecError as exc:
         raise TrackError(f"{TRACK_FILE}: {str(exc).removeprefix(f'{ROOT}: ')}") from None
+    if not doc["steps"]:
+        raise TrackError(f"{TRACK_FILE}: steps: a track has at least one step")
     steps = []
     for i, s in enumerate(doc["steps"]):
         problem = _folder_problem(root, s["bundle"])
