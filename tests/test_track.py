@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT, run_cli
 from grader.cli.parsers import build_parser
@@ -23,8 +24,10 @@ from grader.problem.track import (
     exercises,
     find_track_root,
     load_track,
+    parse_track,
     step_bundle,
     step_problems,
+    track_schema_text,
 )
 from test_bundle_option import REQUIRED
 
@@ -174,6 +177,29 @@ def test_a_step_that_disagrees_with_track_yaml_is_named(tmp_path):
     assert problems == ["ct/problem.yaml: track.steps is 6, track.yaml lists 3 steps"]
     with pytest.raises(TrackError, match=r"track\.yaml and problem\.yaml must agree"):
         step_bundle(track, track.step("2"))
+
+
+# --- the published schema (schemas/track.schema.json, generated from TRACK_YAML) ----------------
+
+
+def test_the_checked_in_schema_is_the_generated_one():
+    checked_in = (ROOT / "schemas" / "track.schema.json").read_text(encoding="utf-8")
+    assert checked_in == track_schema_text(), "out of date: run python3 scripts/track_schema.py"
+
+
+def test_the_schema_accepts_track_yaml_and_refuses_what_the_loader_refuses(tmp_path):
+    jsonschema = pytest.importorskip(
+        "jsonschema",
+        reason="jsonschema is not installed (dev dependency: pip install -r requirements-dev.txt); "
+        "cannot check track.yaml against schemas/track.schema.json",
+    )
+    validator = jsonschema.Draft202012Validator(json.loads(track_schema_text()))
+    validator.validate(yaml.safe_load((ROOT / TRACK_FILE).read_text(encoding="utf-8")))
+    for change in (("id: t", "id: t\nextra: 1"), ("step: 1,", "step: one,"), ("bundle: one}", "bundle: one, x: 1}")):
+        raw = yaml.safe_load(GOOD.replace(*change))
+        assert not validator.is_valid(raw), change
+        with pytest.raises(TrackError):
+            parse_track(raw, tmp_path)
 
 
 # --- the command line ----------------------------------------------------------------------------

@@ -12,12 +12,13 @@ A step's folder is hostile input like any other path from a file: it must be rel
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .bundle import Bundle, BundleError, open_bundle
-from .spec_rules import ROOT, Choice, Integer, ListOf, Record, SpecError, Text
+from .spec_rules import ROOT, Choice, Integer, ListOf, Record, SpecError, Text, json_schema
 
 TRACK_FILE = "track.yaml"
 TRACK_YAML_LIMIT = 1 << 16  # bytes: six steps take 1 KB
@@ -42,8 +43,21 @@ TRACK_YAML = Record(
         "steps": ListOf(_STEP, unique_key="name", noun="step"),
     }
 )
+SCHEMA_TITLE = "track.yaml of a track of problem bundles (schema_version 1)"
+SCHEMA_DESCRIPTION = (
+    "Generated from TRACK_YAML in grader/problem/track.py, the rules the grader checks track.yaml "
+    "against (python3 scripts/track_schema.py writes this file). Every object is closed, so an unknown "
+    "key is an error. The grader also refuses what JSON Schema cannot say: two steps of one name or "
+    "one folder, steps not numbered 1, 2, ... in order, an empty list of steps, and a bundle folder "
+    "that is absolute, holds '..' or leads out of the track's folder."
+)
 # Words in a group's `exercises` that say nothing of one step in particular.
 GENERIC_EXERCISES = frozenset({"statement examples", "everything", "efficiency"})
+
+
+def track_schema_text() -> str:
+    """schemas/track.schema.json's exact text: TRACK_YAML written as JSON Schema."""
+    return json.dumps(json_schema(TRACK_YAML, SCHEMA_TITLE, SCHEMA_DESCRIPTION, ("step",)), indent=2) + "\n"
 
 
 class TrackError(ValueError):
