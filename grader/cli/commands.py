@@ -109,6 +109,8 @@ def _invocation(args: argparse.Namespace, command: str) -> Invocation:
     program = invoked_as(sys.argv[0], sys.executable)
     if args.bundle:
         program += f" --bundle {shlex.quote(args.bundle)}"
+    if args.step:
+        program += f" --step {shlex.quote(args.step)}"
     return Invocation(program, command, args.submission)
 
 
@@ -258,10 +260,16 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
 
 
 def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
-    from ..maintain.pack import PackError, pack
+    from ..maintain.pack import PackError, PackResult, pack
+    from ..maintain.track_pack import TrackPackResult, pack_track
 
+    out = Path(args.out) if args.out else bundle.root / "dist"
+    result: PackResult | TrackPackResult
     try:
-        result = pack(bundle, args.flavour, Path(args.out) if args.out else bundle.root / "dist", args.force)
+        if args.track:
+            result = pack_track(bundle, args.flavour, out, args.force, step_given=args.step is not None)
+        else:
+            result = pack(bundle, args.flavour, out, args.force)
     except PackError as exc:
         raise CannotJudge(str(exc)) from None
     print(result.summary())
