@@ -165,6 +165,12 @@ def _archive_parsers(sub: Subparsers) -> None:
         "platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM", help=f"one of {', '.join(EXPORT_PLATFORMS)}"
     )
     ex.add_argument("--out", metavar="DIR", help="a new or empty folder (default: dist/<id>-<version>-<platform>)")
+    ex.add_argument(
+        "--track",
+        action="store_true",
+        help="every step of the track (track.yaml's folder): one package per step in DIR/<step>/, "
+        "or for prairielearn one course folder",
+    )
     ex.set_defaults(func=cmd_export, zip_file=False, force=False)
     eg = sub.add_parser("export-gradescope", help="same as `export gradescope`, with the zip's file name as --out")
     eg.add_argument("--out", metavar="FILE", help="zip path (default: dist/<id>-<version>-gradescope.zip)")

@@ -90,7 +90,9 @@ def _json(doc: dict[str, Any]) -> ExportFile:
     return ExportFile((json.dumps(doc, indent=2) + "\n").encode())
 
 
-def export_prairielearn_course(track_name: str, steps: Sequence[tuple[str, Bundle]], out_dir: Path) -> Path:
-    """Write the course folder `out_dir` (new or empty); returns it."""
-    write_export(out_dir, course_files(track_name, steps))
+def export_prairielearn_course(
+    track_name: str, steps: Sequence[tuple[str, Bundle]], out_dir: Path, protected: Sequence[Path] = ()
+) -> Path:
+    """Write the course folder `out_dir` (new or empty, outside `protected`); returns it."""
+    write_export(out_dir, course_files(track_name, steps), protected)
     return Path(out_dir)
