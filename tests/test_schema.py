@@ -7,7 +7,7 @@ really uses (grader/problem/spec.py) must reject each one, the loader with a mes
 that names where the problem is.
 
 The schema is generated from the loader's own definition (spec.PROBLEM_YAML,
-scripts/problem_schema.py): the checked-in file must be exactly what it
+scripts/schemas.py): the checked-in file must be exactly what it
 generates, and the two must agree on further valid and broken documents,
 except for the few rules JSON Schema cannot say (LOADER_ONLY).
 """
@@ -278,7 +278,7 @@ def test_the_checked_in_schema_is_the_generated_one():
     from grader.problem.spec import problem_schema_text
 
     assert SCHEMA_PATH.read_text(encoding="utf-8") == problem_schema_text(), (
-        "schemas/problem.schema.json is out of date: run python3 scripts/problem_schema.py"
+        "schemas/problem.schema.json is out of date: run python3 scripts/schemas.py"
     )
 
 

@@ -184,7 +184,7 @@ def test_a_step_that_disagrees_with_track_yaml_is_named(tmp_path):
 
 def test_the_checked_in_schema_is_the_generated_one():
     checked_in = (ROOT / "schemas" / "track.schema.json").read_text(encoding="utf-8")
-    assert checked_in == track_schema_text(), "out of date: run python3 scripts/track_schema.py"
+    assert checked_in == track_schema_text(), "out of date: run python3 scripts/schemas.py"
 
 
 def test_the_schema_accepts_track_yaml_and_refuses_what_the_loader_refuses(tmp_path):

@@ -7,7 +7,7 @@ submission is judged (as the Kattis format does).
 problem.yaml's rules are written once, as `PROBLEM_YAML`, a tree of the rule
 kinds of spec_rules.py. `parse_spec` checks a document against it and builds
 the typed records below; `problem_schema` writes the same tree as JSON Schema,
-which scripts/problem_schema.py saves as schemas/problem.schema.json
+which scripts/schemas.py saves as schemas/problem.schema.json
 (tests/test_schema.py fails when the saved file differs, and checks that the
 loader and the schema agree on valid and broken documents).
 """
@@ -284,7 +284,7 @@ PROBLEM_YAML = Record(
 SCHEMA_TITLE = "problem.yaml of a problem bundle (schema_version 1)"
 SCHEMA_DESCRIPTION = (
     "Generated from PROBLEM_YAML in grader/problem/spec.py, the rules the grader checks "
-    "problem.yaml against at every run (python3 scripts/problem_schema.py writes this file). "
+    "problem.yaml against at every run (python3 scripts/schemas.py writes this file). "
     "Every object is closed (additionalProperties: false), so an unknown key is an error, as in "
     "the Kattis problem format. The grader also refuses what JSON Schema cannot say: an integer "
     "written as a float (4.0), NaN and infinity, a range whose min exceeds its max, and two "
@@ -299,7 +299,7 @@ def problem_schema() -> dict[str, Any]:
 
 
 def problem_schema_text() -> str:
-    """schemas/problem.schema.json's exact text (scripts/problem_schema.py writes it)."""
+    """schemas/problem.schema.json's exact text (scripts/schemas.py writes it)."""
     return json.dumps(problem_schema(), indent=2) + "\n"
 
 

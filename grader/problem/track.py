@@ -46,7 +46,7 @@ TRACK_YAML = Record(
 SCHEMA_TITLE = "track.yaml of a track of problem bundles (schema_version 1)"
 SCHEMA_DESCRIPTION = (
     "Generated from TRACK_YAML in grader/problem/track.py, the rules the grader checks track.yaml "
-    "against (python3 scripts/track_schema.py writes this file). Every object is closed, so an unknown "
+    "against (python3 scripts/schemas.py writes this file). Every object is closed, so an unknown "
     "key is an error. The grader also refuses what JSON Schema cannot say: two steps of one name or "
     "one folder, steps not numbered 1, 2, ... in order, an empty list of steps, and a bundle folder "
     "that is absolute, holds '..' or leads out of the track's folder."
