@@ -659,24 +659,22 @@ def test_every_platform_module_registers_what_the_listing_says():
     assert registry.EXPORT_PLATFORMS == ("gradescope", "kattis", "prairielearn", "otter")
 
 
+def _platform_modules_after(code: str) -> list[str]:
+    """The grader.platforms modules a fresh interpreter holds after running `code`."""
+    code += "\nprint(sorted(m for m in sys.modules if m.startswith(('grader.platforms.', 'grader.feedback.diagnose'))))"
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + code], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()[-1:]
+
+
 def test_the_listing_costs_no_platform_import():
     """Parsing a command line, and grading in the grader's own format, load the listing only."""
-    code = (
-        "import sys\nfrom grader.cli import build_parser\n"
-        "build_parser().parse_args(['grade', 'x.py', '--format', 'junit'])\n"
-        "print(sorted(m for m in sys.modules if m.startswith('grader.platforms.')))"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['grader.platforms.listing']"]
-    code = (
-        "import sys\nimport grader.__main__ as m\n"
-        "m.run(['grade', 'reference/solution.py', '--tests', 'sample', '--json', '/dev/null'])\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('grader.platforms.', 'grader.feedback.diagnose'))))"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split()[-1:] == ["['grader.platforms.listing']"]
+    parse = "from grader.cli import build_parser\nbuild_parser().parse_args(['grade', 'x.py', '--format', 'junit'])"
+    assert _platform_modules_after(parse) == ["['grader.platforms.listing']"]
+    grade = "import grader.__main__ as m\nm.run(['grade', 'reference/solution.py', '--tests', 'sample', '--json', '-'])"
+    assert _platform_modules_after(grade) == ["['grader.platforms.listing']"]
 
 
 def test_the_registry_passes_the_time_and_the_duration(reports, bundle):
