@@ -123,9 +123,10 @@ def nothing_answers(matches: Sequence[FileMatch], steps: Sequence[StepKey]) -> s
     """Why none of a student's files answers any step, one line."""
     if not matches:
         return "no .py or .ipynb file"
-    shown = [f"{clean_text(m.candidate.rel.as_posix(), 80)}" + (f" ({m.note})" if m.note else "") for m in matches[:4]]
+    shown = [clean_text(m.candidate.rel.as_posix(), 80) + (f" ({m.note})" if m.note else "") for m in matches[:4]]
+    more = ", ..." if len(matches) > 4 else ""
     functions = ", ".join(s.function for s in steps)
     return (
-        f"no file answers any step: {'; '.join(shown)}{', ...' if len(matches) > 4 else ''} "
-        f"define(s) none of {functions} at module level, and no file name names a step"
+        f"no file answers any step ({'; '.join(shown)}{more}): none defines {functions} at module level, "
+        "and no file's name names a step"
     )
