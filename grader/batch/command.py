@@ -230,11 +230,8 @@ def track_command(
     from .progress import ProgressLine
     from .runner import Interrupted
     from .summary_doc import plain_text
-    from .track_batch import run_track_batch
+    from .track_batch import check_options, run_track_batch
 
-    steps, left_out = _track_steps(bundle, args)
-    for text in left_out:
-        print(f"grader: batch --track: skipped: {text}", file=sys.stderr)
     line = ProgressLine(sys.stderr)
     opts = api.BatchOptions(
         inputs=tuple(Path(p) for p in args.inputs),
@@ -244,13 +241,20 @@ def track_command(
         secret_seed=seed[0],
         random_seed=seed[1],
         docker=args.docker,
-        shard=seed[2],  # refused by run_track_batch, with the reason
+        shard=seed[2],
         isolation=args.isolation,
         file=args.file,
         points=points,
         canvas_assignment=args.canvas_assignment,
         progress=line,
     )
+    try:
+        check_options(opts)
+    except api.BatchError as exc:
+        raise BatchError(str(exc)) from None
+    steps, left_out = _track_steps(bundle, args)
+    for text in left_out:
+        print(f"grader: batch --track: skipped: {text}", file=sys.stderr)
     try:
         result = run_track_batch(steps, opts, getattr(args, "early_zygote", None), left_out)
     except api.BatchError as exc:
@@ -261,7 +265,11 @@ def track_command(
     finally:
         line.close()
     sys.stdout.write(plain_text(list(result.blocks), shutil.get_terminal_size((80, 24)).columns))
-    print(f"\nwrote grades.csv and summary.md to {result.out}, and each step's outputs to {result.out}/<step>/")
+    graded, kept = sum(r.result.graded for r in result.runs), sum(r.result.reused for r in result.runs)
+    print(
+        f"\nwrote grades.csv and summary.md to {result.out}, and each step's outputs to {result.out}/<step>/ "
+        f"({graded} graded now, {kept} kept from an earlier run)"
+    )
     for run in result.runs:
         for problem in run.result.outputs.problems:
             print(f"grader: batch: {run.step.name}: not written: {problem}", file=sys.stderr)

@@ -67,14 +67,21 @@ class TrackBatchResult:
         return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
-def _check(steps: Sequence[ClassStep], opts: BatchOptions) -> None:
-    """BatchError for what `--track` cannot do, or steps that cannot each have a folder."""
-    if not steps:
-        raise BatchError("no step of the track is in this copy: nothing to grade")
+def check_options(opts: BatchOptions) -> None:
+    """BatchError for what `--track` cannot do (checked before the track is even read)."""
     if opts.shard is not None:
         raise BatchError("--shard with --track: shard each step instead (batch --step NAME --shard K/N)")
     if opts.docker:
         raise BatchError("--docker with --track: grade each step in its image instead (batch --step NAME --docker)")
+    if opts.students is not None:
+        raise BatchError("batch --track finds the class itself: give inputs, not students")
+
+
+def _check(steps: Sequence[ClassStep], opts: BatchOptions) -> None:
+    """BatchError for bad options, or steps that cannot each have a folder."""
+    check_options(opts)
+    if not steps:
+        raise BatchError("no step of the track is in this copy: nothing to grade")
     names = [s.name for s in steps]
     bad = next((n for n in names if not STEP_NAME.fullmatch(n)), None)
     if bad is not None:
