@@ -3,9 +3,9 @@
 Every cell is taken from the step's own gradebook row (DIR/<step>/grades.csv's, read back from
 DIR/<step>/<id>.json by gradebook.load_rows), so it is what `grade` says of that file. A student
 who handed in nothing for a step has empty cells for it; one who could not be judged for a step
-has that row's verdict (CE) and an empty score, as batch writes it. The total adds the scores
-of the steps handed in, and is empty when a step handed in could not be judged (the grader's
-failure is not the student's zero). Cells go through gradebook.cell (one line, never a
+has the cells of that step's grades.csv (CE, 0, judged `no`), and the reason in `message`. The
+total adds the scores of the steps handed in, and is empty when a step handed in could not be
+judged (the grader's failure is not the student's zero). Cells go through gradebook.cell (one line, never a
 formula); the file is UTF-8 with a BOM, like DIR/<step>/grades.csv.
 """
 
