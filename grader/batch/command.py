@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..problem.bundle import Bundle
     from .gradebook_files import Outputs
+    from .track_batch import TrackBatchResult
 
 
 class BatchError(Exception):
@@ -218,6 +219,27 @@ def _track_steps(bundle: Bundle, args: argparse.Namespace) -> tuple[list[Any], l
     return steps, left_out
 
 
+def _print_track(result: TrackBatchResult) -> None:
+    """The track's summary, the files written, and (on stderr) what could not be written."""
+    from .summary_doc import plain_text
+
+    sys.stdout.write(plain_text(list(result.blocks), shutil.get_terminal_size((80, 24)).columns))
+    graded, kept = sum(r.result.graded for r in result.runs), sum(r.result.reused for r in result.runs)
+    print(
+        f"\nwrote grades.csv and summary.md to {result.out}, and each step's outputs to {result.out}/<step>/ "
+        f"({graded} graded now, {kept} kept from an earlier run)"
+    )
+    for run in result.runs:
+        for problem in run.result.outputs.problems:
+            print(f"grader: batch: {run.step.name}: not written: {problem}", file=sys.stderr)
+    for problem in result.problems:
+        print(f"grader: batch: not written: {problem}", file=sys.stderr)
+    if result.interrupted:
+        print(
+            f"grader: batch: interrupted ({result.interrupted}); run the same command again to resume", file=sys.stderr
+        )
+
+
 def track_command(
     args: argparse.Namespace,
     bundle: Bundle,
@@ -229,7 +251,6 @@ def track_command(
     from . import api
     from .progress import ProgressLine
     from .runner import Interrupted
-    from .summary_doc import plain_text
     from .track_batch import check_options, run_track_batch
 
     line = ProgressLine(sys.stderr)
@@ -264,21 +285,7 @@ def track_command(
         return api.EXIT_INTERRUPTED
     finally:
         line.close()
-    sys.stdout.write(plain_text(list(result.blocks), shutil.get_terminal_size((80, 24)).columns))
-    graded, kept = sum(r.result.graded for r in result.runs), sum(r.result.reused for r in result.runs)
-    print(
-        f"\nwrote grades.csv and summary.md to {result.out}, and each step's outputs to {result.out}/<step>/ "
-        f"({graded} graded now, {kept} kept from an earlier run)"
-    )
-    for run in result.runs:
-        for problem in run.result.outputs.problems:
-            print(f"grader: batch: {run.step.name}: not written: {problem}", file=sys.stderr)
-    for problem in result.problems:
-        print(f"grader: batch: not written: {problem}", file=sys.stderr)
-    if result.interrupted:
-        print(
-            f"grader: batch: interrupted ({result.interrupted}); run the same command again to resume", file=sys.stderr
-        )
+    _print_track(result)
     return result.exit_status
 
 

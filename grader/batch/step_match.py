@@ -9,9 +9,9 @@ that defines several steps' functions answers each of them.
 
 A file that defines no step's function (or cannot be read or parsed: not UTF-8, a syntax error,
 an expression nested past the parser's limits) answers the steps its own name names (the LMS's
-prefix removed): the step's name with `-` or `_` (`patch-embedding`, `patch_embedding`), or its
-function's name (`patch_embed`), anywhere in the stem, in any case. It is then graded for that
-step, and `grade`'s verdict on it (a CE saying what is missing) is the cell.
+prefix removed): the step's name with `-` or `_` (`mlp-head`, `mlp_head`), or its function's
+name, anywhere in the stem, in any case. It is then graded for that step, and `grade`'s verdict
+on it (a CE saying what is missing) is the cell.
 
 When several of a student's files answer one step, the one whose name also names the step is
 taken; else batch's own rule for several candidates (layouts.choose: solution.py, or `--file`);
@@ -35,8 +35,8 @@ from .layouts import Candidate, Choice, choose
 class StepKey:
     """What tells a file answers a step: the step's name and its entry function's."""
 
-    name: str  # track.yaml's, such as patch-embedding
-    function: str  # problem.yaml's entry_point.function, such as patch_embed
+    name: str  # track.yaml's, such as mlp-head
+    function: str  # problem.yaml's entry_point.function
 
     def named_in(self, stem: str) -> bool:
         """Does a file's stem name this step (its name with - or _, or its function's)?"""
