@@ -353,3 +353,26 @@ def test_what_track_cannot_do_is_one_line_and_exit_2(tmp_path, extra, said):
     proc = run_cli("batch", str(tmp_path / "cls"), "--out", str(tmp_path / "out"), "--track", *extra)
     assert proc.returncode == 2 and said in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_folder_without_track_yaml_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "cls").mkdir()
+    bundle = str(ROOT / "track" / "class-token")
+    proc = run_cli("batch", str(tmp_path / "cls"), "--out", str(tmp_path / "out"), "--track", "--bundle", bundle)
+    assert proc.returncode == 2 and "no track.yaml in" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_step_not_in_this_copy_is_named_and_the_others_graded(graded):
+    from grader.problem.track import load_track
+
+    _, _, out, proc, _ = graded
+    summary = (out / "summary.md").read_text()
+    header = read_csv(out / "grades.csv")[0].keys()
+    for step in load_track(ROOT).steps:
+        if step.present:
+            assert (out / step.name / "grades.csv").is_file() and f"step {step.number} {step.name} score" in header
+        else:
+            assert step.missing_text() in summary and f"skipped: {step.missing_text()}" in proc.stderr
+            assert not (out / step.name).exists() and not any(step.name in h for h in header)
