@@ -68,6 +68,9 @@ class BatchOptions:
     points: float | None = None  # --points: the LMS files' maximum grade (None: the problem's maximum score)
     canvas_assignment: str | None = None  # --canvas-assignment "HW4 (12345)": canvas-gradebook.csv's column
     progress: Callable[[Progress], None] | None = None
+    # The class as a caller already found it (`batch --track`, track_batch.py: once for every step),
+    # graded instead of finding students in `inputs`, which are still checked.
+    students: tuple[Entry, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,7 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _check_paths(opts: BatchOptions) -> None:
+def check_paths(opts: BatchOptions) -> None:
     """BatchError for an input that is missing, a link, not a file or folder, or nested with
     --out; or a --file pattern that is blank or holds a NUL."""
     if not opts.inputs:
@@ -240,7 +243,7 @@ def _run_batch(bundle: Bundle, opts: BatchOptions, zygote: Spawned | None) -> Ba
 def _prepare_out(bundle: Bundle, opts: BatchOptions) -> Path:
     """DIR made (or checked, when resuming) before anything is read: the folder the zips are
     unpacked into; BatchError for bad arguments or a DIR the run may not write."""
-    _check_paths(opts)
+    check_paths(opts)
     try:
         make_output_folder(opts.out, bundle.own_parts())
         unpacked = make_state_dirs(opts.out, "unpacked")
@@ -271,7 +274,13 @@ def _check_docker(image: str) -> None:
 
 def _find_students(opts: BatchOptions, unpacked: Path) -> Students:
     """Every student of the inputs, with unique ids, and this shard's."""
-    entries, refused, ignored, problems = find_entries(opts.inputs, unpacked, Choice(opts.file))
+    refused: list[str]
+    ignored: list[str]
+    problems: list[str]
+    if opts.students is not None:
+        entries, refused, ignored, problems = list(opts.students), [], [], []
+    else:
+        entries, refused, ignored, problems = find_entries(opts.inputs, unpacked, Choice(opts.file))
     all_ids = [e.student for e in entries]
     if opts.shard:
         mine = set(select(all_ids, *opts.shard))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..problem.bundle import Bundle
     from .gradebook_files import Outputs
+    from .track_batch import TrackBatchResult
 
 
 class BatchError(Exception):
@@ -64,6 +65,12 @@ def add_parsers(sub: argparse._SubParsersAction[Any], batch: Callable[..., Any],
         "against the student's own name for it (default: solution.py or solution.ipynb)",
     )
     bt.add_argument("--shard", metavar="K/N", help="grade only shard K of N (merge with batch-merge)")
+    bt.add_argument(
+        "--track",
+        action="store_true",
+        help="grade every step of the track (track.yaml's folder): each student's file for each step, "
+        "found by the function it defines or its name, into DIR/<step>/; DIR/grades.csv has a column per step",
+    )
     _add_lms_options(bt)
     bt.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     bt.set_defaults(func=batch)
@@ -144,6 +151,8 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
     from .runner import Interrupted
 
     seed, random_seed, shard = _seed_and_shard(args, parse_seed)
+    if getattr(args, "track", False):
+        return track_command(args, bundle, (seed, random_seed, shard), _points(args.points))
     line = ProgressLine(sys.stderr)
     tests = args.tests or ("sample" if bundle.flavour == "practice" else "all")
     opts = api.BatchOptions(
@@ -184,6 +193,99 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
             "run the same command again to resume",
             file=sys.stderr,
         )
+    return result.exit_status
+
+
+def _track_steps(bundle: Bundle, args: argparse.Namespace) -> tuple[list[Any], list[str]]:
+    """The ClassStep of every step of the track in `bundle`'s folder that is in this copy, and one
+    line for each that is not; BatchError for no track.yaml, a broken step or --step."""
+    from ..problem.track import TRACK_FILE, TrackError, load_track, step_bundle
+    from .track_class import ClassStep
+
+    if getattr(args, "step", None) is not None:
+        raise BatchError("batch --track grades every step of the track: leave out --step")
+    try:
+        track = load_track(bundle.root)
+        steps, left_out = [], []
+        for step in track.steps:
+            if not step.present:
+                left_out.append(step.missing_text())
+                continue
+            step_bndl = step_bundle(track, step)
+            step_bndl.load_problem_module()  # a broken problem.py: said once, before anything is graded
+            steps.append(ClassStep(step.name, step_bndl.spec.title, step_bndl, step.number))
+    except TrackError as exc:
+        raise BatchError(f"{exc} (batch --track grades the folder holding {TRACK_FILE})") from None
+    return steps, left_out
+
+
+def _print_track(result: TrackBatchResult) -> None:
+    """The track's summary, the files written, and (on stderr) what could not be written."""
+    from .summary_doc import plain_text
+
+    sys.stdout.write(plain_text(list(result.blocks), shutil.get_terminal_size((80, 24)).columns))
+    graded, kept = sum(r.result.graded for r in result.runs), sum(r.result.reused for r in result.runs)
+    print(
+        f"\nwrote grades.csv and summary.md to {result.out}, and each step's outputs to {result.out}/<step>/ "
+        f"({graded} graded now, {kept} kept from an earlier run)"
+    )
+    for run in result.runs:
+        for problem in run.result.outputs.problems:
+            print(f"grader: batch: {run.step.name}: not written: {problem}", file=sys.stderr)
+    for problem in result.problems:
+        print(f"grader: batch: not written: {problem}", file=sys.stderr)
+    if result.interrupted:
+        print(
+            f"grader: batch: interrupted ({result.interrupted}); run the same command again to resume", file=sys.stderr
+        )
+
+
+def track_command(
+    args: argparse.Namespace,
+    bundle: Bundle,
+    seed: tuple[int | None, bool, tuple[int, int] | None],
+    points: float | None,
+) -> int:
+    """Run `batch --track`: every step of the track over one class (track_batch.py); `seed`:
+    (--secret-seed, whether it is random, --shard) as _seed_and_shard read them."""
+    from . import api
+    from .progress import ProgressLine
+    from .runner import Interrupted
+    from .track_batch import check_options, run_track_batch
+
+    line = ProgressLine(sys.stderr)
+    opts = api.BatchOptions(
+        inputs=tuple(Path(p) for p in args.inputs),
+        out=Path(args.out),
+        jobs=args.jobs or 0,
+        tests=args.tests or ("sample" if bundle.flavour == "practice" else "all"),
+        secret_seed=seed[0],
+        random_seed=seed[1],
+        docker=args.docker,
+        shard=seed[2],
+        isolation=args.isolation,
+        file=args.file,
+        points=points,
+        canvas_assignment=args.canvas_assignment,
+        progress=line,
+    )
+    try:
+        check_options(opts)
+    except api.BatchError as exc:
+        raise BatchError(str(exc)) from None
+    steps, left_out = _track_steps(bundle, args)
+    for text in left_out:
+        print(f"grader: batch --track: skipped: {text}", file=sys.stderr)
+    try:
+        result = run_track_batch(steps, opts, getattr(args, "early_zygote", None), left_out)
+    except api.BatchError as exc:
+        raise BatchError(str(exc)) from None
+    except Interrupted as exc:
+        print(f"grader: batch: interrupted ({exc}); run the same command again to resume", file=sys.stderr)
+        return api.EXIT_INTERRUPTED
+    finally:
+        line.close()
+    _print_track(result)
     return result.exit_status
 
 

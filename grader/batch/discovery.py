@@ -26,7 +26,7 @@ from .gradescope import GRADESCOPE_METADATA, gradescope_submitters, read_metadat
 from .ids import clean_text, slug
 from .intake import Intake, Refusal, oversized_reason, skipped_dir
 from .layout_detectors import SUFFIXES, Claim, TopFolder, claim_file, claim_folder, gradescope_folders
-from .layouts import Choice, Entry, Found, choose, wrapper_prefix
+from .layouts import Candidate, Choice, Entry, Found, candidate_files, choose, wrapper_prefix
 from .lms_ids import NO_LMS_IDS, LmsIds
 
 NAMED_BY_ID = frozenset({"file", "folder", "github-classroom"})  # layouts whose id is a file's or folder's own name
@@ -135,6 +135,12 @@ class _Discovery:
             else ""
         )
 
+    def candidates(self, files: list[PurePosixPath], folder: str = "") -> tuple[Candidate, ...]:
+        """Every .py and .ipynb file of a student's (`files`: in the folder `folder`, or loose)."""
+        return tuple(
+            Candidate(f, self.base / folder / f, self.src(PurePosixPath(folder) / f)) for f in candidate_files(files)
+        )
+
     def refused_under(self, top: str) -> list[Refusal]:
         """What the intake refused inside the top-level folder `top`."""
         head = (self.prefix / top).as_posix()
@@ -164,6 +170,7 @@ class _Discovery:
             name,
             problem=why,
             lms=lms,
+            candidates=self.candidates(self.by_top.get(top, []), top),
         )
 
     def refused_students(self) -> None:
@@ -242,7 +249,14 @@ class _Discovery:
             elif claim.layout == "file":
                 twice = self.duplicated([f])
                 self.entries.append(
-                    Entry(claim.student, self.src(f), None if twice else self.base / f, "file", problem=twice)
+                    Entry(
+                        claim.student,
+                        self.src(f),
+                        None if twice else self.base / f,
+                        "file",
+                        problem=twice,
+                        candidates=() if twice else self.candidates([f]),
+                    )
                 )
             else:
                 key = (claim.layout, claim.student)
@@ -258,6 +272,7 @@ class _Discovery:
         why = self.duplicated(group) or (
             f"{len(group)} files: {oversized_reason(limits)}" if len(group) > limits.max_student_entries else ""
         )
+        group_ok = not why
         chosen, why = (
             (None, why)
             if why
@@ -274,6 +289,7 @@ class _Discovery:
             claim.late,
             why,
             lms=claim.lms,
+            candidates=self.candidates(group) if group_ok else (),
         )
 
 

@@ -51,6 +51,16 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One .py or .ipynb file of a student's, whether or not it is the one graded: `batch --track`
+    (track_batch.py) chooses among them once per step."""
+
+    rel: PurePosixPath  # in the student's folder; for loose LMS-named files, the file's name
+    path: Path
+    source: str  # where it came from, for people, as Entry.source
+
+
+@dataclass(frozen=True)
 class Entry:
     """One student's submission, as found (before ids are made unique)."""
 
@@ -63,6 +73,7 @@ class Entry:
     problem: str = ""  # why there is nothing to grade (the student's CE message)
     within: Path | None = None  # the input folder the file must lie in (no symlinked folder leads out)
     lms: LmsIds = NO_LMS_IDS  # what the LMS matches the student on
+    candidates: tuple[Candidate, ...] = ()  # every file it could be: none when the folder itself is refused
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,9 @@ class Found:
     ignored: list[str]  # files that are nobody's submission (README.md, index.html, ...)
 
 
-def _candidates(files: list[PurePosixPath]) -> list[PurePosixPath]:
+def candidate_files(files: list[PurePosixPath]) -> list[PurePosixPath]:
+    """The .py and .ipynb files among a student's, outside hidden folders, sorted."""
+
     def visible(p: PurePosixPath) -> bool:
         return not any(skipped_dir(part) for part in p.parts[:-1]) and not p.name.startswith(".")
 
@@ -85,7 +98,7 @@ def choose(
     files: list[PurePosixPath], refused: list[Refusal], where: str, choice: Choice = Choice(), layout: str = "folder"
 ) -> tuple[PurePosixPath | None, str]:
     """The one file to grade among a student's files, or None and the CE message."""
-    cands = _candidates(files)
+    cands = candidate_files(files)
     if len(cands) == 1:
         return cands[0], ""
     if len(cands) > 1:
@@ -136,4 +149,7 @@ def wrapper_prefix(files: list[PurePosixPath]) -> PurePosixPath:
 def single_file(path: Path, label: str) -> Entry:
     """A file given on the command line: one student (Canvas's or Moodle's name, else the stem)."""
     claim = claim_given_file(path.name)
-    return Entry(claim.student, clean_text(label), path, claim.layout, claim.name, claim.late, lms=claim.lms)
+    only = (Candidate(PurePosixPath(path.name), path, clean_text(label)),)
+    return Entry(
+        claim.student, clean_text(label), path, claim.layout, claim.name, claim.late, lms=claim.lms, candidates=only
+    )
