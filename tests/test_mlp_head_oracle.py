@@ -242,7 +242,7 @@ def test_recipes_cover_every_hidden_group():
 
 def test_the_diagnostic_groups_have_their_shapes():
     shapes = {c.name: (*c.args()[0].shape, c.args()[1].shape[1]) for c in hidden_cases()}
-    for name, (B, T, D, C) in shapes.items():
+    for name, (B, T, _D, C) in shapes.items():
         group = name.split("/")[0]
         assert {"batch_of_one": B == 1, "one_token": T == 1, "one_class": C == 1}.get(group, True), name
     assert shapes["realistic/01-vit-base"] == (2, 197, 768, 1000)
@@ -483,9 +483,7 @@ def test_unknown_mistakes_are_no_catalogue_configuration(path):
     fn = _function(path)
     v = variants()
     for mid, config in v.MISTAKES.items():
-        differs = [
-            c.name for c in hidden_cases() if not _agree(fn(*c.args()), v.evaluate(*c.args(), v=config), False)
-        ]
+        differs = [c.name for c in hidden_cases() if not _agree(fn(*c.args()), v.evaluate(*c.args(), v=config), False)]
         assert differs, (path.stem, mid)
 
 
