@@ -1,0 +1,10 @@
+# Wrong answer, mistake `mean_pooled_tokens`: the mean of every token, class token included, instead
+# of row 0 (mean pooling). Violates statement.md, "Which row the head reads": "row 0 of every sequence".
+import numpy as np
+
+
+def classification_head(encoder_output, W_head):
+    x = encoder_output.mean(axis=1)
+    mu = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-6) @ W_head
