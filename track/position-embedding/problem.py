@@ -49,11 +49,13 @@ def _table_problems(table: np.ndarray) -> list[str]:
     return out
 
 
-def _table(rng: np.random.Generator, T: int, D: int, scale: float = 1.0, decimals: int = 3) -> np.ndarray:
-    """(N+1, D), a generic table: drawn again until no row is zero and no two rows are equal."""
+def _table(rng: np.random.Generator, T: int, D: int, scale: float = 1.0, uniform: bool = False) -> np.ndarray:
+    """(N+1, D), a generic table (normal, or uniform in [-scale, scale]): drawn again until no row
+    is zero, no two rows are equal and every value is within the magnitude limit 1e6."""
     while True:
-        table = _q(rng.standard_normal((T, D)) * scale, decimals)
-        if not _table_problems(table):
+        draw = rng.uniform(-1.0, 1.0, (T, D)) if uniform else rng.standard_normal((T, D))
+        table = _q(draw * scale)
+        if not _table_problems(table) and np.abs(table).max() <= 1e6:
             return table
 
 
@@ -72,7 +74,8 @@ def _magnitude_limit(B: int, N: int, D: int) -> Callable[[np.random.Generator], 
     def make(rng: np.random.Generator) -> Inputs:
         tokens = _q(rng.uniform(-1e6, 1e6, (B, N + 1, D)))
         tokens.flat[0], tokens.flat[-1] = 1e6, -1e6
-        return {"patches": tokens, "num_patches": N, "embed_dim": D, "pos_embed": _table(rng, N + 1, D, 5e5)}
+        table = _table(rng, N + 1, D, 1e6, uniform=True)
+        return {"patches": tokens, "num_patches": N, "embed_dim": D, "pos_embed": table}
 
     return make
 
