@@ -1,0 +1,13 @@
+# Time limit exceeded: correct, but the output grows one value at a time with np.append, which
+# copies the whole array at every call: quadratic in the output's size (about 151,000 values, so
+# about 10^10 values copied, on the realistic test).
+import numpy as np
+
+
+def add_position_embedding(patches, num_patches, embed_dim, pos_embed):
+    B, T, D = patches.shape
+    flat = np.array([])
+    for b in range(B):
+        for value in (patches[b] + pos_embed).reshape(-1):
+            flat = np.append(flat, value)
+    return flat.reshape(B, T, D)
