@@ -20,7 +20,11 @@ def _layers(n: int = 2, d: int = 3) -> list[dict[str, np.ndarray]]:
 def _case(layers=None) -> TestCase:
     x = np.arange(6.0).reshape(2, 3) / 7
     return TestCase(
-        "sample/01", "sample", "d", {"x": x, "layers": _layers() if layers is None else layers}, expected=np.zeros((2, 3))
+        "sample/01",
+        "sample",
+        "d",
+        {"x": x, "layers": _layers() if layers is None else layers},
+        expected=np.zeros((2, 3)),
     )
 
 

@@ -271,24 +271,38 @@ def _own_descriptors(fds):
     os.closerange(4, 65536)
 
 
+def _payload_array(payload, offset, shape, np):
+    # type: (bytes, int, list[int], ModuleType) -> tuple[object, int]
+    # The array of `shape` at `offset` in the payload's float64 bytes, copied; and the next offset.
+    count = 1
+    for d in shape:
+        count *= d
+    arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
+    return arr.reshape(shape).astype(np.float64, copy=True), offset + count * 8
+
+
 def _case_arguments(specs, payload, np):
     # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
-    # The case's arguments: ints and floats as sent, arrays copied out of the payload's float64 bytes.
+    # The case's arguments: ints and floats as sent, arrays copied out of the payload's float64
+    # bytes, a list of dicts built anew from its items' keys and shapes.
     args = []  # type: list[object]
     offset = 0
     for spec in specs:
         if spec["kind"] == "int":
             args.append(int(spec["value"]))
-            continue
-        if spec["kind"] == "float":
+        elif spec["kind"] == "float":
             args.append(float(spec["value"]))
-            continue
-        count = 1
-        for d in spec["shape"]:
-            count *= d
-        arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
-        offset += count * 8
-        args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
+        elif spec["kind"] == "list":
+            items = []  # type: list[dict[str, object]]
+            for keys in spec["items"]:
+                item = {}  # type: dict[str, object]
+                for key, shape in keys:
+                    item[str(key)], offset = _payload_array(payload, offset, shape, np)
+                items.append(item)
+            args.append(items)
+        else:
+            arr, offset = _payload_array(payload, offset, spec["shape"], np)
+            args.append(arr)
     return args
 
 
