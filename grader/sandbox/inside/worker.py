@@ -10,6 +10,7 @@ applied, and only then the submission's code, whose result becomes one
 import os
 import sys
 
+from .arguments import _case_arguments
 from .frames import (
     STATUS_BAD_SIGNATURE,
     STATUS_CALL_EXCEPTION,
@@ -269,41 +270,6 @@ def _own_descriptors(fds):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.closerange(4, 65536)
-
-
-def _payload_array(payload, offset, shape, np):
-    # type: (bytes, int, list[int], ModuleType) -> tuple[object, int]
-    # The array of `shape` at `offset` in the payload's float64 bytes, copied; and the next offset.
-    count = 1
-    for d in shape:
-        count *= d
-    arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
-    return arr.reshape(shape).astype(np.float64, copy=True), offset + count * 8
-
-
-def _case_arguments(specs, payload, np):
-    # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
-    # The case's arguments: ints and floats as sent, arrays copied out of the payload's float64
-    # bytes, a list of dicts built anew from its items' keys and shapes.
-    args = []  # type: list[object]
-    offset = 0
-    for spec in specs:
-        if spec["kind"] == "int":
-            args.append(int(spec["value"]))
-        elif spec["kind"] == "float":
-            args.append(float(spec["value"]))
-        elif spec["kind"] == "list":
-            items = []  # type: list[dict[str, object]]
-            for keys in spec["items"]:
-                item = {}  # type: dict[str, object]
-                for key, shape in keys:
-                    item[str(key)], offset = _payload_array(payload, offset, shape, np)
-                items.append(item)
-            args.append(items)
-        else:
-            arr, offset = _payload_array(payload, offset, spec["shape"], np)
-            args.append(arr)
-    return args
 
 
 def _prepare(job, payload, fds, np, seccomp_prepared):
