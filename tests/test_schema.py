@@ -308,6 +308,16 @@ def _list_parameter(**changes: Any) -> Callable[[dict], None]:
     return apply
 
 
+def _then(*steps: Callable[[dict], Any]) -> Callable[[dict], None]:
+    """Each of `steps` applied in turn."""
+
+    def apply(d: dict) -> None:
+        for step in steps:
+            step(d)
+
+    return apply
+
+
 def _list_key(**changes: Any) -> Callable[[dict], None]:
     """A `list` parameter whose first key's record has `changes` (None: that key removed)."""
     key = {"name": "W", "type": "ndarray", "dtype": "float64", "shape": ["D", "D"]}
@@ -330,9 +340,8 @@ VALID_VARIANTS: dict[str, Callable[[dict], None]] = {
     "schema_version written 1.0": _set(("schema_version",), 1.0),
     "empty lists of strings": _set(("allowed_imports", "stdlib"), []),
     "a list of dicts of arrays": _list_parameter(),
-    "a list whose keys bind a new dimension": lambda d: (
-        _list_key(shape=["D", "H"])(d),
-        d["constraints"].update(H=[1, 8]),
+    "a list whose keys bind a new dimension": _then(
+        _list_key(shape=["D", "H"]), lambda d: d["constraints"].update(H=[1, 8])
     ),
     "a list whose length is also a key's dimension": _list_key(shape=["L"]),
     "the sample group only": _set(
@@ -358,7 +367,7 @@ INVALID_VARIANTS: dict[str, Callable[[dict], None]] = {
     "output float32": _set(("output", "dtype"), "float32"),
     "visible written 1": _set(("tests", "groups", 0, "visible"), 1),
     "a top level that is a list": lambda d: d.clear(),
-    "a list without its length": lambda d: (_list_parameter()(d), d["entry_point"]["parameters"][-1].pop("length")),
+    "a list without its length": _then(_list_parameter(), lambda d: d["entry_point"]["parameters"][-1].pop("length")),
     "a list with a shape": _list_parameter(shape=["L"]),
     "a list with a dtype": _list_parameter(dtype="float64"),
     "a list without keys": _list_parameter(items=[]),
@@ -390,7 +399,7 @@ LOADER_ONLY: dict[str, Callable[[dict], None]] = {
     "a list with two keys of one name": _list_parameter(
         items=[{"name": "W", "type": "ndarray", "dtype": "float64", "shape": [2]}] * 2
     ),
-    "a list's length without a range": lambda d: (_list_parameter()(d), d["constraints"].pop("L")),
+    "a list's length without a range": _then(_list_parameter(), lambda d: d["constraints"].pop("L")),
     "a list's key shape naming an unbound name": _list_key(shape=["D + Q"]),
     "two parameters of one name": lambda d: d["entry_point"]["parameters"].append(
         copy.deepcopy(d["entry_point"]["parameters"][0])
