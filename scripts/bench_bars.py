@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from bar_record import ENV
 
@@ -35,6 +36,19 @@ def _run(script: str, *args: str, bars: Path) -> int:
     print(f"\n=== {script} {' '.join(args)}", flush=True)
     env = {**os.environ, ENV: str(bars)}
     return subprocess.run([sys.executable, str(HERE / script), *args], env=env, check=False).returncode
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The bars as a Markdown table: the figure, its bound, and whether it is met."""
+    width = max([len(r["name"]) for r in rows] + [3])
+    lines = [
+        f"| {'bar':{width}} | {'figure':>8} | {'bar':>9} | met |",
+        f"|{'-' * (width + 2)}|{'-' * 10}|{'-' * 11}|-----|",
+    ]
+    for r in rows:
+        bound = f"{'<=' if r['at_most'] else '>='} {r['bar']:g}"
+        lines.append(f"| {r['name']:{width}} | {r['value']:8.3f} | {bound:>9} | {'yes' if r['met'] else 'NO':>3} |")
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -54,12 +68,7 @@ def main() -> int:
         ]
         rows = [json.loads(line) for line in bars.read_text(encoding="utf-8").splitlines() if line]
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}\n")
-    width = max([len(r["name"]) for r in rows] + [3])
-    print(f"| {'bar':{width}} | {'figure':>8} | {'bar':>9} | met |")
-    print(f"|{'-' * (width + 2)}|{'-' * 10}|{'-' * 11}|-----|")
-    for r in rows:
-        bound = f"{'<=' if r['at_most'] else '>='} {r['bar']:g}"
-        print(f"| {r['name']:{width}} | {r['value']:8.3f} | {bound:>9} | {'yes' if r['met'] else 'NO':>3} |")
+    print(table(rows))
     failed = [s for s in statuses if s not in (0, 1)]
     if failed:
         print(f"a benchmark script failed (exit {failed[0]}): its bars are missing above")

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""How steady is this machine's own speed? The speed probe's three parts, in fresh processes.
+"""How steady is this machine's own speed? Three kinds of CPU work, in fresh processes.
 
     python3 scripts/host_speed.py [--processes 12]
 
-Runs the speed probe's three kinds of work (child.probe_workload: BLAS
-matmul, NumPy elementwise, interpreter loop) in a fresh interpreter per line,
+Runs three kinds of work the submissions do (BLAS matmul, NumPy elementwise,
+an interpreter loop; the speed probe, sandbox/inside/worker.py's
+probe_workload, mixes these with others) in a fresh interpreter per line,
 outside the sandbox, and prints each part's minimum of 8 runs in thread CPU
 time (ms), then the spread of each column. If all three columns move
 together from line to line, the machine itself ran at a different speed (its

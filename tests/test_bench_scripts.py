@@ -297,3 +297,22 @@ def test_similarity_honest_counts_cross_author_pairs_and_flags_a_planted_copy(tm
     (tmp_path / "author1" / "copied.py").write_text(accepted[0].read_text() + "\n\ndef spare(a):\n    return a\n")
     out = _similarity_honest(tmp_path)
     assert "flagged honest pairs: 1 of" in out and f"author0/{accepted[0].name} ~ author1/copied.py" in out
+
+
+def test_bench_bars_tabulates_what_each_script_recorded(tmp_path, monkeypatch):
+    """The benchmark scripts leave their bars through bar_record; bench_bars prints them met or not."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        record = _script("bar_record")
+        bars = _script("bench_bars")
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    record.record_bar("nothing recorded without the variable", 2.0, 1.0)
+    path = tmp_path / "bars.jsonl"
+    monkeypatch.setenv(record.ENV, str(path))
+    record.record_bar("CPU / bare", 1.04, 1.0)
+    record.record_bar("speed-up share", 1.0, 0.9, at_most=False)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["name"], r["met"]) for r in rows] == [("CPU / bare", False), ("speed-up share", True)]
+    lines = bars.table(rows).splitlines()
+    assert lines[2].endswith("|    1.040 |      <= 1 |  NO |") and lines[3].endswith("|    1.000 |    >= 0.9 | yes |")

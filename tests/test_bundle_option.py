@@ -40,6 +40,7 @@ REQUIRED = {
     "batch": ["class", "--out", "o"],
     "batch-merge": ["d1", "--out", "o"],
     "calibrate": [],
+    "track": [],
 }
 
 # The bundle's parts a command may read (the grader's code stays where it is installed).

@@ -20,6 +20,7 @@ from ..sandbox.startup import pin_single_threaded_blas
 from ..sandbox.untrusted import clean
 from .commands import EXIT_CANNOT_JUDGE, CannotJudge, exit_status, invoked_as
 from .parsers import build_parser, bundle_root
+from .steps import step_root
 
 # What the rest of the grader, the tests and the scripts use of the command line.
 __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     args = parser.parse_args(argv)
     args.early_zygote = zygote
     try:
-        bundle = open_bundle(bundle_root(args.bundle))
+        bundle = open_bundle(step_root(args.step, args.bundle) if args.step else bundle_root(args.bundle))
         special = bundle.special_part() if args.command in READS_WHOLE_BUNDLE else None
         if special:
             raise BundleError(f"broken bundle: {special}")

@@ -109,6 +109,8 @@ def _invocation(args: argparse.Namespace, command: str) -> Invocation:
     program = invoked_as(sys.argv[0], sys.executable)
     if args.bundle:
         program += f" --bundle {shlex.quote(args.bundle)}"
+    if args.step:
+        program += f" --step {shlex.quote(args.step)}"
     return Invocation(program, command, args.submission)
 
 
@@ -258,10 +260,16 @@ def cmd_tolerance(args: argparse.Namespace, bundle: Bundle) -> int:
 
 
 def cmd_pack(args: argparse.Namespace, bundle: Bundle) -> int:
-    from ..maintain.pack import PackError, pack
+    from ..maintain.pack import PackError, PackResult, pack
+    from ..maintain.track_pack import TrackPackResult, pack_track
 
+    out = Path(args.out) if args.out else bundle.root / "dist"
+    result: PackResult | TrackPackResult
     try:
-        result = pack(bundle, args.flavour, Path(args.out) if args.out else bundle.root / "dist", args.force)
+        if args.track:
+            result = pack_track(bundle, args.flavour, out, args.force, step_given=args.step is not None)
+        else:
+            result = pack(bundle, args.flavour, out, args.force)
     except PackError as exc:
         raise CannotJudge(str(exc)) from None
     print(result.summary())
@@ -285,11 +293,42 @@ def cmd_export(args: argparse.Namespace, bundle: Bundle) -> int:
     from ..platforms.files import ExportError
     from ..platforms.formats import export_platform
 
+    if getattr(args, "track", False):
+        return _export_track(args, bundle)
     try:
         result = export_platform(args.platform, bundle, Path(args.out) if args.out else None, args.zip_file, args.force)
     except ExportError as exc:
         raise CannotJudge(str(exc)) from None
     print(f"wrote {result.path}: {result.next_step}")
+    return 0
+
+
+def _export_track(args: argparse.Namespace, bundle: Bundle) -> int:
+    """`export PLATFORM --track`: every step of the track whose track.yaml is in `bundle`'s folder."""
+    from ..platforms.files import ExportError
+    from ..platforms.track_export import export_track
+    from ..problem.safe_write import WriteRefused, make_output_folder
+    from ..problem.track import TRACK_FILE, TrackError, load_track
+
+    if args.step is not None:
+        raise CannotJudge("export --track exports every step of the track: leave out --step")
+    try:
+        track = load_track(bundle.root)
+        out = (
+            Path(args.out)
+            if args.out
+            else make_output_folder(bundle.root / "dist") / (f"{track.id}-{track.version}-{args.platform}")
+        )
+        result = export_track(args.platform, track, out)
+    except TrackError as exc:
+        raise CannotJudge(f"{exc} (export --track exports the folder holding {TRACK_FILE})") from None
+    except (ExportError, WriteRefused) as exc:
+        raise CannotJudge(str(exc)) from None
+    for line in result.written:
+        print(f"wrote {line}")
+    for line in result.left_out:
+        print(f"left out {line}")
+    print(f"wrote {result.out}: every step present of {track.name!r} for {args.platform}")
     return 0
 
 

@@ -30,6 +30,7 @@ from .commands import (
     cmd_verify,
     cmd_watch,
 )
+from .steps import add_step_option, add_track_parser
 
 if TYPE_CHECKING:
     # argparse's collection of subparsers: a private class, named for type checkers only
@@ -141,6 +142,11 @@ def _archive_parsers(sub: Subparsers) -> None:
     )
     pk.add_argument("--out", metavar="DIR", help="output folder (default: dist/ in the bundle)")
     pk.add_argument("--force", action="store_true", help=FORCE_HELP)
+    pk.add_argument(
+        "--track",
+        action="store_true",
+        help="one archive of the whole track (track.yaml's folder; practice flavour only): every step present",
+    )
     pk.set_defaults(func=cmd_pack)
     ca = sub.add_parser("check-archive", help="unpack an archive safely and check it as a platform would")
     ca.add_argument("archive", metavar="FILE")
@@ -159,6 +165,12 @@ def _archive_parsers(sub: Subparsers) -> None:
         "platform", choices=EXPORT_PLATFORMS, metavar="PLATFORM", help=f"one of {', '.join(EXPORT_PLATFORMS)}"
     )
     ex.add_argument("--out", metavar="DIR", help="a new or empty folder (default: dist/<id>-<version>-<platform>)")
+    ex.add_argument(
+        "--track",
+        action="store_true",
+        help="every step of the track (track.yaml's folder): one package per step in DIR/<step>/, "
+        "or for prairielearn one course folder",
+    )
     ex.set_defaults(func=cmd_export, zip_file=False, force=False)
     eg = sub.add_parser("export-gradescope", help="same as `export gradescope`, with the zip's file name as --out")
     eg.add_argument("--out", metavar="FILE", help="zip path (default: dist/<id>-<version>-gradescope.zip)")
@@ -207,11 +219,12 @@ def _calibrate_parser(sub: Subparsers) -> None:
 
 
 def add_bundle_option(parser: argparse.ArgumentParser, *, command: bool) -> None:
-    """`--bundle DIR`, before the command (`command=False`) or after it: the one spelling of the
+    """`--bundle DIR` and `--step NAME`, before the command (`command=False`) or after it: the one spelling of the
     option. After the command its default is no value at all, so that it replaces the one given
     before the command only when it is given (argparse copies a subcommand's defaults over)."""
     default = argparse.SUPPRESS if command else None
     parser.add_argument("--bundle", metavar="DIR", default=default, help=BUNDLE_HELP)
+    add_step_option(parser, command=command)  # --step NAME: a track step's bundle (cli/steps.py)
 
 
 def bundle_root(given: str | None, cwd: Path | None = None) -> Path | None:
@@ -241,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         _verify_parser,
         partial(add_batch_parsers, batch=cmd_batch, merge=cmd_batch_merge),
         _calibrate_parser,
+        add_track_parser,
     ):
         add(sub)
     for command in sub.choices.values():  # every command, batch's too, takes --bundle after its name

@@ -22,6 +22,7 @@ from ..problem.bundle import BundleError, open_bundle
 from ..problem.spec import ProblemSpec
 from .manifest import MANIFEST_NAME, ArchiveRejected, Manifest, digest, parse_manifest
 from .pack import PackError, flavour_entries, select_files
+from .track_pack import track_files, track_runs
 from .unpack import Caps, safe_unpack
 
 # --- checking an unpacked archive ----------------------------------------------------------
@@ -102,6 +103,7 @@ def check_contents(root: Path, manifest: Manifest) -> ProblemSpec:
     # A self-consistent manifest is not enough: the files must be what `pack` would have chosen.
     try:
         allowed = set(select_files(root, flavour_entries(spec, manifest.flavour)))
+        allowed |= track_files(root) if manifest.flavour == "practice" else set()  # a track archive's steps
     except PackError as exc:
         raise ArchiveRejected(f"incomplete {manifest.flavour} archive: {exc}") from None
     stray = sorted(names - allowed - {MANIFEST_NAME})
@@ -153,6 +155,7 @@ def grader_runs(spec: ProblemSpec, flavour: str, root: Path) -> list[GraderRun]:
                 300,
                 needs=starter,
             ),
+            *(GraderRun(name, args, expect, 300) for name, args, expect in track_runs(root)),
         ]
     return [
         GraderRun("validate", ("validate",), 0, 300),

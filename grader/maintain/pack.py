@@ -117,7 +117,8 @@ def flavour_entries(spec: ProblemSpec, flavour: str) -> tuple[Entry, ...]:
                 Entry("tests/**/*.ipynb", engine=True),
                 Entry("tests/data/*.json", engine=True),
                 *(Entry(f"tests/fixtures/**/*.{ext}", engine=True) for ext in ("yaml", "json", "md", "csv")),
-                # The track's other bundles: the suite packed with the grader tests them too.
+                # The track (track.yaml) and its other bundles: the suite packed with the grader tests them too.
+                Entry("track.yaml", engine=True),
                 *(Entry(f"track/**/*.{ext}", engine=True) for ext in ("py", "ipynb", "yaml", "json", "md")),
                 *(
                     Entry(f"tests/golden/**/*.{ext}", engine=True)

@@ -31,7 +31,7 @@ from ..problem.safe_write import WriteRefused, make_output_folder
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 GRADER = Path(__file__).resolve().parent.parent
-STDLIB_INCLUDES = frozenset({"ast", "math"})  # what an included module may import (`import ast`)
+STDLIB_INCLUDES = frozenset({"ast", "functools", "math"})  # what an included module may import (`import ast`)
 _INCLUDE_LINE = re.compile(r"^from grader\.([\w.]+) import ([\w, ]+?)\s+# INCLUDE\n", re.MULTILINE)
 
 

@@ -60,6 +60,7 @@ OWN_PARTS = (
     "tests",
     "scripts",
     "track",
+    "track.yaml",
     "grader",
     ".ci",
     ".git",

@@ -28,6 +28,7 @@ fixed order; the Kattis validator reports the first.
 from __future__ import annotations
 
 import ast
+import functools
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//"}
 
@@ -44,12 +45,24 @@ def dimension_names(dim: int | str) -> tuple[str, ...]:
         return ()
     if not isinstance(dim, str):
         raise ShapeSpecError(f"a dimension is an integer, a name or an expression, got {dim!r}")
+    return _expression_names(dim)
+
+
+# A problem has a handful of dimension expressions, read for every input of every test: each is
+# parsed once per process (a pure function of the text, so the memo cannot change an answer).
+@functools.lru_cache(maxsize=512)
+def _parsed(dim: str) -> ast.expr:
+    return ast.parse(dim, mode="eval").body
+
+
+@functools.lru_cache(maxsize=512)
+def _expression_names(dim: str) -> tuple[str, ...]:
     try:
-        tree = ast.parse(dim, mode="eval")
+        body = _parsed(dim)
     except SyntaxError:
         raise ShapeSpecError(f"{dim!r} is not an integer expression") from None
     names: list[str] = []
-    for node in ast.walk(tree.body):
+    for node in ast.walk(body):
         problem = _node_problem(node)
         if problem:
             raise ShapeSpecError(f"{dim!r}: {problem}")
@@ -72,7 +85,7 @@ def evaluate(dim: int | str, sizes: dict[str, int]) -> int:
     """The size `dim` stands for, given `sizes` (KeyError names an unbound name)."""
     if isinstance(dim, int):
         return dim
-    return _value(ast.parse(dim, mode="eval").body, sizes)
+    return _value(_parsed(dim), sizes)
 
 
 def _value(node: ast.expr, sizes: dict[str, int]) -> int:
