@@ -106,6 +106,9 @@ def test_inputs_never_carry_the_expected_output(any_package, any_bundle):
     for p in bundle.spec.parameters:
         if p.type == "ndarray":
             assert np.array_equal(np.array(raw[p.name]), case.inputs[p.name]), p.name
+        elif p.type == "list":  # a list of objects of nested lists, item by item, key by key
+            pairs = list(zip(raw[p.name], case.inputs[p.name], strict=True))
+            assert all(list(r) == list(c) and all(np.array_equal(r[k], c[k]) for k in c) for r, c in pairs)
         else:  # a scalar keeps its JSON type: 2 for an int, 2.5 (or 2.0) for a float
             assert raw[p.name] == case.inputs[p.name] and type(raw[p.name]).__name__ == p.type, p.name
     ans = json.loads((package / "data/secret" / group / f"{stem}.ans").read_text())

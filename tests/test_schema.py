@@ -296,6 +296,35 @@ def _append_group(name: str, **changes: Any) -> Callable[[dict], None]:
     return apply
 
 
+def _list_parameter(**changes: Any) -> Callable[[dict], None]:
+    """A `list` parameter appended (its length L given a range), with `changes` to its record."""
+
+    def apply(d: dict) -> None:
+        key = {"name": "W", "type": "ndarray", "dtype": "float64", "shape": ["D", "D"]}
+        param = {"name": "blocks", "type": "list", "length": "L", "items": [key, {**key, "name": "b", "shape": ["D"]}]}
+        d["entry_point"]["parameters"].append({**param, **changes})
+        d["constraints"]["L"] = [1, 4]
+
+    return apply
+
+
+def _then(*steps: Callable[[dict], Any]) -> Callable[[dict], None]:
+    """Each of `steps` applied in turn."""
+
+    def apply(d: dict) -> None:
+        for step in steps:
+            step(d)
+
+    return apply
+
+
+def _list_key(**changes: Any) -> Callable[[dict], None]:
+    """A `list` parameter whose first key's record has `changes` (None: that key removed)."""
+    key = {"name": "W", "type": "ndarray", "dtype": "float64", "shape": ["D", "D"]}
+    key = {k: v for k, v in {**key, **changes}.items() if v is not None}
+    return _list_parameter(items=[key])
+
+
 # Documents both must accept: what problem.yaml may say beyond what ours says.
 VALID_VARIANTS: dict[str, Callable[[dict], None]] = {
     "as it is": lambda d: None,
@@ -310,6 +339,11 @@ VALID_VARIANTS: dict[str, Callable[[dict], None]] = {
     "an integer tolerance": _set(("comparison", "rtol"), 1),
     "schema_version written 1.0": _set(("schema_version",), 1.0),
     "empty lists of strings": _set(("allowed_imports", "stdlib"), []),
+    "a list of dicts of arrays": _list_parameter(),
+    "a list whose keys bind a new dimension": _then(
+        _list_key(shape=["D", "H"]), lambda d: d["constraints"].update(H=[1, 8])
+    ),
+    "a list whose length is also a key's dimension": _list_key(shape=["L"]),
     "the sample group only": _set(
         ("tests", "groups"), [{"name": "sample", "visible": True, "points": 1, "description": "", "exercises": []}]
     ),
@@ -333,6 +367,17 @@ INVALID_VARIANTS: dict[str, Callable[[dict], None]] = {
     "output float32": _set(("output", "dtype"), "float32"),
     "visible written 1": _set(("tests", "groups", 0, "visible"), 1),
     "a top level that is a list": lambda d: d.clear(),
+    "a list without its length": _then(_list_parameter(), lambda d: d["entry_point"]["parameters"][-1].pop("length")),
+    "a list with a shape": _list_parameter(shape=["L"]),
+    "a list with a dtype": _list_parameter(dtype="float64"),
+    "a list without keys": _list_parameter(items=[]),
+    "a list of lists": _list_key(type="list"),
+    "a list whose key is an int": _list_key(type="int", dtype=None, shape=[]),
+    "a list's key without dtype": _list_key(dtype=None),
+    "a list's key with an unknown field": _list_key(default=0),
+    "a list's key named with a dash": _list_key(name="W-1"),
+    "a list's length that is an expression": _list_parameter(length="L + 1"),
+    "a list's items that are a mapping": _list_parameter(items={"W": ["D", "D"]}),
 }
 # What JSON Schema cannot say, so only the loader refuses (spec_rules.py's docstring; the schema's
 # description names them).
@@ -351,6 +396,11 @@ LOADER_ONLY: dict[str, Callable[[dict], None]] = {
     "a float in a shape expression": _set(("output", "shape"), ["B", "N", "D * 1.5"]),
     "a call in a shape expression": _set(("output", "shape"), ["B", "N", "max(D, 1)"]),
     "a scalar with a shape": _set(("entry_point", "parameters", 1, "shape"), ["D"]),
+    "a list with two keys of one name": _list_parameter(
+        items=[{"name": "W", "type": "ndarray", "dtype": "float64", "shape": [2]}] * 2
+    ),
+    "a list's length without a range": _then(_list_parameter(), lambda d: d["constraints"].pop("L")),
+    "a list's key shape naming an unbound name": _list_key(shape=["D + Q"]),
     "two parameters of one name": lambda d: d["entry_point"]["parameters"].append(
         copy.deepcopy(d["entry_point"]["parameters"][0])
     ),

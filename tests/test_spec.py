@@ -107,7 +107,7 @@ def test_constraints_are_typed(any_spec):
         (lambda d: d["limits"].update(total_time_s=float("inf")), "limits.total_time_s: must be a positive finite"),
         (
             lambda d: d["entry_point"]["parameters"][1].update(type="complex"),
-            "entry_point.parameters[1].type: must be 'ndarray', 'int' or 'float'",
+            "entry_point.parameters[1].type: must be 'ndarray', 'int', 'float' or 'list'",
         ),
         (lambda d: d["output"].update(axes=["batch", "token"]), "output.axes: 2 words for the 3 axes of output.shape"),
     ],

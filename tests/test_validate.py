@@ -291,6 +291,7 @@ def test_the_bound_itself_is_valid_for_both(base, spec, kattis_check):
 
 
 def test_on_every_bundle_both_validators_accept_its_cases_and_refuse_a_misfit(any_bundle):
+    from grader.platforms.files import plain
     from grader.platforms.kattis import kattis_files
 
     other = any_bundle
@@ -301,12 +302,12 @@ def test_on_every_bundle_both_validators_accept_its_cases_and_refuse_a_misfit(an
     extra = getattr(other.load_problem_module(), "extra_case_problems", None)
     cases = other.load_selection("all") + other.load_selection("practice")
     for case in cases:
-        raw = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in case.inputs.items()}
+        raw = {k: plain(v) for k, v in case.inputs.items()}
         assert case_problems(case, other.spec, extra) == [], case.name
         namespace["check"](raw)  # raises Invalid on a case it refuses
     first = next(p.name for p in other.spec.parameters if p.type == "ndarray")
     broken = dataclasses.replace(cases[0], inputs={**cases[0].inputs, first: cases[0].inputs[first][..., :0]})
     assert case_problems(broken, other.spec, extra) != []
-    raw = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in broken.inputs.items()}
+    raw = {k: plain(v) for k, v in broken.inputs.items()}
     with pytest.raises((namespace["Invalid"], ValueError)):
         namespace["check"](raw)

@@ -122,15 +122,24 @@ def inputs_digest(case: TestCase, data: FeedbackData) -> str:
     h = hashlib.sha256()
     for key, kind in data.parameters:
         value = case.inputs[key]
-        if kind == "ndarray":
-            a = np.ascontiguousarray(value, dtype="<f8")
-            h.update(f"{key}{a.shape}".encode())
-            h.update(a.tobytes())
+        if kind == "list":
+            h.update(f"{key}[{len(value)}]".encode())
+            for i, item in enumerate(value):
+                for k, a in item.items():
+                    _digest_array(h, f"{key}[{i}][{k!r}]", a)
+        elif kind == "ndarray":
+            _digest_array(h, key, value)
         elif kind == "int":
             h.update(f"{key}={int(value)}".encode())
         else:
             h.update(f"{key}={float(value)!r}".encode())
     return h.hexdigest()
+
+
+def _digest_array(h: Any, name: str, value: Any) -> None:
+    a = np.ascontiguousarray(value, dtype="<f8")
+    h.update(f"{name}{a.shape}".encode())
+    h.update(a.tobytes())
 
 
 def _encode(a: np.ndarray) -> Any:

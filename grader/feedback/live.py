@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..problem.cases import TestCase
+from ..problem.cases import TestCase, fresh_value
 from .mistakes import FeedbackData
 
 # Cases whose first array input has more elements than this are compared on their first
@@ -25,10 +25,11 @@ def data_size(case: TestCase, data: FeedbackData) -> int:
 
 def subsample(case: TestCase, data: FeedbackData) -> TestCase:
     """The case restricted to its first slice along BATCH_DIM when it is large (SUBSAMPLE_ELEMENTS):
-    every array input whose first dimension is BATCH_DIM, and the expected output."""
+    every array input whose first dimension is BATCH_DIM, and the expected output (a list's arrays
+    are weights, never batched)."""
     if data.batch_dim is None or data.output_shape[:1] != (data.batch_dim,):
         return case
-    batched = [name for name, p in data.shapes.items() if p[:1] == (data.batch_dim,)]
+    batched = [name for name in data.array_parameters if data.shapes[name][:1] == (data.batch_dim,)]
     if not batched or data_size(case, data) <= SUBSAMPLE_ELEMENTS or case.inputs[batched[0]].shape[0] == 1:
         return case
     inputs = {**case.inputs, **{name: case.inputs[name][:1] for name in batched}}
@@ -37,10 +38,12 @@ def subsample(case: TestCase, data: FeedbackData) -> TestCase:
 
 
 def call_inputs(case: TestCase, data: FeedbackData) -> dict[str, Any]:
-    """The case's inputs as a call receives them: fresh copies of the arrays, scalars as numbers."""
+    """The case's inputs as a call receives them: fresh copies of the arrays (a list of dicts: a new
+    list of new dicts of new arrays, so a variant that changes them changes no other call),
+    scalars as numbers."""
     kinds = dict(data.parameters)
     return {
-        name: np.array(value, copy=True) if kinds.get(name) == "ndarray" else _scalar(value, kinds.get(name))
+        name: fresh_value(value) if kinds.get(name) in ("ndarray", "list") else _scalar(value, kinds.get(name))
         for name, value in case.inputs.items()
     }
 

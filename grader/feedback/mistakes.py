@@ -16,6 +16,8 @@ from types import ModuleType
 from typing import Any
 
 from ..problem.bundle import Bundle, BundleError
+from ..problem.input_rules import item_entry
+from ..problem.parameters import Parameter
 from .authoring import STATEMENT, Axis, Constant, GroupRule, Mistake, OnlyGroup, SampleRule, slug
 
 __all__ = ["STATEMENT", "FeedbackData", "Mistake", "feedback_data", "slug"]
@@ -31,7 +33,9 @@ class FeedbackData:
     part_sections: Mapping[str, str]
     catalogue: Mapping[str, Mistake]
     parameters: tuple[tuple[str, str], ...]  # (name, type) in call order, from problem.yaml
-    shapes: Mapping[str, tuple[str, ...]]  # each parameter's shape, as problem.yaml writes it
+    # each parameter's shape, as problem.yaml writes it; a list's: (its length,), and each key's
+    # under item_entry(name, "*", key)
+    shapes: Mapping[str, tuple[str, ...]]
     output_shape: tuple[str, ...]
     sample_format: str  # the stored mistake outputs' format, from problem.yaml's id
     function: str  # problem.yaml's function name
@@ -77,6 +81,12 @@ def default_axes(output_shape: tuple[str, ...]) -> tuple[Axis, ...]:
     return tuple(Axis(sym if sym.isidentifier() else f"axis {i}", i) for i, sym in enumerate(output_shape))
 
 
+def _shapes(parameters: tuple[Parameter, ...]) -> dict[str, tuple[str, ...]]:
+    out = {p.name: (p.length,) if p.length else tuple(str(d) for d in p.shape) for p in parameters}
+    keys = {item_entry(p.name, "*", k.name): tuple(str(d) for d in k.shape) for p in parameters for k in p.items}
+    return {**out, **keys}
+
+
 def _from_module(module: ModuleType, bundle: Bundle) -> FeedbackData:
     missing = [n for n in REQUIRED if not hasattr(module, n)]
     if missing:
@@ -107,7 +117,7 @@ def _from_module(module: ModuleType, bundle: Bundle) -> FeedbackData:
         part_sections=module.PART_SECTIONS,
         catalogue=module.CATALOGUE,
         parameters=tuple((p.name, p.type) for p in spec.parameters),
-        shapes={p.name: tuple(str(d) for d in p.shape) for p in spec.parameters},
+        shapes=_shapes(spec.parameters),
         output_shape=shape,
         sample_format=f"{spec.id}/mistake-outputs/1",
         function=spec.function,

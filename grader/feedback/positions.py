@@ -15,6 +15,7 @@ import numpy as np
 
 from ..problem.cases import TestCase
 from ..problem.comparison import within_tolerance
+from ..problem.input_rules import item_entry
 from .authoring import Axis
 from .mistakes import FeedbackData
 
@@ -216,7 +217,15 @@ def case_dims(case: TestCase, data: FeedbackData) -> dict[str, int]:
         if kind == "int" and value is not None:
             dims.setdefault(name, int(value))
         elif kind == "ndarray" and isinstance(value, np.ndarray):
-            for symbol, n in zip(data.shapes.get(name, ()), value.shape):
-                if symbol.isidentifier():
-                    dims.setdefault(symbol, int(n))
+            _array_dims(dims, data.shapes.get(name, ()), value)
+        elif kind == "list" and isinstance(value, list) and value:
+            dims.setdefault(data.shapes[name][0], len(value))
+            for key, a in value[0].items():  # the items share one binding: the first says it
+                _array_dims(dims, data.shapes.get(item_entry(name, "*", key), ()), np.asarray(a))
     return dims
+
+
+def _array_dims(dims: dict[str, int], shape: tuple[str, ...], value: np.ndarray) -> None:
+    for symbol, n in zip(shape, value.shape):
+        if symbol.isidentifier():
+            dims.setdefault(symbol, int(n))

@@ -13,6 +13,7 @@ spaces, outputs rounded to 6 decimals with trailing zeros stripped (`1`,
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -73,12 +74,21 @@ def format_array(a: np.ndarray, number: Callable[[float], str]) -> str:
 
 
 def example_input(case: TestCase) -> str:
-    """'a = [[1,0],[0,1]], k = 1, ...': each argument in signature order."""
+    """'a = [[1,0],[0,1]], k = 1, ...': each argument in signature order; a list of dicts of arrays
+    as Python writes it, `layers = [{"W": [[1,0],[0,1]], "b": [0,0]}]`."""
     parts = []
     for key, value in case.inputs.items():
-        text = format_array(value, format_input_number) if isinstance(value, np.ndarray) else repr(value)
-        parts.append(f"{key} = {text}")
+        parts.append(f"{key} = {_input_text(value)}")
     return ", ".join(parts)
+
+
+def _input_text(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return format_array(value, format_input_number)
+    if isinstance(value, list):
+        items = (", ".join(f"{json.dumps(k)}: {_input_text(np.asarray(a))}" for k, a in d.items()) for d in value)
+        return "[" + ", ".join("{" + item + "}" for item in items) + "]"
+    return repr(value)
 
 
 def example_output(case: TestCase) -> str:

@@ -73,6 +73,9 @@ def _status(c: CaseResult) -> str:
 def _literal(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"np.array({value.tolist()!r})"
+    if isinstance(value, list):  # a list of dicts of arrays
+        items = (", ".join(f"{k!r}: {_literal(a)}" for k, a in d.items()) for d in value)
+        return "[" + ", ".join("{" + item + "}" for item in items) + "]"
     return repr(value)
 
 

@@ -97,9 +97,10 @@ def _set_config(text: str, config: Mapping[str, object], name: str) -> str:
 
 
 def plain(value: Any) -> Any:
-    """An input as JSON holds it: an array as nested lists, an integer as int, a number as float."""
+    """An input as JSON holds it: an array as nested lists, an integer as int, a number as float, a
+    list of dicts of arrays as a list of objects of nested lists."""
     if isinstance(value, list):
-        return value
+        return [{k: plain(v) for k, v in d.items()} if isinstance(d, dict) else d for d in value]
     if getattr(value, "ndim", 0):
         return value.tolist()
     if hasattr(value, "item"):  # a NumPy scalar or 0-d array

@@ -161,16 +161,18 @@ def _programs(spec: ProblemSpec) -> dict[str, ExportFile]:
     params = list(spec.parameter_names)
     ints = [p.name for p in spec.parameters if p.type == "int"]
     floats = [p.name for p in spec.parameters if p.type == "float"]
+    lists = [p.name for p in spec.parameters if p.type == "list"]
     harness: dict[str, object] = {
         "function": spec.function,
         "entry_file": spec.entry_file,
         "parameters": params,
         "int_parameters": ints,
         **({"float_parameters": floats} if floats else {}),  # absent: the same program as before floats
+        **({"list_parameters": lists} if lists else {}),
         "name_max": NAME_MAX,
     }
     constraints = {k: _plain(v) for k, v in spec.constraints.items()}
-    signature = [[p.name, p.type, list(p.shape)] for p in spec.parameters]
+    signature = [[name, kind, list(shape)] for name, kind, shape in spec.signature]
     return {
         "include/python3/main.py": ExportFile(program("kattis_harness", harness)),
         "input_validators/validate/validate.py": ExportFile(

@@ -80,6 +80,9 @@ def _code(text: str, output: str | None = None) -> dict[str, Any]:
 
 
 def _array(value: Any) -> str:
+    """An input as Python code: an array as np.array(...), a list of dicts as a list of dicts of them."""
+    if isinstance(value, list):
+        return "[" + ", ".join("{" + ", ".join(f"{k!r}: {_array(a)}" for k, a in d.items()) + "}" for d in value) + "]"
     value = plain(value)
     return f"np.array({value!r}, dtype=np.float64)" if isinstance(value, list) else repr(value)
 

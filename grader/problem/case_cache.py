@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FORMAT_SUFFIX, TestCase, case_from_bytes, load_cases, read_case_bytes
+from .cases import FORMAT_SUFFIX, TestCase, case_from_bytes, is_dict_list, load_cases, read_case_bytes
 
 CACHE_VERSION = 1
 ENV = "GRADER_CACHE_DIR"
@@ -101,14 +101,24 @@ def _key(data: bytes) -> str:
     return hashlib.sha256(f"{FORMAT_SUFFIX}|{CACHE_VERSION}|".encode() + data).hexdigest()
 
 
-MAGIC = b"GRDCASE2"  # the entry layout's version: an entry of another is a miss
+MAGIC = b"GRDCASE3"  # the entry layout's version: an entry of another is a miss
+
+
+def _item_array(name: str, index: int, key: str) -> str:
+    """The header's name of the array under `key` in item `index` of list input `name` (a NUL
+    separates them: no parameter's name holds one)."""
+    return f"{name}\0{index}\0{key}"
 
 
 def _encode(case: TestCase) -> bytes:
     """MAGIC, the header's length, a JSON header (metadata, the inputs in order: each scalar's
-    value, each array's shape), the arrays' raw float64 bytes."""
+    value, each list's keys per item, each array's shape), the arrays' raw float64 bytes."""
     arrays = {k: np.ascontiguousarray(v, dtype="<f8") for k, v in case.inputs.items() if isinstance(v, np.ndarray)}
-    scalars = [[k, v] for k, v in case.inputs.items() if not isinstance(v, np.ndarray)]
+    lists = {k: v for k, v in case.inputs.items() if is_dict_list(v)}
+    for k, items in lists.items():
+        for i, d in enumerate(items):
+            arrays.update({_item_array(k, i, key): np.ascontiguousarray(a, dtype="<f8") for key, a in d.items()})
+    scalars = [[k, v] for k, v in case.inputs.items() if not isinstance(v, np.ndarray) and k not in lists]
     if case.expected is not None:
         arrays[""] = np.ascontiguousarray(case.expected, dtype="<f8")  # "": no parameter's name
     head = {
@@ -119,6 +129,7 @@ def _encode(case: TestCase) -> bytes:
         "extra": case.extra,
         "order": list(case.inputs),
         "scalars": scalars,
+        "lists": [[k, [list(d) for d in items]] for k, items in lists.items()],
         "arrays": [[k, list(a.shape)] for k, a in arrays.items()],
     }
     raw = json.dumps(head, sort_keys=True).encode("utf-8")
@@ -145,7 +156,11 @@ def _decode(data: bytes) -> TestCase | None:
         start = len(MAGIC) + 8
         head = json.loads(data[start : start + n].decode("utf-8"))
         arrays, offset = _arrays(data, start + n, head["arrays"])
-        values: dict[str, object] = {**dict(head["scalars"]), **arrays}
+        lists = {
+            str(k): [{str(key): arrays.pop(_item_array(k, i, key)) for key in d} for i, d in enumerate(items)]
+            for k, items in head["lists"]
+        }
+        values: dict[str, object] = {**dict(head["scalars"]), **arrays, **lists}
         if offset != len(data) or set(values) - {""} != set(head["order"]):
             return None
         return TestCase(

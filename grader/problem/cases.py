@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .input_rules import Signature, bind
+from .input_rules import Signature, bind, item_entry
 
 FORMAT_SUFFIX = "/testcase/1"  # a case file's format: "<problem id>/testcase/1"
 PRACTICE_DIR = "practice"  # testcases/practice/<group>/*.json, case names "practice/<group>/<stem>"
@@ -41,7 +41,7 @@ class TestCase:
     name: str  # "<group>/<file stem>", unique in the bundle
     group: str
     description: str
-    inputs: dict[str, Any]  # the parameters in call order: float64 ndarrays, ints and floats
+    inputs: dict[str, Any]  # the parameters in call order: float64 ndarrays, ints, floats, lists of dicts of them
     expected: np.ndarray | None = None
     explanation: str = ""  # shown with the statement's examples
     extra: dict[str, Any] = field(default_factory=dict)
@@ -58,18 +58,37 @@ class TestCase:
         return self.name.startswith(f"{PRACTICE_DIR}/")
 
     def args(self) -> tuple[Any, ...]:
-        """Positional arguments for the function, in the case's input order, as fresh copies."""
-        return tuple(np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in self.inputs.values())
+        """Positional arguments for the function, in the case's input order, as fresh copies (a
+        list of dicts: a new list of new dicts of new arrays)."""
+        return tuple(fresh_value(v) for v in self.inputs.values())
 
     def input_values(self) -> dict[str, tuple[int, ...] | int]:
-        """Each array input's shape and each int input's value: what shapes.bind reads."""
+        """Each array input's shape and each int input's value: what input_rules.bind reads; a
+        list's length, and the shape of each array of its items under item_entry's names."""
         out: dict[str, tuple[int, ...] | int] = {}
         for k, v in self.inputs.items():
             if isinstance(v, np.ndarray):
                 out[k] = tuple(v.shape)
             elif isinstance(v, int):
                 out[k] = v
+            elif is_dict_list(v):
+                out[k] = len(v)
+                out.update({item_entry(k, i, key): tuple(a.shape) for i, d in enumerate(v) for key, a in d.items()})
         return out
+
+
+def is_dict_list(value: Any) -> bool:
+    """Is `value` an input of a list parameter: a list of dicts of arrays (as read, not checked)."""
+    return type(value) is list and all(type(d) is dict for d in value)
+
+
+def fresh_value(value: Any) -> Any:
+    """A copy of an input that shares nothing with it: an array copied, a list of dicts rebuilt."""
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    if type(value) is list:
+        return [{k: fresh_value(a) for k, a in d.items()} for d in value]
+    return value
 
 
 def case_sizes(signature: Signature, case: TestCase) -> dict[str, int]:
@@ -96,7 +115,21 @@ def _array_text(a: np.ndarray, indent: str) -> str:
     return "[" + rows + "]"
 
 
+def _list_text(value: list[dict[str, Any]]) -> str:
+    """A list of dicts of arrays: one item per line, its keys in its order, each array compact."""
+    if not all(isinstance(d, dict) and all(isinstance(k, str) for k in d) for d in value):
+        raise CaseFileError("a list input holds dicts with string keys only")
+
+    def entry(key: str, a: Any) -> str:
+        return f"{json.dumps(key)}: {_array_text(np.asarray(a, dtype=np.float64), '     ')}"
+
+    items = ["{" + ", ".join(entry(k, a) for k, a in d.items()) + "}" for d in value]
+    return "[" + ",\n   ".join(items) + "]"
+
+
 def _input_text(value: Any) -> str:
+    if isinstance(value, list):
+        return _list_text(value)
     if isinstance(value, (bool, np.bool_)):
         raise CaseFileError(f"a bool input cannot be stored: {value!r}")
     if isinstance(value, (int, np.integer)):
@@ -180,12 +213,25 @@ def _float_array(raw: Any, where: str) -> np.ndarray:
     return arr
 
 
+def _dict_list(raw: list[Any], where: str) -> list[dict[str, np.ndarray]]:
+    """A list parameter's value: each item a mapping of names to float64 arrays."""
+    out = []
+    for i, item in enumerate(raw):
+        if type(item) is not dict:
+            raise CaseFileError(f"{where}[{i}]: expected a mapping of arrays, got {type(item).__name__}")
+        out.append({k: _float_array(v, f"{where}[{i}][{k!r}]") for k, v in item.items()})
+    return out
+
+
 def _input_value(raw: Any, where: str) -> Any:
-    """An input as the function receives it: a float64 array (a nested list), an int or a float."""
+    """An input as the function receives it: a float64 array (a nested list), an int, a float, or
+    a list of dicts of arrays (a list whose first item is a mapping)."""
     if type(raw) is int:
         return raw
     if type(raw) is float:
         return raw
+    if type(raw) is list and raw and type(raw[0]) is dict:
+        return _dict_list(raw, where)
     return _float_array(raw, where)
 
 

@@ -17,7 +17,7 @@ small, and the rounded values are still generic (no symmetry, no ties).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -48,15 +48,23 @@ class CaseMaker:
         return np.asarray(out.to_numpy() if hasattr(out, "to_numpy") else out, dtype=np.float64)
 
     def inputs(self, raw: Inputs, where: str) -> Inputs:
-        """`raw` in the parameters' order and types: arrays float64, ints int, floats float."""
+        """`raw` in the parameters' order and types: arrays float64, ints int, floats float, a
+        list's items dicts of float64 arrays (anything else is left for the validator to name)."""
         names = [p.name for p in self.spec.parameters]
         if sorted(raw) != sorted(names):
             raise ValueError(f"{where}: the inputs must be exactly {', '.join(names)}, got {', '.join(raw)}")
-        kinds = {"int": int, "float": float}
+        kinds: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "list": _dict_list}
         return {
             p.name: kinds[p.type](raw[p.name]) if p.type in kinds else np.asarray(raw[p.name], dtype=np.float64)
             for p in self.spec.parameters
         }
+
+
+def _dict_list(raw: Any) -> Any:
+    """A list parameter's value as written: each dict's values as float64 arrays."""
+    if not isinstance(raw, (list, tuple)):
+        return raw
+    return [{k: np.asarray(v, dtype=np.float64) for k, v in d.items()} if isinstance(d, dict) else d for d in raw]
 
 
 def case_maker(bundle: Bundle) -> CaseMaker:

@@ -114,19 +114,41 @@ Dim = int | str
 Signature = list[tuple[str, str, tuple[Dim, ...]]]  # (name, type, shape) of each parameter, in call order
 
 
+def item_entry(name: str, index: int | str, key: str) -> str:
+    """How an array in a list parameter's item is named: layers[2]['W'] (index "*": any item)."""
+    return f"{name}[{index}][{key!r}]"
+
+
+def _expanded(signature: Signature, values: dict[str, tuple[int, ...] | int]) -> Signature:
+    """`signature` with a list's length bound as a dimension (its shape names it) and each key's
+    entry `name[*]['key']` repeated for every item of the list in `values`, in order."""
+    out: Signature = []
+    for name, kind, shape in signature:
+        if kind != "item":
+            out.append((name, kind, shape))
+            continue
+        owner, _, key = name.partition("[*]")
+        count = values.get(owner)
+        out += [(f"{owner}[{i}]{key}", "ndarray", shape) for i in range(count if isinstance(count, int) else 0)]
+    return out
+
+
 def bind(signature: Signature, values: dict[str, tuple[int, ...] | int]) -> tuple[dict[str, int], list[str]]:
     """The sizes the inputs give the dimension names, and how their shapes misfit.
 
     `signature` is (name, type, shape) of each parameter in call order; `values` hold each array's shape (a
-    tuple) and each int parameter's value. The first misfit stops the binding: the sizes later
+    tuple) and each int parameter's value; a list's, its length, and each of its arrays' shapes
+    under item_entry's names. The first misfit stops the binding: the sizes later
     arrays are measured against would be wrong, so only it is reported."""
     sizes: dict[str, int] = {}
     pending: list[tuple[str, Dim, int]] = []
-    for name, kind, shape in signature:
+    for name, kind, shape in _expanded(signature, values):
         value = values.get(name)
         problem = None
         if kind == "int" and isinstance(value, int):
             problem = _bind_one(name, name, value, sizes, pending)
+        elif kind == "list" and isinstance(value, int):
+            problem = _bind_one(f"the length of {name}", shape[0], value, sizes, pending)
         elif kind == "ndarray" and isinstance(value, tuple):
             problem = _bind_array(name, shape, value, sizes, pending)
         if problem:

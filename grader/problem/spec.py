@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .input_rules import Signature, dimension_names
+from .parameters import PARAMETER, Parameter, bound_names, parameter_from, shapes_to_bind, signature
 from .shape_rules import DimList, NamePairs, SizeRanges
 from .spec_rules import (
     ROOT,
@@ -32,7 +33,6 @@ from .spec_rules import (
     PositiveInteger,
     PositiveNumber,
     Record,
-    RequiredWhen,
     SpecError,
     Text,
     TextList,
@@ -56,14 +56,6 @@ __all__ = [
     "problem_schema",
     "problem_schema_text",
 ]
-
-
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    type: str  # "ndarray", "int" (itself a dimension, by its name) or "float"
-    dtype: str | None
-    shape: tuple[int | str, ...]  # dimensions: problem/shapes.py
 
 
 @dataclass(frozen=True)
@@ -170,8 +162,8 @@ class ProblemSpec:
 
     @property
     def signature(self) -> Signature:
-        """(name, type, shape) of each parameter, in call order: what shapes.bind reads."""
-        return [(p.name, p.type, p.shape) for p in self.parameters]
+        """(name, type, shape) of each parameter, in call order: what input_rules.bind reads."""
+        return signature(self.parameters)
 
     @property
     def max_score(self) -> int:
@@ -180,18 +172,6 @@ class ProblemSpec:
 
 # --- problem.yaml, once: the loader and schemas/problem.schema.json both come from this ---
 
-_ARRAY_DTYPE = "arrays must be float64"
-_PARAMETER = Record(
-    {
-        "name": Text(),
-        "type": Choice(("ndarray", "int", "float"), "must be 'ndarray', 'int' or 'float', got {value!r}", typed_as=str),
-        "dtype": Choice(("float64",), _ARRAY_DTYPE),
-        "shape": DimList(),
-    },
-    optional=frozenset({"dtype"}),
-    required_when=RequiredWhen("dtype", "type", "ndarray", _ARRAY_DTYPE),
-    def_name="parameter",
-)
 _GROUP = Record(
     {
         "name": Text(pattern="[a-z0-9_]+", message="use lower-case letters, digits and '_' ({value!r})"),
@@ -215,7 +195,7 @@ PROBLEM_YAML = Record(
         "license": Record({"statement": Text(), "code": Text()}),
         "credits": TextList(),
         "entry_point": Record(
-            {"file": Text(), "function": Text(), "parameters": ListOf(_PARAMETER, unique_key="name", noun="parameter")}
+            {"file": Text(), "function": Text(), "parameters": ListOf(PARAMETER, unique_key="name", noun="parameter")}
         ),
         "output": Record(
             {
@@ -290,7 +270,16 @@ SCHEMA_DESCRIPTION = (
     "written as a float (4.0), NaN and infinity, a range whose min exceeds its max, and two "
     "parameters or groups of the same name."
 )
-_DEF_ORDER = ("string_list", "positive_number", "positive_integer", "int_range", "parameter", "group")
+_DEF_ORDER = (
+    "string_list",
+    "positive_number",
+    "positive_integer",
+    "int_range",
+    "parameter",
+    "list_parameter",
+    "list_item_key",
+    "group",
+)
 
 
 def problem_schema() -> dict[str, Any]:
@@ -303,25 +292,17 @@ def problem_schema_text() -> str:
     return json.dumps(problem_schema(), indent=2) + "\n"
 
 
-def bound_names(parameters: Sequence[Parameter]) -> set[str]:
-    """The dimension names a call binds: each int parameter's, each bare name of an array's shape."""
-    names = {p.name for p in parameters if p.type == "int"}
-    return names | {d for p in parameters for d in p.shape if isinstance(d, str) and d.isidentifier()}
-
-
 def _dimension_problems(doc: dict[str, Any]) -> list[str]:
     """What JSON Schema cannot say of the shapes: every name an expression, the output or a
     constraint reads is bound by the parameters; a scalar has the shape []."""
-    params = [Parameter(p["name"], p["type"], p.get("dtype"), p["shape"]) for p in doc["entry_point"]["parameters"]]
+    params = [parameter_from(p) for p in doc["entry_point"]["parameters"]]
     bound = bound_names(params)
     out = [
         f"entry_point.parameters: {p.name} is a scalar: its shape must be []"
         for p in params
-        if p.type != "ndarray" and p.shape
+        if p.type in ("int", "float") and p.shape
     ]
-    shapes = [(f"entry_point.parameters: {p.name}", p.shape) for p in params] + [
-        ("output.shape", doc["output"]["shape"])
-    ]
+    shapes = shapes_to_bind(params) + [("output.shape", doc["output"]["shape"])]
     for where, shape in shapes:
         unbound = [n for d in shape for n in dimension_names(d) if n not in bound]
         out += [f"{where}: {n!r} is bound by no parameter" for n in dict.fromkeys(unbound)]
@@ -363,7 +344,7 @@ def parse_spec(raw: Any) -> ProblemSpec:
         credits=doc["credits"],
         entry_file=entry["file"],
         function=entry["function"],
-        parameters=tuple(Parameter(p["name"], p["type"], p.get("dtype"), p["shape"]) for p in entry["parameters"]),
+        parameters=tuple(parameter_from(p) for p in entry["parameters"]),
         output_type=out["type"],
         output_dtype=out["dtype"],
         output_shape=out["shape"],

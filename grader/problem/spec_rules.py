@@ -285,6 +285,27 @@ class Record(Rule):
         return out
 
 
+class When(Rule):
+    """A mapping checked by `then` when its `key` has the value `equals`, else by `otherwise`
+    (problem.yaml's parameters: a list parameter has keys of its own)."""
+
+    __slots__ = ("key", "equals", "then", "otherwise")
+
+    def __init__(self, key: str, equals: Any, then: Rule, otherwise: Rule) -> None:
+        self.key, self.equals, self.then, self.otherwise = key, equals, then, otherwise
+
+    def check(self, value: Any, where: str) -> Any:
+        chosen = isinstance(value, dict) and same_json(value.get(self.key), self.equals)
+        return (self.then if chosen else self.otherwise).check(value, where)
+
+    def own_schema(self, defs: dict[str, JSON]) -> JSON:
+        return {
+            "if": {"properties": {self.key: {"const": self.equals}}, "required": [self.key]},
+            "then": self.then.schema(defs),
+            "else": self.otherwise.schema(defs),
+        }
+
+
 class First:
     """The list's first item must exist and have these values (else `where: message`); the
     schema says so with `description`."""
@@ -299,13 +320,18 @@ class ListOf(Rule):
     """A list of `item`s, as a tuple; `first` constrains the first item, `unique_key` names a key
     no two items may share (`where: duplicate <noun> names`; not expressible in JSON Schema)."""
 
-    __slots__ = ("item", "first", "unique_key", "noun")
+    __slots__ = ("item", "first", "unique_key", "noun", "min_items")
 
-    def __init__(self, item: Rule, first: First | None = None, unique_key: str | None = None, noun: str = "") -> None:
+    def __init__(
+        self, item: Rule, first: First | None = None, unique_key: str | None = None, noun: str = "", min_items: int = 0
+    ) -> None:
         self.item, self.first, self.unique_key, self.noun = item, first, unique_key, noun
+        self.min_items = min_items
 
     def check(self, value: Any, where: str) -> tuple[Any, ...]:
         items = tuple(self.item.check(v, f"{where}[{i}]") for i, v in enumerate(typed(value, list, where)))
+        if len(items) < self.min_items:
+            raise SpecError(f"{where}: at least {self.min_items} {self.noun or 'item'}(s) needed, got {len(items)}")
         if self.first is not None and not (
             items and all(same_json(items[0].get(k), v) for k, v in self.first.values.items())
         ):
@@ -318,8 +344,8 @@ class ListOf(Rule):
 
     def own_schema(self, defs: dict[str, JSON]) -> JSON:
         out: JSON = {"type": "array"}
-        if self.first is not None:
-            out["minItems"] = 1
+        if self.first is not None or self.min_items:
+            out["minItems"] = max(self.min_items, 1 if self.first is not None else 0)
         out["items"] = self.item.schema(defs)
         if self.first is not None:
             out["prefixItems"] = [

@@ -15,8 +15,40 @@ import numpy as np
 
 from .bundle import Bundle
 from .cases import PRACTICE_DIR, CaseFileError, TestCase, case_paths, check_inside, expected_name, read_case
-from .input_rules import bind, magnitude_problem, output_problems, size_problems
+from .input_rules import bind, item_entry, magnitude_problem, output_problems, size_problems
+from .parameters import Parameter
 from .spec import ProblemSpec
+
+
+def _item_problems(p: Parameter, i: int, item: object) -> list[str]:
+    """Item `i` of list parameter `p`: a dict with exactly its keys, each an array."""
+    where = f"{p.name}[{i}]"
+    if type(item) is not dict:
+        return [f"{where} must be a dict of arrays, got {type(item).__name__}"]
+    odd = [k for k in item if not isinstance(k, str)]
+    if odd:
+        return [f"{where}: the key {odd[0]!r} is not a string"]
+    keys = [k.name for k in p.items]
+    unknown, missing = [k for k in item if k not in keys], [k for k in keys if k not in item]
+    if unknown or missing:
+        said = [f"unknown key(s) {', '.join(map(repr, unknown))}"] if unknown else []
+        said += [f"missing key(s) {', '.join(map(repr, missing))}"] if missing else []
+        return [f"{where}: {'; '.join(said)} (its keys are {', '.join(map(repr, keys))})"]
+    return [
+        f"{item_entry(p.name, i, k)} must be of type ndarray, got {type(v).__name__}"
+        for k, v in item.items()
+        if not isinstance(v, np.ndarray)
+    ]
+
+
+def _list_problems(p: Parameter, value: object, spec: ProblemSpec) -> list[str]:
+    """A list parameter's value: a list no longer than its length's range allows, of valid items."""
+    if type(value) is not list:
+        return [f"{p.name} must be of type list, got {type(value).__name__}"]
+    most = spec.constraints.get(p.length or "", (0, len(value)))[1]
+    if len(value) > most:
+        return [f"{p.name} has {len(value)} items, at most {most}"]  # before any item is looked at
+    return [problem for i, item in enumerate(value) for problem in _item_problems(p, i, item)][:1]
 
 
 def _input_problems(case: TestCase, spec: ProblemSpec) -> list[str]:
@@ -25,26 +57,39 @@ def _input_problems(case: TestCase, spec: ProblemSpec) -> list[str]:
     if list(case.inputs) != names:
         return [f"the inputs must be {', '.join(names)} in this order, got {', '.join(map(str, case.inputs))}"]
     kinds = {"ndarray": np.ndarray, "int": int, "float": float}
-    return [
-        f"{p.name} must be of type {p.type}, got {type(case.inputs[p.name]).__name__}"
-        for p in spec.parameters
-        if not isinstance(case.inputs[p.name], kinds[p.type]) or isinstance(case.inputs[p.name], bool)
-    ]
+    problems = []
+    for p in spec.parameters:
+        value = case.inputs[p.name]
+        if p.type == "list":
+            problems += _list_problems(p, value, spec)
+        elif not isinstance(value, kinds[p.type]) or isinstance(value, bool):
+            problems.append(f"{p.name} must be of type {p.type}, got {type(value).__name__}")
+    return problems
+
+
+def _arrays(case: TestCase, spec: ProblemSpec) -> list[tuple[str, object]]:
+    """(name, value) of every float input: each array and float, each array of a list's items."""
+    out: list[tuple[str, object]] = []
+    for p in spec.parameters:
+        value = case.inputs[p.name]
+        if p.type == "list":
+            out += [(item_entry(p.name, i, k), a) for i, item in enumerate(value) for k, a in item.items()]
+        elif p.type != "int":
+            out.append((p.name, value))
+    return out
 
 
 def _value_problems(case: TestCase, spec: ProblemSpec) -> list[str]:
     """Each float input's dtype and magnitude, then the expected output's finiteness."""
     limit = spec.constraints["max_abs_input"]
     problems = []
-    for p in spec.parameters:
-        if p.type == "int":
-            continue
-        a = np.asarray(case.inputs[p.name])
+    for name, value in _arrays(case, spec):
+        a = np.asarray(value)
         if a.dtype != np.float64:
-            problems.append(f"{p.name} must be float64, got {a.dtype}")
+            problems.append(f"{name} must be float64, got {a.dtype}")
         if a.size:
             finite = bool(np.isfinite(a).all())
-            problem = magnitude_problem(p.name, finite, float(np.abs(a).max()) if finite else math.inf, limit)
+            problem = magnitude_problem(name, finite, float(np.abs(a).max()) if finite else math.inf, limit)
             problems += [problem] if problem else []
     if case.expected is not None and not np.isfinite(case.expected).all():
         problems.append("expected output contains NaN or infinity")

@@ -11,6 +11,7 @@ this order (each part may import only the parts before it):
     frames     the result frames on fd 3; describing a value or an exception
     seccomp    the BPF filter (which system calls are refused)
     landlock   the Landlock ruleset (no file-system access at all)
+    arguments  a case's arguments rebuilt from the run request, new objects for every call
     worker     lock-down, then one run of the submission
     supervise  the control channel's framing; forking, supervising (two at once), reaping, sweeping
     zygote     preloading, the start-up, the probe before the submission, then supervise's loop
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .inside import frames, kernel, landlock, master, seccomp, supervise, worker, zygote
+from .inside import arguments, frames, kernel, landlock, master, seccomp, supervise, worker, zygote
 from .inside.frames import (
     HEADER_CAP,
     MAGIC,
@@ -98,7 +99,7 @@ __all__ = [
     "source",
 ]
 
-PARTS = (kernel, frames, seccomp, landlock, worker, supervise, zygote, master)  # PART_NAMES, as modules
+PARTS = (kernel, frames, seccomp, landlock, arguments, worker, supervise, zygote, master)  # PART_NAMES, as modules
 INSIDE = Path(__file__).resolve().parent / "inside"
 
 

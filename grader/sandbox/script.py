@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import re
 
-PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "worker", "supervise", "zygote", "master")
+PART_NAMES = ("kernel", "frames", "seccomp", "landlock", "arguments", "worker", "supervise", "zygote", "master")
 INSIDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inside")
 # A part's import of an earlier part (one line, or isort's parenthesised list).
 SIBLING_IMPORT = re.compile(r"^from \.(\w+) import (?:[\w, ]+|\([\w,\s]+\))\n", re.M)

@@ -25,12 +25,14 @@ if TYPE_CHECKING:
     import numpy as np
 
     Message = dict[str, Any]  # a JSON object on the control channel, either way
+    Argument = np.ndarray[Any, Any] | float | SupportsInt | list[dict[str, np.ndarray[Any, Any]]]
 
 
-def encode_args(args: Sequence[np.ndarray[Any, Any] | float | SupportsInt]) -> tuple[list[Message], bytes]:
+def encode_args(args: Sequence[Argument]) -> tuple[list[Message], bytes]:
     """A case's arguments as a run request carries them: a spec for each (an int's or a float's
-    value, an array's shape), and the arrays' float64 bytes, one after another. JSON writes a
-    float as its shortest repr, which reads back to the same float64."""
+    value, an array's shape; a list of dicts: each item's keys and shapes, in order), and the
+    arrays' float64 bytes, one after another. JSON writes a float as its shortest repr, which
+    reads back to the same float64."""
     import numpy as np  # here, not at the top: sandbox/early.py sends frames before NumPy is imported
 
     specs: list[Message] = []
@@ -39,6 +41,10 @@ def encode_args(args: Sequence[np.ndarray[Any, Any] | float | SupportsInt]) -> t
         if isinstance(a, np.ndarray):
             specs.append({"kind": "array", "shape": list(a.shape)})
             chunks.append(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        elif isinstance(a, list):
+            arrays = [[(str(k), np.ascontiguousarray(v, dtype="<f8")) for k, v in d.items()] for d in a]
+            specs.append({"kind": "list", "items": [[[k, list(v.shape)] for k, v in item] for item in arrays]})
+            chunks += [v.tobytes() for item in arrays for _, v in item]
         elif isinstance(a, float):
             specs.append({"kind": "float", "value": a})
         else:

@@ -77,6 +77,8 @@ def arguments(raw: dict[str, Any]) -> list[Any]:
             out.append(int(value))
         elif name in CONFIG.get("float_parameters", ()):
             out.append(float(value))
+        elif name in CONFIG.get("list_parameters", ()):  # a list of objects of arrays: new dicts of arrays
+            out.append([{str(k): np.array(v, dtype=np.float64) for k, v in item.items()} for item in value])
         else:
             out.append(np.array(value, dtype=np.float64))
     return out

@@ -23,9 +23,10 @@ import math
 import sys
 from typing import Any
 
-from grader.problem.input_rules import bind, magnitude_problem, size_problems  # INCLUDE
+from grader.problem.input_rules import bind, item_entry, magnitude_problem, size_problems  # INCLUDE
 
-# The export writes the bundle's own: each parameter's [name, type, shape], problem.yaml's constraints.
+# The export writes the bundle's own: each parameter's [name, type, shape] (a list parameter's
+# [name, "list", [length]], then [name[*]['key'], "item", shape] per key), problem.yaml's constraints.
 CONFIG: dict[str, Any] = {
     "parameters": [["a", "ndarray", ["m", "k"]], ["k", "int", []]],
     "constraints": {"m": [1, 4], "k": [1, 8], "max_abs_input": 1000.0},
@@ -65,20 +66,45 @@ def _number(value: object, where: str) -> float:
     return float(value)
 
 
+def _item_keys(owner: str) -> list[str]:
+    """The keys of list parameter `owner`'s items, from its entries `owner[*]['key']`."""
+    entries = [p[0] for p in CONFIG["parameters"] if p[1] == "item"]
+    return [e.partition("[*]")[2][2:-2] for e in entries if e.partition("[*]")[0] == owner]
+
+
+def _list_values(value: object, name: str, length: str) -> dict[str, tuple[int, ...] | int]:
+    """A list parameter's length and each of its arrays' shapes (input_rules.bind's names); Invalid
+    unless it is a list, no longer than its length's range, of objects with exactly its keys."""
+    if not isinstance(value, list):
+        raise Invalid(f"{name} must be a list of objects")
+    most = CONFIG["constraints"].get(length, [0, len(value)])[1]
+    if len(value) > most:
+        raise Invalid(f"{name} has {len(value)} items, at most {most}")
+    keys = _item_keys(name)
+    out: dict[str, tuple[int, ...] | int] = {name: len(value)}
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or sorted(item) != sorted(keys):
+            raise Invalid(f"{name}[{i}] must be an object with exactly the keys {keys}")
+        out.update({item_entry(name, i, k): shape_of(item[k], item_entry(name, i, k)) for k in keys})
+    return out
+
+
 def check(raw: object) -> None:
     """Raise Invalid with the first rule `raw`, the parsed `.in` file, breaks."""
-    params = [p[0] for p in CONFIG["parameters"]]
+    params = [p[0] for p in CONFIG["parameters"] if p[1] != "item"]
     if not isinstance(raw, dict) or sorted(raw) != sorted(params):
         raise Invalid(f"expected a JSON object with exactly the keys {params}")
     values: dict[str, tuple[int, ...] | int] = {}
-    for name, kind, _ in CONFIG["parameters"]:
+    for name, kind, shape in CONFIG["parameters"]:
         if kind == "int":
             if isinstance(raw[name], bool) or not isinstance(raw[name], int):
                 raise Invalid(f"{name} must be an integer")
             values[name] = raw[name]
         elif kind == "float":
             _number(raw[name], name)
-        else:
+        elif kind == "list":
+            values.update(_list_values(raw[name], name, shape[0]))
+        elif kind == "ndarray":
             values[name] = shape_of(raw[name], name)
     signature = [(name, kind, tuple(shape)) for name, kind, shape in CONFIG["parameters"]]
     sizes, problems = bind(signature, values)
@@ -88,7 +114,8 @@ def check(raw: object) -> None:
 
 
 def canonical(raw: dict[str, Any]) -> str:
-    return json.dumps({p[0]: raw[p[0]] for p in CONFIG["parameters"]}, separators=(",", ":"), allow_nan=False) + "\n"
+    params = [p[0] for p in CONFIG["parameters"] if p[1] != "item"]
+    return json.dumps({p: raw[p] for p in params}, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def main() -> int:

@@ -145,7 +145,10 @@ def _describe_type(value, np):
         return f"ndarray subclass {t.__module__}.{t.__qualname__}"
     if isinstance(value, np.generic):
         return f"NumPy scalar {t.__name__}"
-    return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__name__
+    # A class's names are the submission's: any length, any characters, a __module__ of any type.
+    return _guarded(
+        lambda: _short(t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"), "?"
+    )
 
 
 def _result_frame(value, np, cap):

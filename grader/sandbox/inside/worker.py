@@ -10,6 +10,7 @@ applied, and only then the submission's code, whose result becomes one
 import os
 import sys
 
+from .arguments import _case_arguments
 from .frames import (
     STATUS_BAD_SIGNATURE,
     STATUS_CALL_EXCEPTION,
@@ -269,27 +270,6 @@ def _own_descriptors(fds):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.closerange(4, 65536)
-
-
-def _case_arguments(specs, payload, np):
-    # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
-    # The case's arguments: ints and floats as sent, arrays copied out of the payload's float64 bytes.
-    args = []  # type: list[object]
-    offset = 0
-    for spec in specs:
-        if spec["kind"] == "int":
-            args.append(int(spec["value"]))
-            continue
-        if spec["kind"] == "float":
-            args.append(float(spec["value"]))
-            continue
-        count = 1
-        for d in spec["shape"]:
-            count *= d
-        arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
-        offset += count * 8
-        args.append(arr.reshape(spec["shape"]).astype(np.float64, copy=True))
-    return args
 
 
 def _prepare(job, payload, fds, np, seccomp_prepared):

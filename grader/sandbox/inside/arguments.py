@@ -1,0 +1,46 @@
+"""A case's arguments, rebuilt in the worker from the run request: ints and floats as sent,
+arrays copied out of the payload's float64 bytes, a list of dicts of arrays built anew, so that
+each call receives objects of its own (sandbox/wire.py, encode_args, writes the request).
+
+Part of the code that runs inside the sandbox (grader/sandbox/child.py).
+"""
+
+# Names for the type checker only, which the script leaves out (script.py); typing is not imported.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType  # noqa: F401 - used in type comments
+    from typing import Any  # noqa: F401 - used in type comments
+
+
+def _payload_array(payload, offset, shape, np):
+    # type: (bytes, int, list[int], ModuleType) -> tuple[object, int]
+    # The array of `shape` at `offset` in the payload's float64 bytes, copied; and the next offset.
+    count = 1
+    for d in shape:
+        count *= d
+    arr = np.frombuffer(payload, dtype="<f8", count=count, offset=offset)
+    return arr.reshape(shape).astype(np.float64, copy=True), offset + count * 8
+
+
+def _case_arguments(specs, payload, np):
+    # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
+    # The case's arguments in call order; a list's items as new dicts of new arrays, in its order.
+    args = []  # type: list[object]
+    offset = 0
+    for spec in specs:
+        if spec["kind"] == "int":
+            args.append(int(spec["value"]))
+        elif spec["kind"] == "float":
+            args.append(float(spec["value"]))
+        elif spec["kind"] == "list":
+            items = []  # type: list[dict[str, object]]
+            for keys in spec["items"]:
+                item = {}  # type: dict[str, object]
+                for key, shape in keys:
+                    item[str(key)], offset = _payload_array(payload, offset, shape, np)
+                items.append(item)
+            args.append(items)
+        else:
+            arr, offset = _payload_array(payload, offset, spec["shape"], np)
+            args.append(arr)
+    return args
