@@ -1,4 +1,4 @@
-# Accepted: every contraction an np.einsum, the patches cut with one einsum-free reshape per axis.
+# Accepted: every contraction an np.einsum, the patch projection included (over the cut image).
 import numpy as np
 
 
