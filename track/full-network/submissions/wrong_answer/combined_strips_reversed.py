@@ -1,5 +1,7 @@
-# Wrong answer, two catalogue mistakes at once: `patches_as_strips` (the reshape of step 1 without
-# the transpose) and `blocks_in_reverse_order` (the blocks walked from the last to the first).
+# Wrong answer, combined diagnosis `patches_as_strips` + `blocks_in_reverse_order`: the image reshaped
+# straight to (B, N, p*p*C) (strips, not squares) and the blocks walked from the last to the first.
+# Violates statement.md, "Step 1: patch embedding": "square of p x p pixels", and "Step 4: the
+# encoder blocks": "in the order of the list".
 import numpy as np
 
 

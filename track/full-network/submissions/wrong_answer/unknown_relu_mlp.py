@@ -1,5 +1,5 @@
-# Wrong answer, a mistake the catalogue does not know: ReLU in the MLP instead of the tanh GELU of
-# step 4. The diagnosis must not name a catalogue mistake for it.
+# Wrong answer, not in the mistake catalogue: ReLU in the MLP instead of the tanh GELU.
+# Violates statement.md, "Step 4: the encoder blocks": "the tanh form".
 import numpy as np
 
 

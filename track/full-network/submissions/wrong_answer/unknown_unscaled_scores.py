@@ -1,5 +1,5 @@
-# Wrong answer, a mistake the catalogue does not know: attention scores not divided by sqrt(d_h)
-# (step 4). The diagnosis must not name a catalogue mistake for it.
+# Wrong answer, not in the mistake catalogue: the attention scores not divided by sqrt(d_h).
+# Violates statement.md, "Step 4: the encoder blocks": "softmax(Q_i K_i^\top / \sqrt{d_h}) V_i".
 import numpy as np
 
 
