@@ -1,0 +1,6 @@
+# Compilation error: a missing closing bracket.
+import numpy as np
+
+
+def vit_forward(image, patch_size, num_heads, W_patch, patch_bias, cls_token, pos_embed, encoder_weights, W_head):
+    return np.zeros((image.shape[0], W_head.shape[1])

@@ -1,0 +1,4 @@
+# Time limit exceeded: never returns.
+def vit_forward(image, patch_size, num_heads, W_patch, patch_bias, cls_token, pos_embed, encoder_weights, W_head):
+    while True:
+        pass
