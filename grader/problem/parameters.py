@@ -4,7 +4,7 @@ dimensions they bind.
 A parameter is a float64 array (`ndarray`, with a shape), an `int` (itself a dimension, by its
 name), a `float`, or a `list` of dicts of arrays: `length` names the dimension the list's length
 binds, and `items` declares every item's keys, each an ndarray parameter, all items sharing one
-binding of their dimensions (the ViT's `encoder_weights`, one dict of weights per block).
+binding of their dimensions (a network's weights, one dict of arrays per layer).
 """
 
 from __future__ import annotations
