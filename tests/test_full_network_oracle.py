@@ -147,13 +147,29 @@ def _torch() -> Any:
     return torch
 
 
-def torch_forward(torch: Any, case: Case) -> np.ndarray:
-    """The ViT of the case in PyTorch's own layers, float64, eval mode, no dropout."""
+def torch_forward(torch: Any, case: Case, mistake: str | None = None) -> np.ndarray:
+    """The ViT of the case in PyTorch's own layers, float64, eval mode, no dropout.
+
+    `mistake` builds one of the catalogue's step-3 to step-5 mistakes from the same layers
+    with torch's own knobs instead: the exact GELU, row 0 of the table zeroed, Wq scaled so
+    that torch's 1/sqrt(d_h) becomes 1/sqrt(D), or (sample variance) every LayerNorm with
+    eps * (D-1)/D and the weight sqrt((D-1)/D), which is LN with ddof=1."""
     nn, F = torch.nn, torch.nn.functional
     image, p, h, W_patch, patch_bias, cls_token, pos_embed, blocks, W_head = case.args()
     B, H, W, C = image.shape
     D, M, K = W_patch.shape[1], blocks[0]["W1"].shape[1], W_head.shape[1]
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    approximate = "none" if mistake == "erf_gelu" else "tanh"
+    if mistake == "class_token_row_skipped":
+        pos_embed = np.concatenate([np.zeros_like(pos_embed[:1]), pos_embed[1:]])
+    q_factor = np.sqrt((D // h) / D) if mistake == "scale_by_sqrt_d_model" else 1.0
+    ddof1 = mistake == "sample_variance"
+    eps = 1e-6 * (D - 1) / D if ddof1 else 1e-6
+
+    def sample_ln(ln: Any) -> None:
+        if ddof1:
+            ln.weight.fill_(np.sqrt((D - 1) / D))
+
     with torch.no_grad():
         conv = nn.Conv2d(C, D, p, stride=p, dtype=torch.float64)
         # W_patch's row index is (row in the patch, column in the patch, channel): (p, p, C) order.
@@ -167,20 +183,24 @@ def torch_forward(torch: Any, case: Case) -> np.ndarray:
                 h,
                 dim_feedforward=M,
                 dropout=0.0,
-                activation=lambda u: F.gelu(u, approximate="tanh"),
-                layer_norm_eps=1e-6,
+                activation=lambda u: F.gelu(u, approximate=approximate),
+                layer_norm_eps=eps,
                 batch_first=True,
                 norm_first=True,
                 bias=False,
                 dtype=torch.float64,
             ).eval()
             # torch computes x @ weight.T: each weight is our matrix transposed.
-            layer.self_attn.in_proj_weight.copy_(t(np.concatenate([w["Wq"], w["Wk"], w["Wv"]], axis=1).T))
+            qkv = np.concatenate([w["Wq"] * q_factor, w["Wk"], w["Wv"]], axis=1)
+            layer.self_attn.in_proj_weight.copy_(t(qkv.T))
+            sample_ln(layer.norm1)
+            sample_ln(layer.norm2)
             layer.self_attn.out_proj.weight.copy_(t(w["Wo"].T))
             layer.linear1.weight.copy_(t(w["W1"].T))
             layer.linear2.weight.copy_(t(w["W2"].T))
             z = layer(z)
-        norm = nn.LayerNorm(D, eps=1e-6, elementwise_affine=False, dtype=torch.float64)
+        norm = nn.LayerNorm(D, eps=eps, elementwise_affine=ddof1, bias=False, dtype=torch.float64)
+        sample_ln(norm)
         head = nn.Linear(D, K, bias=False, dtype=torch.float64)
         head.weight.copy_(t(W_head.T))
         out: np.ndarray = head(norm(z[:, 0])).numpy()
@@ -205,6 +225,21 @@ def test_the_oracle_sees_a_wrong_convention():
     case = hidden_cases()[0]
     strips = variants().evaluate(*case.args(), v=variants().MISTAKES["patches_as_strips"])
     assert not np.allclose(strips, torch_forward(torch, case), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "mistake_id", ["class_token_row_skipped", "erf_gelu", "scale_by_sqrt_d_model", "sample_variance"]
+)
+def test_torch_built_with_the_mistake_reproduces_its_variant(mistake_id):
+    """Each of these mistakes of steps 3 to 5, built in torch's layers, is what its MISTAKES
+    configuration computes, and differs from the correct network."""
+    torch = _torch()
+    v = variants()
+    for case in hidden_cases():
+        ours = v.evaluate(*case.args(), v=v.MISTAKES[mistake_id])
+        scale = np.max(np.abs(ours))
+        assert np.allclose(ours, torch_forward(torch, case, mistake_id), rtol=1e-10, atol=1e-10 * scale), case.name
+    assert any(not passes(v.evaluate(*c.args(), v=v.MISTAKES[mistake_id]), c.expected) for c in hidden_cases())
 
 
 # --- the reference, the variants and the cases -----------------------------------------------
@@ -248,10 +283,15 @@ PASSES_ONLY = {
     "patches_as_strips": {"one_patch"},
     "blocks_in_reverse_order": {"one_block"},
     "first_block_only": {"one_block"},
+    "scale_by_sqrt_d_model": {"single_head"},
 }
 
 
-@pytest.mark.parametrize("mistake_id", sorted(PASSES_ONLY) + ["class_token_appended", "float32_arithmetic"])
+@pytest.mark.parametrize(
+    "mistake_id",
+    sorted(PASSES_ONLY)
+    + ["class_token_appended", "float32_arithmetic", "class_token_row_skipped", "erf_gelu", "sample_variance"],
+)
 def test_each_mistake_fails_its_groups(mistake_id):
     v = variants()
     config = v.MISTAKES[mistake_id]

@@ -302,6 +302,17 @@ CATALOGUE: dict[str, Mistake] = {
             "Add pos_embed to the (B, N+1, D) sequence before the first block.",
         ),
         Mistake(
+            "class_token_row_skipped",
+            "The class token's row 0 of the position table left out",
+            "A mistake of step 3, Position Embedding: revisit track/position-embedding. The table has N + 1 rows "
+            "because the class token has a position too: adding pos_embed[1:] to the patch tokens only (tokens 1 "
+            "to N) leaves token 0 without row 0, and the head reads token 0.",
+            "position",
+            _S3,
+            "row 0 to the class token",
+            "Add the whole table, all N + 1 rows, to the whole sequence: z = z + pos_embed.",
+        ),
+        Mistake(
             "post_norm_blocks",
             "Post-norm blocks: LayerNorm after each residual sum",
             "A mistake of step 4, the Encoder Block: revisit the root exercise (statement.md of ViT Encoder "
@@ -333,6 +344,41 @@ CATALOGUE: dict[str, Mistake] = {
             _S4,
             "every block",
             "Apply every dict of encoder_weights in turn: for w in encoder_weights: z = block(z, w).",
+        ),
+        Mistake(
+            "erf_gelu",
+            "GELU computed with erf instead of the tanh approximation",
+            "A mistake of step 4, the Encoder Block: revisit the root exercise (statement.md of ViT Encoder "
+            "Block). The block's GELU is the tanh approximation 0.5*u*(1 + tanh(sqrt(2/pi)*(u + 0.044715*u^3))); "
+            "the exact form 0.5*u*(1 + erf(u/sqrt(2))) (PyTorch's nn.GELU() default) differs from it by up to "
+            "about 1e-3, far above the tolerance.",
+            "blocks",
+            _S4,
+            "the tanh form",
+            "Use the tanh approximation of GELU from the statement, not erf.",
+        ),
+        Mistake(
+            "scale_by_sqrt_d_model",
+            "Attention scores scaled by 1/sqrt(D) instead of 1/sqrt(d_h)",
+            "A mistake of step 4, the Encoder Block: revisit the root exercise (statement.md of ViT Encoder "
+            "Block). The scores are scaled by the head width d_h = D / num_heads, not the model width D; the two "
+            "agree only when num_heads = 1, so single-head tests pass and multi-head tests fail.",
+            "blocks",
+            _S4,
+            r"K_i^\top / \sqrt{d_h}",
+            "Scale the scores by 1/sqrt(D // num_heads), the head width, not 1/sqrt(D).",
+        ),
+        Mistake(
+            "sample_variance",
+            "LayerNorm uses the sample variance (divides by D - 1)",
+            "A mistake of step 4, the Encoder Block, repeated in step 5's final LayerNorm: revisit the root "
+            "exercise (statement.md of ViT Encoder Block) and track/mlp-head. Every LayerNorm uses the population "
+            "variance, the mean of the squared deviations (divide by D, np.var's default ddof=0); dividing by "
+            "D - 1 (ddof=1, torch.var's default) scales every normalized token by sqrt((D-1)/D).",
+            "blocks",
+            _S4,
+            "divide by $D$",
+            "Compute the variance with ddof=0 (divide by D) in every LayerNorm, the final one too.",
         ),
         Mistake(
             "head_reads_mean_pool",

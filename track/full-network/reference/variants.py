@@ -14,7 +14,7 @@ configuration, and `arithmetic`, a function of the dtype giving the NumPy-like n
 to compute in (default NumPy itself, float64 or float32 as a learner's program computes;
 the grader passes portable_arithmetic's fixed-order arithmetic to store the mistakes'
 outputs as the same bytes on every CPU). Only `asarray`, `stack`, `concatenate`, `sqrt`,
-`exp` and `tanh` are used from the namespace; everything else is the arrays' own
+`exp`, `tanh` and `erf` are used from the namespace; everything else is the arrays' own
 indexing, reshape, reductions and arithmetic. Every mistake keeps the output's shape
 (B, num_classes).
 
@@ -32,8 +32,21 @@ from typing import Any
 
 import numpy as np
 
+
+
+def _numpy_erf(t: np.ndarray) -> np.ndarray:
+    # NumPy has no erf ufunc: math.erf elementwise, as the root's variants compute it.
+    return np.vectorize(math.erf, otypes=[t.dtype])(t)
+
+
 NUMPY = SimpleNamespace(
-    asarray=np.asarray, stack=np.stack, concatenate=np.concatenate, sqrt=np.sqrt, exp=np.exp, tanh=np.tanh
+    asarray=np.asarray,
+    stack=np.stack,
+    concatenate=np.concatenate,
+    sqrt=np.sqrt,
+    exp=np.exp,
+    tanh=np.tanh,
+    erf=_numpy_erf,
 )
 KEYS = ("Wq", "Wk", "Wv", "Wo", "W1", "W2")
 
@@ -44,32 +57,45 @@ class Variant:
     bias: str = "before"  # step 1: before (the class token) | skipped | after (to every token, class token too)
     cls_position: str = "first"  # step 2: first | last (appended after the patches)
     position_table: bool = True  # step 3: False, pos_embed never added
+    # step 3, which table row token t gets: all (row t) | skip_class (row t, none for the
+    # class token t = 0), as track/position-embedding's variants
+    position_rows: str = "all"
     norm: str = "pre"  # step 4: pre | post (LayerNorm after each residual sum)
     blocks: str = "forward"  # step 4: forward | reverse (the last block first) | first_only
+    gelu: str = "tanh"  # step 4: tanh (the statement's form) | erf (the exact GELU)
+    scale: str = "head"  # step 4: head, scores * 1/sqrt(d_h) | model, scores * 1/sqrt(D)
+    ddof: int = 0  # steps 4 and 5: 0, population variance in every LayerNorm | 1, sample variance
     pool: str = "cls"  # step 5: cls (row 0) | mean (mean over the tokens) | last (the last row)
     final_norm: bool = True  # step 5: False, the final LayerNorm skipped
     dtype: str = "float64"  # float64 | float32
 
 
-def _layer_norm(t: Any, xp: Any) -> Any:
+def _layer_norm(t: Any, v: Variant, xp: Any) -> Any:
     mu = t.mean(axis=-1, keepdims=True)
     d = t - mu
-    return d / xp.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-6)
+    if v.ddof:
+        var = (d * d).sum(axis=-1, keepdims=True) / (t.shape[-1] - v.ddof)
+    else:
+        var = (d * d).mean(axis=-1, keepdims=True)
+    return d / xp.sqrt(var + 1e-6)
 
 
-def _gelu(t: Any, xp: Any) -> Any:
+def _gelu(t: Any, v: Variant, xp: Any) -> Any:
+    if v.gelu == "erf":
+        return 0.5 * t * (1.0 + xp.erf(t / math.sqrt(2.0)))
     return 0.5 * t * (1.0 + xp.tanh(math.sqrt(2.0 / math.pi) * (t + 0.044715 * (t * t * t))))
 
 
-def _attention(z: Any, heads: int, w: dict[str, Any], xp: Any) -> Any:
+def _attention(z: Any, heads: int, w: dict[str, Any], v: Variant, xp: Any) -> Any:
     """Multi-head self-attention of one sequence (T, D)."""
     D = z.shape[-1]
     dh = D // heads
+    scale = 1.0 / math.sqrt(D if v.scale == "model" else dh)
     q, k, val = z @ w["Wq"], z @ w["Wk"], z @ w["Wv"]
     outs = []
     for i in range(heads):
         cols = slice(i * dh, (i + 1) * dh)
-        s = (q[:, cols] @ k[:, cols].T) * (1.0 / math.sqrt(dh))
+        s = (q[:, cols] @ k[:, cols].T) * scale
         e = xp.exp(s - s.max(axis=-1, keepdims=True))
         outs.append((e / e.sum(axis=-1, keepdims=True)) @ val[:, cols])
     return xp.concatenate(outs, axis=-1) @ w["Wo"]
@@ -77,10 +103,10 @@ def _attention(z: Any, heads: int, w: dict[str, Any], xp: Any) -> Any:
 
 def _block(z: Any, heads: int, w: dict[str, Any], v: Variant, xp: Any) -> Any:
     if v.norm == "post":
-        y = _layer_norm(z + _attention(z, heads, w, xp), xp)
-        return _layer_norm(y + _gelu(y @ w["W1"], xp) @ w["W2"], xp)
-    y = z + _attention(_layer_norm(z, xp), heads, w, xp)
-    return y + _gelu(_layer_norm(y, xp) @ w["W1"], xp) @ w["W2"]
+        y = _layer_norm(z + _attention(z, heads, w, v, xp), v, xp)
+        return _layer_norm(y + _gelu(y @ w["W1"], v, xp) @ w["W2"], v, xp)
+    y = z + _attention(_layer_norm(z, v, xp), heads, w, v, xp)
+    return y + _gelu(_layer_norm(y, v, xp) @ w["W1"], v, xp) @ w["W2"]
 
 
 def _patches(img: Any, p: int, v: Variant, xp: Any) -> Any:
@@ -101,7 +127,9 @@ def _image(img: Any, p: int, heads: int, prm: dict[str, Any], blocks: list[dict[
     z = xp.concatenate(parts, axis=0)
     if v.bias == "after":
         z = z + prm["patch_bias"]
-    if v.position_table:
+    if v.position_table and v.position_rows == "skip_class":
+        z = xp.concatenate([z[0:1], z[1:] + prm["pos_embed"][1:]], axis=0)
+    elif v.position_table:
         z = z + prm["pos_embed"]
     order = {"forward": blocks, "reverse": blocks[::-1], "first_only": blocks[:1]}[v.blocks]
     for w in order:
@@ -112,7 +140,7 @@ def _image(img: Any, p: int, heads: int, prm: dict[str, Any], blocks: list[dict[
         row = z[z.shape[0] - 1 :]
     else:
         row = z.mean(axis=0, keepdims=True)
-    return (_layer_norm(row, xp) if v.final_norm else row) @ prm["W_head"]
+    return (_layer_norm(row, v, xp) if v.final_norm else row) @ prm["W_head"]
 
 
 def evaluate(
@@ -153,9 +181,13 @@ MISTAKES: dict[str, Variant] = {
     "patch_bias_after_class_token": replace(CORRECT, bias="after"),
     "class_token_appended": replace(CORRECT, cls_position="last"),
     "position_table_skipped": replace(CORRECT, position_table=False),
+    "class_token_row_skipped": replace(CORRECT, position_rows="skip_class"),
     "post_norm_blocks": replace(CORRECT, norm="post"),
     "blocks_in_reverse_order": replace(CORRECT, blocks="reverse"),
     "first_block_only": replace(CORRECT, blocks="first_only"),
+    "erf_gelu": replace(CORRECT, gelu="erf"),
+    "scale_by_sqrt_d_model": replace(CORRECT, scale="model"),
+    "sample_variance": replace(CORRECT, ddof=1),
     "head_reads_mean_pool": replace(CORRECT, pool="mean"),
     "head_reads_last_row": replace(CORRECT, pool="last"),
     "final_norm_skipped": replace(CORRECT, final_norm=False),
