@@ -11,24 +11,22 @@ tests/test_class_token_oracle.py.
 
 from __future__ import annotations
 
-import csv
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
-from grader.feedback.grade import grade
-from grader.feedback.mistakes import feedback_data
-from grader.judging.judge import GradeOptions
-from grader.maintain.regenerate import check_testcases
-from grader.maintain.statement import statement_diffs
-from grader.platforms import otter
-from grader.platforms.kattis import export_kattis
+from conftest import ROOT
 from grader.problem.bundle import open_bundle
-from grader.problem.validate import validate_tree
-from test_kattis import run_verifyproblem
-from test_otter import otter_assign, otter_run, student_notebook
+from track_bundle_checks import (
+    check_batch_grades_a_class,
+    check_otter_grades_the_reference_and_a_mistake,
+    check_pack_and_check_archive,
+    check_regenerates_validates_and_statement_agrees,
+    check_verdict_and_fingerprint,
+    check_verifyproblem,
+    submission_id,
+    submissions,
+)
 
 CT = ROOT / "track" / "class-token"
 VERDICTS = {
@@ -38,7 +36,7 @@ VERDICTS = {
     "run_time_error": "RE",
     "time_limit_exceeded": "TLE",
 }
-SUBMISSIONS = sorted(p for p in (CT / "submissions").glob("*/*.py"))
+SUBMISSIONS = submissions(CT)
 # The mistakes whose output has the right shape (B, N+1, D) everywhere.
 BY_VALUES = ("appended_at_end", "first_sequence_only", "zeros_instead_of_token", "float32_arithmetic")
 # The others return a wrong shape on every hidden test (class_token_per_patch: all but N = 1, where
@@ -65,81 +63,33 @@ def ct():
 
 
 def test_the_bundle_regenerates_validates_and_its_statement_agrees(ct):
-    assert check_testcases(ct) == []
-    assert validate_tree(ct.testcases, ct) == []
-    assert statement_diffs(ct) == []
-    assert ct.spec.function == "prepend_class_token"
+    check_regenerates_validates_and_statement_agrees(ct, "prepend_class_token")
     assert [p.name for p in ct.spec.parameters] == ["patches", "embed_dim", "cls_token"]
 
 
-@pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", SUBMISSIONS, ids=submission_id)
 def test_every_submission_gets_its_folders_verdict(ct, path: Path):
-    report = grade(ct, path, GradeOptions(tests="all"))
-    assert report.verdict == VERDICTS[path.parent.name], report.summary
-    fingerprint = (report.diagnosis or {}).get("fingerprint") or {}
-    named = sorted(m["id"] for m in fingerprint.get("mistakes", []))
-    if path.stem in BY_VALUES:
-        assert fingerprint.get("status") == "match" and named == [path.stem], fingerprint
-    elif path.stem in COMBINED:
-        assert named == COMBINED[path.stem], fingerprint
-    elif path.stem in BY_SHAPE:
-        assert fingerprint.get("status") == "match" and named == [path.stem], fingerprint
-        assert fingerprint["message"].startswith("Your output has shape "), fingerprint["message"]
-        assert "Known mistake: " in fingerprint["message"]
-        first = next(c for c in report.tests if c.verdict != "AC")
-        assert first.name == "sample/01-one-sequence" and BY_SHAPE[path.stem] in first.message, first.message
-        pointer = feedback_data(ct).catalogue[path.stem].pointer
-        step = (report.diagnosis or {}).get("next_step") or ""
-        assert step.endswith(f"({pointer})"), step
-    elif path.stem.startswith("unknown_"):
-        # Never a guess, and never a fault of the diagnosis ("unavailable").
-        assert fingerprint.get("status") in ("no_match", "no_evidence"), fingerprint
+    check_verdict_and_fingerprint(ct, path, VERDICTS, BY_VALUES, BY_SHAPE, COMBINED)
 
 
 def test_pack_and_check_archive(tmp_path):
-    out = tmp_path / "dist"
-    r = run_cli("--bundle", str(CT), "pack", "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    (archive,) = sorted(out.glob("*-judge.tar.gz"))
-    assert archive.name.startswith("class-token-")
-    r = run_cli("--bundle", str(CT), "check-archive", str(archive), timeout=1800)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    check_pack_and_check_archive(CT, tmp_path, "class-token-")
 
 
 def test_batch_grades_a_class_of_its_submissions(tmp_path):
-    folder = tmp_path / "class"
-    folder.mkdir()
-    wanted = {}
-    for name, rel in (
+    students = (
         ("alice", "accepted/broadcast_concatenate.py"),
         ("bob", "wrong_answer/appended_at_end.py"),
         ("carol", "compile_error/syntax_error.py"),
-    ):
-        shutil.copy(CT / "submissions" / rel, folder / f"{name}.py")
-        wanted[name] = VERDICTS[rel.split("/")[0]]
-    r = run_cli("--bundle", str(CT), "batch", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2")
-    assert r.returncode in (0, 1), r.stderr
-    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8-sig", newline="") as f:
-        got = {row["student"]: row["verdict"] for row in csv.DictReader(f)}
-    assert got == wanted
+    )
+    check_batch_grades_a_class(CT, tmp_path, VERDICTS, students)
 
 
 @pytest.mark.slow
 def test_verifyproblem_accepts_the_kattis_export_and_every_verdict(ct, tmp_path):
-    run_verifyproblem(export_kattis(ct, tmp_path / "out"))
+    check_verifyproblem(ct, tmp_path)
 
 
 @pytest.mark.slow
 def test_otter_assign_and_run_grade_the_reference_and_a_mistake(ct, tmp_path):
-    function = ct.spec.function
-    dist = otter_assign(otter.export_otter(ct, tmp_path / "src"), tmp_path / "dist")
-    scores = {}
-    for label, source in (
-        ("good", CT / "reference/solution.py"),
-        ("bad", CT / "submissions/wrong_answer/first_sequence_only.py"),
-    ):
-        notebook = student_notebook(dist, function, tmp_path / label, source.read_text())
-        results = otter_run(dist, function, notebook)
-        scores[label] = next(t for t in results["tests"] if t["name"] == otter.question(ct.spec))
-    assert scores["good"]["score"] == scores["good"]["max_score"] == ct.spec.max_score
-    assert scores["bad"]["score"] < scores["bad"]["max_score"]
+    check_otter_grades_the_reference_and_a_mistake(ct, CT, tmp_path, "wrong_answer/first_sequence_only.py")

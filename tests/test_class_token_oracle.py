@@ -12,12 +12,8 @@
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import inspect
 import json
-import os
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -29,33 +25,41 @@ import numpy as np
 import pytest
 import yaml
 
+from track_bundle_checks import (
+    check_catalogue_and_mistakes_agree,
+    check_compile_error_files_cannot_run,
+    check_group_rules_name_their_mistakes,
+    check_mistake_fails_its_groups,
+    check_passes_and_leaves_inputs_unchanged,
+    check_raises,
+    check_recipes_cover_every_hidden_group,
+    check_the_os_exit_file_is_what_it_says,
+    load_module,
+    passes_within,
+    recipe_cases,
+    submission_files,
+    torch_or_skip,
+    verdict_on,
+)
+
 BUNDLE = Path(__file__).resolve().parent.parent / "track" / "class-token"
 FUNCTION = "prepend_class_token"
 ORDER = ("patches", "embed_dim", "cls_token")
 
 
-def _load(path: Path, name: str) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
 @cache
 def problem() -> types.ModuleType:
-    return _load(BUNDLE / "problem.py", "class_token_problem")
+    return load_module(BUNDLE / "problem.py", "class_token_problem")
 
 
 @cache
 def reference() -> types.ModuleType:
-    return _load(BUNDLE / "reference" / "solution.py", "class_token_reference")
+    return load_module(BUNDLE / "reference" / "solution.py", "class_token_reference")
 
 
 @cache
 def variants() -> types.ModuleType:
-    return _load(BUNDLE / "reference" / "variants.py", "class_token_variants")
+    return load_module(BUNDLE / "reference" / "variants.py", "class_token_variants")
 
 
 @cache
@@ -82,12 +86,7 @@ class Case:
 
 
 def _recipe_cases(seed: int, recipes: dict[str, Any], prefix: str = "") -> list[Case]:
-    out = []
-    for gi, group in enumerate(problem_yaml()["tests"]["groups"]):
-        for ci, recipe in enumerate(recipes.get(group["name"], ())):
-            inputs = recipe.make(np.random.default_rng([seed, gi, ci]))
-            out.append(Case(f"{prefix}{group['name']}/{recipe.slug}", group["name"], inputs))
-    return out
+    return recipe_cases(problem_yaml()["tests"]["groups"], seed, recipes, prefix, Case)
 
 
 @cache
@@ -117,13 +116,7 @@ def expected(case: Case) -> np.ndarray:
 
 
 def passes(got: Any, want: np.ndarray) -> bool:
-    rtol, atol = _tolerance()
-    return (
-        isinstance(got, np.ndarray)
-        and got.dtype == np.float64
-        and got.shape == want.shape
-        and bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
-    )
+    return passes_within(got, want, *_tolerance())
 
 
 def _fails(fn: Callable[..., Any], case: Case) -> bool:
@@ -131,16 +124,6 @@ def _fails(fn: Callable[..., Any], case: Case) -> bool:
 
 
 # --- the oracle ---------------------------------------------------------------------------
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip("torch is not installed (optional cross-check: pip install torch==2.13.0)")
-    return torch
 
 
 def torch_prepend(torch: Any, patches: np.ndarray, cls_token: np.ndarray) -> np.ndarray:
@@ -151,7 +134,7 @@ def torch_prepend(torch: Any, patches: np.ndarray, cls_token: np.ndarray) -> np.
 
 
 def test_torch_cat_reproduces_every_case():
-    torch = _torch()
+    torch = torch_or_skip()
     for case in every_case():
         patches, _, cls_token = case.args()
         theirs = torch_prepend(torch, patches, cls_token)
@@ -163,7 +146,7 @@ def test_torch_cat_reproduces_every_case():
 def test_the_stored_expected_outputs_agree_with_torch():
     """The expected outputs the judge compares with (testcases/, written by `generate` in
     double-double arithmetic) are torch's, to 1e-10 relative (in fact bit for bit: only copies)."""
-    torch = _torch()
+    torch = torch_or_skip()
     for path in sorted((BUNDLE / "testcases").glob("**/*.json")):
         if path.name == "mistakes-sample.json":
             continue
@@ -205,8 +188,7 @@ def test_cases_satisfy_the_constraints_and_pin_the_conventions():
 
 
 def test_recipes_cover_every_hidden_group():
-    names = [g["name"] for g in problem_yaml()["tests"]["groups"]]
-    assert names[0] == "sample" and set(problem().RECIPES) == set(names[1:]) == set(problem().PRACTICE_RECIPES)
+    check_recipes_cover_every_hidden_group(problem(), problem_yaml())
     assert sum(g["points"] for g in problem_yaml()["tests"]["groups"]) == 100
 
 
@@ -261,55 +243,20 @@ FINGERPRINTS: dict[str, set[str]] = {
 }
 
 
-def _failed_groups(fn: Callable[..., Any], cases: tuple[Case, ...]) -> set[str]:
-    return {c.group for c in cases if _fails(fn, c)}
-
-
 @pytest.mark.parametrize("mistake_id", sorted(FINGERPRINTS))
 def test_each_mistake_fails_its_groups(mistake_id):
     v = variants()
     fn = lambda *args: v.evaluate(*args, v=v.MISTAKES[mistake_id])  # noqa: E731
-    assert _failed_groups(fn, sample_cases() + hidden_cases()) == FINGERPRINTS[mistake_id]
-    assert any(_fails(fn, c) for c in practice_cases()), f"{mistake_id} passes every practice case"
+    judged = sample_cases() + hidden_cases()
+    check_mistake_fails_its_groups(fn, mistake_id, judged, practice_cases(), _fails, FINGERPRINTS[mistake_id])
 
 
 def test_the_catalogue_and_the_mistakes_agree():
-    assert set(FINGERPRINTS) == set(variants().MISTAKES) == set(problem().CATALOGUE)
-    sections = _sections((BUNDLE / "statement.md").read_text(encoding="utf-8"))
-    for m in problem().CATALOGUE.values():
-        assert m.part in problem().PARTS, m.id
-        assert m.section in sections, (m.id, m.section)
-        assert m.quote in sections[m.section], (m.id, m.quote)
-    for part, section in problem().PART_SECTIONS.items():
-        assert part in problem().PARTS and section in sections, part
-
-
-def _sections(markdown: str) -> dict[str, str]:
-    """Heading text -> the text up to the next heading of any level."""
-    out: dict[str, str] = {}
-    heading = None
-    for line in markdown.splitlines():
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-            out[heading] = ""
-        elif heading is not None:
-            out[heading] += line + "\n"
-    return out
+    check_catalogue_and_mistakes_agree(FINGERPRINTS, variants().MISTAKES, problem(), BUNDLE / "statement.md")
 
 
 def test_group_rules_name_the_mistakes_they_are_written_for():
-    """Each single mistake's fingerprint is read by the rule written for its part: the first
-    GROUP_RULES entry whose passing groups pass and failing groups fail points at that part."""
-    p = problem()
-    for mistake_id, failing in FINGERPRINTS.items():
-        if failing == {"sample"} | set(ALL):
-            continue  # every group fails: only the values or the shape name these
-        rule = next(
-            (r for r in p.GROUP_RULES if not set(r.passing) & failing and set(r.failing) <= failing),
-            None,
-        )
-        assert rule is not None, mistake_id
-        assert p.CATALOGUE[mistake_id].part in rule.parts, (mistake_id, rule.text)
+    check_group_rules_name_their_mistakes(problem(), FINGERPRINTS, {"sample"} | set(ALL))
 
 
 def test_run_variant_answers_in_the_shape_the_mistake_returns():
@@ -364,39 +311,25 @@ def test_the_stored_cases_are_the_recipes_and_the_reference():
 
 
 def _submissions(folder: str) -> list[Path]:
-    files = sorted((BUNDLE / "submissions" / folder).glob("*.py"))
-    assert files, folder
-    return files
+    return submission_files(BUNDLE, folder)
 
 
 def _function(path: Path) -> Callable[..., Any]:
-    module = _load(path, f"class_token_submission_{path.parent.name}_{path.stem}")
+    module = load_module(path, f"class_token_submission_{path.parent.name}_{path.stem}")
     fn: Callable[..., Any] = getattr(module, FUNCTION)
     return fn
 
 
 def _verdict_at_reference_level(fn: Callable[..., Any]) -> str:
     """AC, or the verdict of the first failing case in judging order: WA or RE."""
-    for case in sample_cases() + hidden_cases():
-        try:
-            got = fn(*case.args())
-        except (Exception, SystemExit):
-            return "RE"
-        if not passes(got, expected(case)):
-            return "WA"
-    return "AC"
+    return verdict_on(fn, sample_cases() + hidden_cases(), expected, passes)
 
 
 @pytest.mark.parametrize("path", _submissions("accepted"), ids=lambda p: p.stem)
 def test_accepted_files_pass_every_case_and_leave_the_inputs_unchanged(path):
     fn = _function(path)
     assert _verdict_at_reference_level(fn) == "AC"
-    for case in practice_cases() + sample_cases():
-        args = case.args()
-        before = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-        assert passes(fn(*args), expected(case)), case.name
-        for a, b in zip(args, before):
-            assert np.array_equal(a, b), f"{path.stem} modified its input on {case.name}"
+    check_passes_and_leaves_inputs_unchanged(fn, path.stem, practice_cases() + sample_cases(), expected, passes)
 
 
 def test_the_in_place_mistake_does_modify_its_input():
@@ -451,48 +384,18 @@ def test_unknown_mistakes_are_no_catalogue_configuration(path):
 
 def test_compile_error_files_cannot_run():
     allowed = problem_yaml()["allowed_imports"]
-    ok_roots = set(allowed["packages"]) | set(allowed["stdlib"])
-    for path in _submissions("compile_error"):
-        source = path.read_text(encoding="utf-8")
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            assert path.stem == "syntax_error"
-            continue
-        imported = {
-            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-        }
-        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-        problems = []
-        if imported - ok_roots:
-            problems.append("forbidden import")
-        if FUNCTION not in functions:
-            problems.append("missing function")
-        elif len(functions[FUNCTION].args.args) != len(ORDER):
-            problems.append("wrong signature")
-        assert len(problems) == 1, (path.stem, problems)
+    check_compile_error_files_cannot_run(_submissions("compile_error"), allowed, FUNCTION, len(ORDER))
 
 
 @pytest.mark.parametrize(
     "path", [p for p in _submissions("run_time_error") if p.stem != "os_exit"], ids=lambda p: p.stem
 )
 def test_run_time_error_files_raise_on_the_first_sample(path):
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(200)  # the recursion file ends quickly
-    try:
-        with pytest.raises((Exception, SystemExit)):
-            _function(path)(*sample_cases()[0].args())
-    finally:
-        sys.setrecursionlimit(limit)
+    check_raises(lambda: _function(path)(*sample_cases()[0].args()))
 
 
 def test_the_os_exit_file_ends_the_process():
-    """Read, not run (it would end the test process): os._exit reached through NumPy."""
-    source = (BUNDLE / "submissions/run_time_error/os_exit.py").read_text(encoding="utf-8")
-    assert "np._core._methods.os._exit(0)" in source
-    import numpy._core._methods as methods
-
-    assert callable(methods.os._exit)
+    check_the_os_exit_file_is_what_it_says(BUNDLE / "submissions/run_time_error/os_exit.py")
 
 
 def test_time_limit_exceeded_files():

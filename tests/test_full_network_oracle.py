@@ -14,13 +14,9 @@
 
 from __future__ import annotations
 
-import ast
 import copy
-import importlib.util
 import inspect
 import json
-import os
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -31,6 +27,15 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+
+from track_bundle_checks import (
+    check_compile_error_files_cannot_run,
+    check_raises,
+    load_module,
+    passes_within,
+    torch_or_skip,
+    verdict_on,
+)
 
 BUNDLE = Path(__file__).resolve().parent.parent / "track" / "full-network"
 FUNCTION = "vit_forward"
@@ -48,28 +53,19 @@ ORDER = (
 INTS = ("patch_size", "num_heads")
 
 
-def _load(path: Path, name: str) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
 @cache
 def problem() -> types.ModuleType:
-    return _load(BUNDLE / "problem.py", "full_network_problem")
+    return load_module(BUNDLE / "problem.py", "full_network_problem")
 
 
 @cache
 def reference() -> types.ModuleType:
-    return _load(BUNDLE / "reference" / "solution.py", "full_network_reference")
+    return load_module(BUNDLE / "reference" / "solution.py", "full_network_reference")
 
 
 @cache
 def variants() -> types.ModuleType:
-    return _load(BUNDLE / "reference" / "variants.py", "full_network_variants")
+    return load_module(BUNDLE / "reference" / "variants.py", "full_network_variants")
 
 
 @cache
@@ -125,26 +121,10 @@ def practice_cases() -> tuple[Case, ...]:
 
 def passes(got: Any, want: np.ndarray) -> bool:
     c = problem_yaml()["comparison"]
-    rtol, atol = float(c["rtol"]), float(c["atol"])
-    return (
-        isinstance(got, np.ndarray)
-        and got.dtype == np.float64
-        and got.shape == want.shape
-        and bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
-    )
+    return passes_within(got, want, float(c["rtol"]), float(c["atol"]))
 
 
 # --- the oracle ---------------------------------------------------------------------------
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip("torch is not installed (optional cross-check: pip install torch==2.13.0)")
-    return torch
 
 
 def torch_forward(torch: Any, case: Case, mistake: str | None = None) -> np.ndarray:
@@ -208,7 +188,7 @@ def torch_forward(torch: Any, case: Case, mistake: str | None = None) -> np.ndar
 
 
 def test_torch_reproduces_every_stored_expected_output():
-    torch = _torch()
+    torch = torch_or_skip()
     worst = 0.0
     for case in stored_cases():
         theirs = torch_forward(torch, case)
@@ -221,7 +201,7 @@ def test_torch_reproduces_every_stored_expected_output():
 
 def test_the_oracle_sees_a_wrong_convention():
     """The oracle is not vacuous: the patches cut as strips are not what Conv2d computes."""
-    torch = _torch()
+    torch = torch_or_skip()
     case = hidden_cases()[0]
     strips = variants().evaluate(*case.args(), v=variants().MISTAKES["patches_as_strips"])
     assert not np.allclose(strips, torch_forward(torch, case), rtol=1e-6)
@@ -233,7 +213,7 @@ def test_the_oracle_sees_a_wrong_convention():
 def test_torch_built_with_the_mistake_reproduces_its_variant(mistake_id):
     """Each of these mistakes of steps 3 to 5, built in torch's layers, is what its MISTAKES
     configuration computes, and differs from the correct network."""
-    torch = _torch()
+    torch = torch_or_skip()
     v = variants()
     for case in hidden_cases():
         ours = v.evaluate(*case.args(), v=v.MISTAKES[mistake_id])
@@ -337,20 +317,13 @@ def _submissions(folder: str) -> list[Path]:
 
 
 def _function(path: Path) -> Callable[..., Any]:
-    module = _load(path, f"full_network_{path.parent.name}_{path.stem}")
+    module = load_module(path, f"full_network_{path.parent.name}_{path.stem}")
     fn: Callable[..., Any] = getattr(module, FUNCTION)
     return fn
 
 
 def _verdict(fn: Callable[..., Any], cases: tuple[Case, ...]) -> str:
-    for case in cases:
-        try:
-            got = fn(*case.args())
-        except (Exception, SystemExit):
-            return "RE"
-        if not passes(got, case.expected):
-            return "WA"
-    return "AC"
+    return verdict_on(fn, cases, lambda c: c.expected, passes)
 
 
 @pytest.mark.parametrize("path", _submissions("accepted"), ids=lambda p: p.stem)
@@ -416,39 +389,14 @@ def test_unknown_mistakes_are_no_catalogue_configuration(stem):
 
 def test_compile_error_files_cannot_run():
     allowed = problem_yaml()["allowed_imports"]
-    ok_roots = set(allowed["packages"]) | set(allowed["stdlib"])
-    for path in _submissions("compile_error"):
-        source = path.read_text(encoding="utf-8")
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            assert path.stem == "syntax_error"
-            continue
-        imported = {
-            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-        }
-        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-        problems = []
-        if imported - ok_roots:
-            problems.append("forbidden import")
-        if FUNCTION not in functions:
-            problems.append("missing function")
-        elif len(functions[FUNCTION].args.args) != len(ORDER):
-            problems.append("wrong signature")
-        assert len(problems) == 1, (path.stem, problems)
+    check_compile_error_files_cannot_run(_submissions("compile_error"), allowed, FUNCTION, len(ORDER))
 
 
 @pytest.mark.parametrize(
     "path", [p for p in _submissions("run_time_error") if p.stem != "os_exit"], ids=lambda p: p.stem
 )
 def test_run_time_error_files_raise_on_the_first_sample(path):
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(200)  # the recursion file ends quickly
-    try:
-        with pytest.raises((Exception, SystemExit)):
-            _function(path)(*sample_cases()[0].args())
-    finally:
-        sys.setrecursionlimit(limit)
+    check_raises(lambda: _function(path)(*sample_cases()[0].args()))
 
 
 def test_the_os_exit_and_time_limit_files_are_what_they_say():

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import inspect
 import sys
@@ -27,18 +26,24 @@ import numpy as np
 import pytest
 import yaml
 
+from track_bundle_checks import (
+    check_catalogue_and_mistakes_agree,
+    check_compile_error_files_cannot_run,
+    check_group_rules_name_their_mistakes,
+    check_mistake_fails_its_groups,
+    check_raises,
+    check_recipes_cover_every_hidden_group,
+    check_the_os_exit_file_is_what_it_says,
+    load_module,
+    passes_within,
+    recipe_cases,
+    submission_files,
+    verdict_on,
+)
+
 BUNDLE = Path(__file__).resolve().parent.parent / "track" / "patch-embedding"
 FUNCTION = "patch_embed"
 ORDER = ("image", "patch_size", "embed_dim", "W_proj")
-
-
-def _load(path: Path, name: str) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
 
 
 def _ensure_authoring() -> None:
@@ -75,17 +80,17 @@ _STAND_INS: dict[str, Any] = {
 @cache
 def problem() -> types.ModuleType:
     _ensure_authoring()
-    return _load(BUNDLE / "problem.py", "patch_embedding_problem")
+    return load_module(BUNDLE / "problem.py", "patch_embedding_problem")
 
 
 @cache
 def reference() -> types.ModuleType:
-    return _load(BUNDLE / "reference" / "solution.py", "patch_embedding_reference")
+    return load_module(BUNDLE / "reference" / "solution.py", "patch_embedding_reference")
 
 
 @cache
 def variants() -> types.ModuleType:
-    return _load(BUNDLE / "reference" / "variants.py", "patch_embedding_variants")
+    return load_module(BUNDLE / "reference" / "variants.py", "patch_embedding_variants")
 
 
 @cache
@@ -113,12 +118,7 @@ class Case:
 
 
 def _recipe_cases(seed: int, recipes: dict[str, Any], prefix: str = "") -> list[Case]:
-    out = []
-    for gi, group in enumerate(problem_yaml()["tests"]["groups"]):
-        for ci, recipe in enumerate(recipes.get(group["name"], ())):
-            inputs = recipe.make(np.random.default_rng([seed, gi, ci]))
-            out.append(Case(f"{prefix}{group['name']}/{recipe.slug}", group["name"], inputs))
-    return out
+    return recipe_cases(problem_yaml()["tests"]["groups"], seed, recipes, prefix, Case)
 
 
 @cache
@@ -144,13 +144,7 @@ def expected(case: Case) -> np.ndarray:
 
 
 def passes(got: Any, want: np.ndarray) -> bool:
-    rtol, atol = _tolerance()
-    return (
-        isinstance(got, np.ndarray)
-        and got.dtype == np.float64
-        and got.shape == want.shape
-        and bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
-    )
+    return passes_within(got, want, *_tolerance())
 
 
 def _fails(fn: Callable[..., Any], case: Case) -> bool:
@@ -254,8 +248,7 @@ def test_cases_satisfy_the_constraints():
 
 
 def test_recipes_cover_every_hidden_group():
-    names = [g["name"] for g in problem_yaml()["tests"]["groups"]]
-    assert names[0] == "sample" and set(problem().RECIPES) == set(names[1:]) == set(problem().PRACTICE_RECIPES)
+    check_recipes_cover_every_hidden_group(problem(), problem_yaml())
 
 
 def test_the_realistic_case_fits_the_limits():
@@ -296,68 +289,34 @@ FINGERPRINTS: dict[str, set[str]] = {
 }
 
 
-def _failed_groups(fn: Callable[..., Any], cases: tuple[Case, ...]) -> set[str]:
-    return {c.group for c in cases if _fails(fn, c)}
-
-
 @pytest.mark.parametrize("mistake_id", sorted(FINGERPRINTS))
 def test_each_mistake_fails_its_groups(mistake_id):
     v = variants()
     fn = lambda *args: v.evaluate(*args, v=v.MISTAKES[mistake_id])  # noqa: E731
-    assert _failed_groups(fn, sample_cases() + hidden_cases()) == FINGERPRINTS[mistake_id]
-    assert any(_fails(fn, c) for c in practice_cases()), f"{mistake_id} passes every practice case"
+    judged = sample_cases() + hidden_cases()
+    check_mistake_fails_its_groups(fn, mistake_id, judged, practice_cases(), _fails, FINGERPRINTS[mistake_id])
 
 
 def test_the_catalogue_and_the_mistakes_agree():
-    assert set(FINGERPRINTS) == set(variants().MISTAKES) == set(problem().CATALOGUE)
-    statement = (BUNDLE / "statement.md").read_text(encoding="utf-8")
-    sections = _sections(statement)
-    for m in problem().CATALOGUE.values():
-        assert m.part in problem().PARTS, m.id
-        assert m.section in sections, (m.id, m.section)
-        assert m.quote in sections[m.section], (m.id, m.quote)
-    for part, section in problem().PART_SECTIONS.items():
-        assert part in problem().PARTS and section in sections, part
-
-
-def _sections(markdown: str) -> dict[str, str]:
-    """Heading text -> the text up to the next heading of any level."""
-    out: dict[str, str] = {}
-    heading = None
-    for line in markdown.splitlines():
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-            out[heading] = ""
-        elif heading is not None:
-            out[heading] += line + "\n"
-    return out
+    check_catalogue_and_mistakes_agree(FINGERPRINTS, variants().MISTAKES, problem(), BUNDLE / "statement.md")
 
 
 # --- the submissions ------------------------------------------------------------------------
 
 
 def _submissions(folder: str) -> list[Path]:
-    files = sorted((BUNDLE / "submissions" / folder).glob("*.py"))
-    assert files, folder
-    return files
+    return submission_files(BUNDLE, folder)
 
 
 def _function(path: Path) -> Callable[..., Any]:
-    module = _load(path, f"patch_embedding_submission_{path.parent.name}_{path.stem}")
+    module = load_module(path, f"patch_embedding_submission_{path.parent.name}_{path.stem}")
     fn: Callable[..., Any] = getattr(module, FUNCTION)
     return fn
 
 
 def _verdict_at_reference_level(fn: Callable[..., Any]) -> str:
     """AC, or the verdict of the first failing case in judging order: WA or RE."""
-    for case in sample_cases() + hidden_cases():
-        try:
-            got = fn(*case.args())
-        except (Exception, SystemExit):
-            return "RE"
-        if not passes(got, expected(case)):
-            return "WA"
-    return "AC"
+    return verdict_on(fn, sample_cases() + hidden_cases(), expected, passes)
 
 
 @pytest.mark.parametrize("path", _submissions("accepted"), ids=lambda p: p.stem)
@@ -414,39 +373,14 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
 
 def test_compile_error_files_cannot_run():
     allowed = problem_yaml()["allowed_imports"]
-    ok_roots = set(allowed["packages"]) | set(allowed["stdlib"])
-    for path in _submissions("compile_error"):
-        source = path.read_text(encoding="utf-8")
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            assert path.stem == "syntax_error"
-            continue
-        imported = {
-            alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-        }
-        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-        problems = []
-        if imported - ok_roots:
-            problems.append("forbidden import")
-        if FUNCTION not in functions:
-            problems.append("missing function")
-        elif len(functions[FUNCTION].args.args) != len(ORDER):
-            problems.append("wrong signature")
-        assert len(problems) == 1, (path.stem, problems)
+    check_compile_error_files_cannot_run(_submissions("compile_error"), allowed, FUNCTION, len(ORDER))
 
 
 @pytest.mark.parametrize(
     "path", [p for p in _submissions("run_time_error") if p.stem != "os_exit"], ids=lambda p: p.stem
 )
 def test_run_time_error_files_raise_on_the_first_sample(path):
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(200)  # the recursion file ends quickly
-    try:
-        with pytest.raises((Exception, SystemExit)):
-            _function(path)(*sample_cases()[0].args())
-    finally:
-        sys.setrecursionlimit(limit)
+    check_raises(lambda: _function(path)(*sample_cases()[0].args()))
 
 
 def _work(case: Case) -> int:
@@ -465,12 +399,7 @@ def _seconds(fn: Callable[..., Any], case: Case) -> float:
 
 
 def test_the_os_exit_file_ends_the_process():
-    """Read, not run (it would end the test process): os._exit reached through NumPy."""
-    source = (BUNDLE / "submissions/run_time_error/os_exit.py").read_text(encoding="utf-8")
-    assert "np._core._methods.os._exit(0)" in source
-    import numpy._core._methods as methods
-
-    assert callable(methods.os._exit)
+    check_the_os_exit_file_is_what_it_says(BUNDLE / "submissions/run_time_error/os_exit.py")
 
 
 def test_time_limit_exceeded_files_are_too_slow():
@@ -503,18 +432,7 @@ def test_every_submission_names_its_function_with_four_parameters():
 
 
 def test_group_rules_name_the_mistakes_they_are_written_for():
-    """Each single mistake's fingerprint is read by the rule written for its part: the first
-    GROUP_RULES entry whose passing groups pass and failing groups fail points at that part."""
-    p = problem()
-    for mistake_id, failing in FINGERPRINTS.items():
-        if FINGERPRINTS[mistake_id] == {"sample"} | set(ALL):
-            continue  # every group fails (or raises): only the values name these
-        rule = next(
-            (r for r in p.GROUP_RULES if not set(r.passing) & failing and set(r.failing) <= failing),
-            None,
-        )
-        assert rule is not None, mistake_id
-        assert p.CATALOGUE[mistake_id].part in rule.parts, (mistake_id, rule.text)
+    check_group_rules_name_their_mistakes(problem(), FINGERPRINTS, {"sample"} | set(ALL))
 
 
 def test_run_variant_and_canonical_variant():
