@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import types
 from collections.abc import Callable
@@ -28,13 +27,16 @@ import yaml
 from track_bundle_checks import (
     check_catalogue_and_mistakes_agree,
     check_compile_error_files_cannot_run,
+    check_every_submission_has_arity,
     check_group_rules_name_their_mistakes,
     check_mistake_fails_its_groups,
     check_passes_and_leaves_inputs_unchanged,
     check_raises,
     check_recipes_cover_every_hidden_group,
     check_the_os_exit_file_is_what_it_says,
+    check_time_limit_exceeded_files,
     load_module,
+    mistake_config,
     passes_within,
     recipe_cases,
     submission_files,
@@ -360,10 +362,7 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
     once) on every case, shape included."""
     v = variants()
     ids = COMBINED.get(path.stem, (path.stem,))
-    config = v.CORRECT
-    for mid in ids:
-        changes = {k: val for k, val in vars(v.MISTAKES[mid]).items() if val != getattr(v.CORRECT, k)}
-        config = replace(config, **changes)
+    config = mistake_config(v, ids)
     assert len(ids) != 1 or config == v.MISTAKES[path.stem]
     fn = _function(path)
     for case in every_case():
@@ -401,16 +400,11 @@ def test_the_os_exit_file_ends_the_process():
 def test_time_limit_exceeded_files():
     """infinite_loop and sleep never return (read, not run); append_one_value_at_a_time is correct,
     only quadratic (one np.append, a full copy, per value): calibration.yaml records its time."""
-    names = {p.stem for p in _submissions("time_limit_exceeded")}
-    assert names == {"infinite_loop", "sleep", "append_one_value_at_a_time"}
-    assert "while True" in (BUNDLE / "submissions/time_limit_exceeded/infinite_loop.py").read_text()
-    assert "time.sleep(3600)" in (BUNDLE / "submissions/time_limit_exceeded/sleep.py").read_text()
-    slow = _function(BUNDLE / "submissions/time_limit_exceeded/append_one_value_at_a_time.py")
-    for case in sample_cases():
-        assert passes(slow(*case.args()), expected(case)), case.name
+    names = {"infinite_loop", "sleep", "append_one_value_at_a_time"}
+    check_time_limit_exceeded_files(
+        BUNDLE, names, "append_one_value_at_a_time", _function, sample_cases(), expected, passes
+    )
 
 
 def test_every_submission_names_its_function_with_three_parameters():
-    for folder in ("accepted", "wrong_answer", "run_time_error", "time_limit_exceeded"):
-        for path in _submissions(folder):
-            assert len(inspect.signature(_function(path)).parameters) == len(ORDER), path
+    check_every_submission_has_arity(_submissions, _function, len(ORDER))

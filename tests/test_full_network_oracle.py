@@ -15,11 +15,10 @@
 from __future__ import annotations
 
 import copy
-import inspect
 import json
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,10 @@ import yaml
 
 from track_bundle_checks import (
     check_compile_error_files_cannot_run,
+    check_every_submission_has_arity,
     check_raises,
     load_module,
+    mistake_config,
     passes_within,
     torch_or_skip,
     verdict_on,
@@ -361,10 +362,7 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
     once) on every case: to 1e-11 relative in float64, to float32 rounding for float32."""
     v = variants()
     ids = COMBINED.get(path.stem, (path.stem,))
-    config = v.CORRECT
-    for mid in ids:
-        changes = {k: val for k, val in vars(v.MISTAKES[mid]).items() if val != getattr(v.CORRECT, k)}
-        config = replace(config, **changes)
+    config = mistake_config(v, ids)
     tol = 1e-5 if config.dtype == "float32" else 1e-11
     fn = _function(path)
     for case in stored_cases():
@@ -409,6 +407,4 @@ def test_the_os_exit_and_time_limit_files_are_what_they_say():
 
 
 def test_every_submission_names_its_function_with_nine_parameters():
-    for folder in ("accepted", "wrong_answer", "run_time_error", "time_limit_exceeded"):
-        for path in _submissions(folder):
-            assert len(inspect.signature(_function(path)).parameters) == len(ORDER), path
+    check_every_submission_has_arity(_submissions, _function, len(ORDER))

@@ -14,11 +14,10 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,16 @@ import yaml
 from track_bundle_checks import (
     check_catalogue_and_mistakes_agree,
     check_compile_error_files_cannot_run,
+    check_every_submission_has_arity,
     check_group_rules_name_their_mistakes,
     check_mistake_fails_its_groups,
     check_passes_and_leaves_inputs_unchanged,
     check_raises,
     check_recipes_cover_every_hidden_group,
     check_the_os_exit_file_is_what_it_says,
+    check_time_limit_exceeded_files,
     load_module,
+    mistake_config,
     passes_within,
     recipe_cases,
     submission_files,
@@ -398,10 +400,7 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
     once) on every case, shape included."""
     v = variants()
     ids = COMBINED.get(path.stem, (path.stem,))
-    config = v.CORRECT
-    for mid in ids:
-        changes = {k: val for k, val in vars(v.MISTAKES[mid]).items() if val != getattr(v.CORRECT, k)}
-        config = replace(config, **changes)
+    config = mistake_config(v, ids)
     assert len(ids) != 1 or config == v.MISTAKES[path.stem]
     fn = _function(path)
     for case in every_case():
@@ -440,16 +439,9 @@ def test_time_limit_exceeded_files():
     """infinite_loop and sleep never return (read, not run); mean_inside_the_loop is correct, only
     slow (np.mean and np.var of the row for every feature of every logit): calibration.yaml
     records its time."""
-    names = {p.stem for p in _submissions("time_limit_exceeded")}
-    assert names == {"infinite_loop", "sleep", "mean_inside_the_loop"}
-    assert "while True" in (BUNDLE / "submissions/time_limit_exceeded/infinite_loop.py").read_text()
-    assert "time.sleep(3600)" in (BUNDLE / "submissions/time_limit_exceeded/sleep.py").read_text()
-    slow = _function(BUNDLE / "submissions/time_limit_exceeded/mean_inside_the_loop.py")
-    for case in sample_cases():
-        assert passes(slow(*case.args()), expected(case)), case.name
+    names = {"infinite_loop", "sleep", "mean_inside_the_loop"}
+    check_time_limit_exceeded_files(BUNDLE, names, "mean_inside_the_loop", _function, sample_cases(), expected, passes)
 
 
 def test_every_submission_names_its_function_with_two_parameters():
-    for folder in ("accepted", "wrong_answer", "run_time_error", "time_limit_exceeded"):
-        for path in _submissions(folder):
-            assert len(inspect.signature(_function(path)).parameters) == len(ORDER), path
+    check_every_submission_has_arity(_submissions, _function, len(ORDER))

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import sys
 import time
 import types
@@ -29,6 +28,7 @@ import yaml
 from track_bundle_checks import (
     check_catalogue_and_mistakes_agree,
     check_compile_error_files_cannot_run,
+    check_every_submission_has_arity,
     check_group_rules_name_their_mistakes,
     check_mistake_fails_its_groups,
     check_raises,
@@ -426,9 +426,7 @@ def test_the_slowest_accepted_file_is_far_inside_the_limit():
 
 
 def test_every_submission_names_its_function_with_four_parameters():
-    for folder in ("accepted", "wrong_answer", "run_time_error", "time_limit_exceeded"):
-        for path in _submissions(folder):
-            assert len(inspect.signature(_function(path)).parameters) == len(ORDER), path
+    check_every_submission_has_arity(_submissions, _function, len(ORDER))
 
 
 def test_group_rules_name_the_mistakes_they_are_written_for():

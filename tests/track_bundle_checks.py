@@ -10,11 +10,13 @@ from __future__ import annotations
 import ast
 import csv
 import importlib.util
+import inspect
 import os
 import shutil
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -345,3 +347,42 @@ def check_raises(run: Callable[[], Any]) -> None:
             run()
     finally:
         sys.setrecursionlimit(limit)
+
+
+def mistake_config(variants: types.ModuleType, ids: Iterable[str]) -> Any:
+    """variants.CORRECT with the changes of each mistake in ids applied (a combined file's
+    mistakes, all at once)."""
+    config = variants.CORRECT
+    for mid in ids:
+        changes = {k: val for k, val in vars(variants.MISTAKES[mid]).items() if val != getattr(variants.CORRECT, k)}
+        config = replace(config, **changes)
+    return config
+
+
+def check_every_submission_has_arity(
+    submissions_in: Callable[[str], Iterable[Path]], function_of: Callable[[Path], Callable[..., Any]], arity: int
+) -> None:
+    """Every file that runs (not compile_error/) defines the function with arity parameters."""
+    for folder in ("accepted", "wrong_answer", "run_time_error", "time_limit_exceeded"):
+        for path in submissions_in(folder):
+            assert len(inspect.signature(function_of(path)).parameters) == arity, path
+
+
+def check_time_limit_exceeded_files(
+    root: Path,
+    names: set[str],
+    slow: str,
+    function_of: Callable[[Path], Callable[..., Any]],
+    cases: Iterable[Any],
+    expected: Callable[[Any], np.ndarray],
+    passes: Callable[[Any, np.ndarray], bool],
+) -> None:
+    """time_limit_exceeded/ holds exactly names: infinite_loop and sleep never return (read, not
+    run), and slow is correct on cases, only too slow."""
+    folder = root / "submissions" / "time_limit_exceeded"
+    assert {p.stem for p in folder.glob("*.py")} == names
+    assert "while True" in (folder / "infinite_loop.py").read_text()
+    assert "time.sleep(3600)" in (folder / "sleep.py").read_text()
+    fn = function_of(folder / f"{slow}.py")
+    for case in cases:
+        assert passes(fn(*case.args()), expected(case)), case.name
