@@ -199,24 +199,19 @@ def batch_command(args: argparse.Namespace, bundle: Bundle, parse_seed: Callable
 def _track_steps(bundle: Bundle, args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """The ClassStep of every step of the track in `bundle`'s folder that is in this copy, and one
     line for each that is not; BatchError for no track.yaml, a broken step or --step."""
-    from ..problem.track import TRACK_FILE, TrackError, load_track, step_bundle
+    from ..problem.track import TRACK_FILE, TrackError, load_track, present_bundles
     from .track_class import ClassStep
 
     if getattr(args, "step", None) is not None:
         raise BatchError("batch --track grades every step of the track: leave out --step")
     try:
-        track = load_track(bundle.root)
-        steps, left_out = [], []
-        for step in track.steps:
-            if not step.present:
-                left_out.append(step.missing_text())
-                continue
-            step_bndl = step_bundle(track, step)
+        present, missing = present_bundles(load_track(bundle.root))
+        for _, step_bndl in present:
             step_bndl.load_problem_module()  # a broken problem.py: said once, before anything is graded
-            steps.append(ClassStep(step.name, step_bndl.spec.title, step_bndl, step.number))
     except TrackError as exc:
         raise BatchError(f"{exc} (batch --track grades the folder holding {TRACK_FILE})") from None
-    return steps, left_out
+    steps = [ClassStep(step.name, b.spec.title, b, step.number) for step, b in present]
+    return steps, [step.missing_text() for step in missing]
 
 
 def _print_track(result: TrackBatchResult) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from ..problem.bundle import Bundle, default_root
 from ..problem.safe_write import WriteRefused, make_output_folder, target_problem
-from ..problem.track import TRACK_FILE, Track, TrackError, TrackStep, load_track, step_bundle
+from ..problem.track import TRACK_FILE, Track, TrackError, TrackStep, load_track, present_bundles, step_bundle
 from .manifest import ArchiveRejected, build_manifest, digest
 from .pack import (
     Entry,
@@ -50,15 +50,11 @@ def other_steps(track: Track) -> list[TrackStep]:
 def step_sources(track: Track) -> tuple[dict[str, Path], list[TrackStep]]:
     """Archive path -> source file of every present step's practice files, and the missing steps."""
     out: dict[str, Path] = {}
-    missing = []
-    for step in other_steps(track):
-        if not step.present:
-            missing.append(step)
-            continue
-        try:
-            bundle = step_bundle(track, step)
-        except TrackError as exc:
-            raise PackError(str(exc)) from None
+    try:
+        present, missing = present_bundles(track, other_steps(track))
+    except TrackError as exc:
+        raise PackError(str(exc)) from None
+    for step, bundle in present:
         found = select_sources(bundle.root, _step_entries(bundle), engine=bundle.root)
         prefix = PurePosixPath(step.folder)
         out.update({(prefix / rel).as_posix(): path for rel, path in found.items()})

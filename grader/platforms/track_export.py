@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..problem.bundle import Bundle
 from ..problem.safe_write import WriteRefused, folder_problem, make_output_folder
-from ..problem.track import Track, TrackError, step_bundle
+from ..problem.track import Track, TrackError, present_bundles
 from .files import ExportError
 from .formats import export_platform
 from .listing import EXPORT_PLATFORMS
@@ -35,16 +35,11 @@ class TrackExport:
 def present_steps(track: Track) -> tuple[list[tuple[str, Bundle]], list[str]]:
     """(step name, bundle) of every step in this copy, in order; the others' one-line reasons.
     ExportError for a present step that is broken or disagrees with track.yaml."""
-    steps, left_out = [], []
-    for step in track.steps:
-        if not step.present:
-            left_out.append(step.missing_text())
-            continue
-        try:
-            steps.append((step.name, step_bundle(track, step)))
-        except TrackError as exc:
-            raise ExportError(str(exc)) from None
-    return steps, left_out
+    try:
+        present, missing = present_bundles(track)
+    except TrackError as exc:
+        raise ExportError(str(exc)) from None
+    return [(step.name, bundle) for step, bundle in present], [step.missing_text() for step in missing]
 
 
 def export_track(platform_name: str, track: Track, out: Path) -> TrackExport:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -198,6 +199,20 @@ def step_bundle(track: Track, step: TrackStep) -> Bundle:
     if problems:
         raise TrackError(f"{problems[0]} (track.yaml and problem.yaml must agree)")
     return bundle
+
+
+def present_bundles(
+    track: Track, steps: Sequence[TrackStep] | None = None
+) -> tuple[list[tuple[TrackStep, Bundle]], list[TrackStep]]:
+    """Each step (of `steps`, default all) in this copy with its bundle (step_bundle: TrackError
+    when one is broken or disagrees with track.yaml), and the steps this copy lacks, in order."""
+    present, missing = [], []
+    for step in track.steps if steps is None else steps:
+        if step.present:
+            present.append((step, step_bundle(track, step)))
+        else:
+            missing.append(step)
+    return present, missing
 
 
 def exercises(bundle: Bundle) -> tuple[str, ...]:
