@@ -5,6 +5,7 @@ folder's rules as for any export; the steps not in this copy named, not a crash.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -92,3 +93,12 @@ def test_present_steps_are_the_tracks_in_order():
     steps, left_out = present_steps(TRACK)
     assert [name for name, _ in steps] == [s.name for s in PRESENT]
     assert left_out == [s.missing_text() for s in MISSING]
+
+
+def test_a_step_not_in_this_copy_is_left_out_and_named(tmp_path):
+    """A track whose last step's folder is absent: the others are exported, that one named."""
+    gone = dataclasses.replace(TRACK.steps[-1], root=tmp_path / "absent")
+    track = dataclasses.replace(TRACK, steps=(*TRACK.steps[:-1], gone))
+    result = export_track("kattis", track, tmp_path / "out")
+    assert result.left_out == (gone.missing_text(),)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(s.name for s in track.steps if s.present)
