@@ -30,9 +30,10 @@ import yaml
 from track_bundle_checks import (
     check_compile_error_files_cannot_run,
     check_every_submission_has_arity,
+    check_is_no_catalogue_configuration,
+    check_makes_exactly_its_mistakes,
     check_raises,
     load_module,
-    mistake_config,
     passes_within,
     torch_or_skip,
     verdict_on,
@@ -361,14 +362,7 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
     """A catalogue file reproduces its MISTAKES configuration (a combined one, both changes at
     once) on every case: to 1e-11 relative in float64, to float32 rounding for float32."""
     v = variants()
-    ids = COMBINED.get(path.stem, (path.stem,))
-    config = mistake_config(v, ids)
-    tol = 1e-5 if config.dtype == "float32" else 1e-11
-    fn = _function(path)
-    for case in stored_cases():
-        want = v.evaluate(*case.args(), v=config)
-        got = fn(*case.args())
-        assert got.shape == want.shape and np.allclose(got, want, rtol=tol, atol=tol), (path.stem, case.name)
+    check_makes_exactly_its_mistakes(path.stem, _function(path), v, COMBINED, stored_cases(), _close)
     if path.stem in v.MISTAKES:
         header = path.read_text(encoding="utf-8").split("\nimport", 1)[0]
         m = problem().CATALOGUE[path.stem]
@@ -378,11 +372,15 @@ def test_wrong_answer_files_make_exactly_their_mistakes(path):
 @pytest.mark.parametrize("stem", UNKNOWN)
 def test_unknown_mistakes_are_no_catalogue_configuration(stem):
     fn = _function(BUNDLE / "submissions" / "wrong_answer" / f"{stem}.py")
-    v = variants()
-    for mid, config in v.MISTAKES.items():
-        assert any(
-            not np.allclose(fn(*c.args()), v.evaluate(*c.args(), v=config), rtol=1e-6) for c in hidden_cases()
-        ), (stem, mid)
+    check_is_no_catalogue_configuration(
+        stem, fn, variants(), hidden_cases(), lambda g, w, c: bool(np.allclose(g, w, rtol=1e-6))
+    )
+
+
+def _close(got: Any, want: np.ndarray, config: Any) -> bool:
+    """To 1e-11 relative in float64, to float32 rounding for float32, shape included."""
+    tol = 1e-5 if config.dtype == "float32" else 1e-11
+    return bool(got.shape == want.shape and np.allclose(got, want, rtol=tol, atol=tol))
 
 
 def test_compile_error_files_cannot_run():

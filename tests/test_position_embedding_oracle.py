@@ -30,6 +30,8 @@ from track_bundle_checks import (
     check_compile_error_files_cannot_run,
     check_every_submission_has_arity,
     check_group_rules_name_their_mistakes,
+    check_is_no_catalogue_configuration,
+    check_makes_exactly_its_mistakes,
     check_mistake_fails_its_groups,
     check_passes_and_leaves_inputs_unchanged,
     check_raises,
@@ -37,7 +39,6 @@ from track_bundle_checks import (
     check_the_os_exit_file_is_what_it_says,
     check_time_limit_exceeded_files,
     load_module,
-    mistake_config,
     passes_within,
     recipe_cases,
     submission_files,
@@ -411,25 +412,17 @@ UNKNOWN = ("unknown_rows_reversed", "unknown_scaled_tokens")
 def test_wrong_answer_files_make_exactly_their_mistakes(path):
     """A catalogue file reproduces its MISTAKES configuration (a combined one, both changes at
     once) on every case, shape included."""
-    v = variants()
-    ids = COMBINED.get(path.stem, (path.stem,))
-    config = mistake_config(v, ids)
-    assert len(ids) != 1 or config == v.MISTAKES[path.stem]
-    fn = _function(path)
-    for case in every_case():
-        want = v.evaluate(*case.args(), v=config)
-        got = fn(*case.args())
-        assert got.shape == want.shape and np.array_equal(got, want), (path.stem, case.name)
+    check_makes_exactly_its_mistakes(path.stem, _function(path), variants(), COMBINED, every_case(), _identical)
     assert path.read_text(encoding="utf-8").startswith("# Wrong answer")
 
 
 @pytest.mark.parametrize("path", [_submissions("wrong_answer")[0].parent / f"{u}.py" for u in UNKNOWN], ids=str)
 def test_unknown_mistakes_are_no_catalogue_configuration(path):
-    fn = _function(path)
-    v = variants()
-    for mid, config in v.MISTAKES.items():
-        differs = [c.name for c in hidden_cases() if not np.array_equal(fn(*c.args()), v.evaluate(*c.args(), v=config))]
-        assert differs, (path.stem, mid)
+    check_is_no_catalogue_configuration(path.stem, _function(path), variants(), hidden_cases(), _identical)
+
+
+def _identical(got: Any, want: np.ndarray, config: Any) -> bool:
+    return bool(got.shape == want.shape and np.array_equal(got, want))
 
 
 def test_compile_error_files_cannot_run():

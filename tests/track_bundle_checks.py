@@ -359,6 +359,35 @@ def mistake_config(variants: types.ModuleType, ids: Iterable[str]) -> Any:
     return config
 
 
+Agree = Callable[[Any, np.ndarray, Any], bool]  # (got, want, the configuration): equal enough
+
+
+def check_makes_exactly_its_mistakes(
+    stem: str,
+    fn: Callable[..., Any],
+    variants: types.ModuleType,
+    combined: Mapping[str, tuple[str, ...]],
+    cases: Iterable[Any],
+    agree: Agree,
+) -> None:
+    """The file `stem` reproduces its MISTAKES configuration (a combined file's mistakes, all at
+    once) on every case: a single mistake's configuration is exactly its catalogue entry."""
+    ids = combined.get(stem, (stem,))
+    config = mistake_config(variants, ids)
+    assert len(ids) != 1 or config == variants.MISTAKES[stem]
+    for case in cases:
+        want = variants.evaluate(*case.args(), v=config)
+        assert agree(fn(*case.args()), want, config), (stem, case.name)
+
+
+def check_is_no_catalogue_configuration(
+    stem: str, fn: Callable[..., Any], variants: types.ModuleType, cases: Sequence[Any], agree: Agree
+) -> None:
+    """An unknown mistake differs from every catalogued one on some case."""
+    for mid, config in variants.MISTAKES.items():
+        assert any(not agree(fn(*c.args()), variants.evaluate(*c.args(), v=config), config) for c in cases), (stem, mid)
+
+
 def check_every_submission_has_arity(
     submissions_in: Callable[[str], Iterable[Path]], function_of: Callable[[Path], Callable[..., Any]], arity: int
 ) -> None:
