@@ -308,3 +308,36 @@ def test_a_killed_batch_leaves_no_process_behind(tmp_path, sig):
     left = [p for p, started in seen if _alive(p, started)]
     assert left == [], f"processes left behind: {left}"
     assert (tmp_path / "out" / "grades.csv").is_file()  # what is done is kept (nothing, or a few)
+
+
+def test_each_student_is_diagnosed_with_the_mistakes_the_batch_prepared_once(tmp_path, monkeypatch):
+    """The batch prepares the diagnosis before it forks (feedback.grade.prepared_mistakes): every
+    forked grading of a wrong answer asks those outputs, and names the same mistake as `grade`."""
+    from grader.batch import api
+    from grader.feedback.live import LiveOutputs
+    from grader.problem.bundle import open_bundle
+
+    asked = tmp_path / "asked"
+    asked.mkdir()
+
+    class Marking(LiveOutputs):
+        def output(self, mistake_id, case):
+            (asked / str(os.getpid())).touch()  # a forked grading's own pid: it used these outputs
+            return super().output(mistake_id, case)
+
+    real = api.prepared_mistakes
+
+    def prepared(bundle):
+        live = real(bundle)
+        return Marking(live.variants, live.data)
+
+    monkeypatch.setattr(api, "prepared_mistakes", prepared)
+    wrong = [bc.Student(name, bc.sub("wrong_answer", name)) for name in ("erf_gelu", "no_scaling")]
+    bc.write_files(tmp_path / "cls", wrong)
+    out = tmp_path / "out"
+    result = run_batch(open_bundle(ROOT), BatchOptions(inputs=(tmp_path / "cls",), out=out, jobs=1, tests="sample"))
+    assert result.exit_status == 0 and result.graded == 2
+    assert len(list(asked.iterdir())) == 2 and str(os.getpid()) not in os.listdir(asked)
+    for student in wrong:
+        named = json.loads((out / f"{student.key}.json").read_text())["diagnosis"]["fingerprint"]["mistakes"]
+        assert [m["id"] for m in named] == [student.key]

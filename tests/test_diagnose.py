@@ -548,3 +548,46 @@ def test_a_fault_in_the_fingerprint_keeps_the_verdict(bundle):
     fp = out.diagnosis["fingerprint"]
     assert fp["status"] == "unavailable" and "variants exploded" in fp["message"]
     assert out.diagnosis["groups"] is not None  # the rest of the diagnosis still stands
+
+
+# --- the diagnosis prepared once for many gradings (batch) ----------------------------------------
+
+
+def test_grade_diagnoses_with_the_mistakes_it_is_given(bundle):
+    """grade(..., mistakes) names the mistake from the outputs it is given (batch prepares them once,
+    before it forks a process per student), and names the same one as a grading that prepares its own."""
+    from grader.feedback.grade import grade, prepared_mistakes
+    from grader.judging.judge import GradeOptions
+
+    options = GradeOptions(tests="sample")
+    prepared = prepared_mistakes(bundle)
+    assert isinstance(prepared, LiveOutputs)
+    own = grade(bundle, WRONG / "erf_gelu.py", options)
+    given = grade(bundle, WRONG / "erf_gelu.py", options, mistakes=prepared)
+    assert given.diagnosis == own.diagnosis
+    assert [m["id"] for m in given.diagnosis["fingerprint"]["mistakes"]] == ["erf_gelu"]
+
+    class Asked(LiveOutputs):
+        asked = 0
+
+        def output(self, mistake_id, case):
+            Asked.asked += 1
+            return super().output(mistake_id, case)
+
+    grade(bundle, WRONG / "erf_gelu.py", options, mistakes=Asked(prepared.variants, prepared.data))
+    assert Asked.asked > 0
+
+
+def test_mistakes_that_cannot_be_prepared_are_left_to_each_grading(tmp_path):
+    """A variants.py that fails to import gives no prepared mistakes (the batch goes on); each
+    grading's diagnosis then says the fault, and the verdict stands."""
+    from grader.feedback.grade import grade, prepared_mistakes
+    from grader.judging.judge import GradeOptions
+
+    root = tmp_path / "bundle"
+    shutil.copytree(ROOT, root, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "track", "dist"))
+    (root / "reference" / "variants.py").write_text("raise RuntimeError('variants exploded')\n")
+    broken = open_bundle(root)
+    assert prepared_mistakes(broken) is None
+    report = grade(broken, WRONG / "erf_gelu.py", GradeOptions(tests="sample"))
+    assert report.verdict == "WA" and "variants exploded" in report.diagnosis["fingerprint"]["message"]

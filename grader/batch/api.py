@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..feedback.grade import prepared_mistakes
 from ..judging.judge import GradeOptions, cases_step, probe_step
 from ..problem.bundle import Bundle, BundleError
 from ..problem.safe_write import WriteRefused, make_output_folder
@@ -303,7 +304,10 @@ def _prepare_judging(bundle: Bundle, opts: BatchOptions, seed: int | None, zygot
         raise BatchError(str(exc)) from None
     except SandboxError as exc:
         raise BatchError(f"the sandbox cannot start here: {exc}") from None
-    return Judging(bundle, options, cases, docker_mode.DockerConfig(opts.image) if opts.docker else None)
+    if opts.docker:
+        return Judging(bundle, options, cases, docker_mode.DockerConfig(opts.image))
+    # Every forked grading inherits the diagnosis ready: none imports it or loads variants.py again.
+    return Judging(bundle, options, cases, mistakes=prepared_mistakes(bundle) if options.diagnose else None)
 
 
 def _run_record(bundle: Bundle, opts: BatchOptions, key: RunKey, students: Students) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..judging.judge import GradeOptions
 from ..judging.notebook import NotebookError, extract
@@ -38,6 +38,9 @@ from .runner import Interrupted, run_parallel
 from .similarity import fingerprint, windows
 from .state import RunKey, StudentRecord, reusable, save_record, student_output_problem
 from .writes import OutputError, atomic_write
+
+if TYPE_CHECKING:
+    from ..feedback.fingerprint import MistakeOutputs
 
 
 @dataclass(frozen=True)
@@ -65,13 +68,14 @@ class Judging:
     options: GradeOptions
     cases: list[TestCase]
     docker: docker_mode.DockerConfig | None = None
+    mistakes: MistakeOutputs | None = None  # the diagnosis, prepared before the first fork
 
     def grade(self, task: Task, zygote: Spawned | None = None) -> dict[str, Any]:
         """Grade one student (in the task's forked process) and write its verdict JSON (locally, in
         `zygote` if given: one the run's master forked)."""
         if self.docker is not None:
             return docker_mode.docker_task(self.docker, self.bundle, self.options, self.cases, task)
-        return grade_task(self.bundle, self.options, self.cases, task, zygote)
+        return grade_task(self.bundle, self.options, self.cases, task, zygote, self.mistakes)
 
     def master(self) -> Master | None:
         """A clean master for this run's local gradings (sandbox/master.py); None in a container."""

@@ -13,7 +13,7 @@ import hashlib
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..feedback.grade import grade
 from ..judging.judge import GradeOptions, unjudged
@@ -26,6 +26,9 @@ from ..report.json_report import render_json
 from ..sandbox.early import Spawned
 from .ids import clean_text
 from .writes import atomic_write
+
+if TYPE_CHECKING:
+    from ..feedback.fingerprint import MistakeOutputs
 
 MAX_READ = 16 << 20  # a submission over 64 KiB is a CE anyway; a notebook may be bigger
 
@@ -58,10 +61,16 @@ def file_sha256(path: Path | None) -> str:
 
 
 def grade_task(
-    bundle: Bundle, options: GradeOptions, cases: list[TestCase], task: Task, zygote: Spawned | None = None
+    bundle: Bundle,
+    options: GradeOptions,
+    cases: list[TestCase],
+    task: Task,
+    zygote: Spawned | None = None,
+    mistakes: MistakeOutputs | None = None,
 ) -> dict[str, Any]:
     """Grade one student and write DIR/<id>.json; the result dict goes back to the batch (in
-    `zygote`, one the batch's master forked, if given: sandbox/master.py)."""
+    `zygote`, one the batch's master forked, if given: sandbox/master.py; the diagnosis against
+    `mistakes`, which the batch prepared once, if given: feedback.grade.prepared_mistakes)."""
     started = time.monotonic()
     judged, reason = True, ""
     if task.path is None:
@@ -69,7 +78,7 @@ def grade_task(
         judged, reason = False, task.problem
     else:
         try:
-            report = grade(bundle, task.path, replace(options, within=task.within), cases, zygote)
+            report = grade(bundle, task.path, replace(options, within=task.within), cases, zygote, mistakes)
         except SubmissionUnreadable as exc:
             reason = clean_text(str(exc).replace(str(task.path), task.path.name))
             report = unjudged_report(bundle, options, cases, reason)

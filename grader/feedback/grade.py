@@ -15,6 +15,10 @@ from ..problem.bundle import Bundle
 from ..problem.cases import TestCase
 from ..sandbox.early import Spawned
 
+TYPE_CHECKING = False  # typing's flag without importing typing for it
+if TYPE_CHECKING:
+    from .fingerprint import MistakeOutputs
+
 
 def grade(
     bundle: Bundle,
@@ -22,8 +26,10 @@ def grade(
     options: GradeOptions = GradeOptions(),
     cases: list[TestCase] | None = None,
     zygote: Spawned | None = None,
+    mistakes: MistakeOutputs | None = None,
 ) -> GradeReport:
-    """Judge `path` (see judging.judge.judge) and, unless options.diagnose is off, diagnose it."""
+    """Judge `path` (see judging.judge.judge) and, unless options.diagnose is off, diagnose it
+    (against `mistakes`, from `prepared_mistakes`, when given)."""
     judged = judge(bundle, path, options, cases, zygote)
     if not options.diagnose or judged.report.verdict == "AC":
         # An AC has nothing to diagnose (diagnose() returns it unchanged): skip importing the
@@ -31,4 +37,17 @@ def grade(
         return judged.report
     from .diagnose import diagnose
 
-    return diagnose(judged.report, bundle, judged.cases, judged.returned)
+    return diagnose(judged.report, bundle, judged.cases, judged.returned, mistakes)
+
+
+def prepared_mistakes(bundle: Bundle) -> MistakeOutputs | None:
+    """The diagnosis imported and the bundle's mistakes ready to compute (reference/variants.py
+    loaded), for a caller that grades many files with the same cases: `batch` prepares them once
+    before it forks a process per student, which then imports and loads nothing of it. None when
+    they cannot be prepared: each grading then tries for itself and its report says why not."""
+    try:
+        from .diagnose import mistake_outputs
+
+        return mistake_outputs(bundle)
+    except Exception:  # a broken variants.py: reported by each diagnosis, never by the batch
+        return None
