@@ -8,6 +8,8 @@ of the process and everything it started):
   `--one-worker`, the tests strictly one after another), and a bare process that imports
   NumPy, reads testcases/ and runs the reference on every case (BLAS single-threaded, as in the sandbox);
 * `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
+* a sandbox's own start: `python -I -S` importing the harness's modules (HARNESS_MODULES, what
+  every zygote imports before it can take a submission), which a sample grading waits for;
 * scripts/fork_floor.py: the same fresh interpreter and fork per test with no isolation, no
   probe, no report and a parent without NumPy (the least any fork-per-test design costs here);
 * the worst cases: an infinite loop and a sleeper graded on all tests, and the
@@ -61,6 +63,19 @@ for c in load_cases(b.testcases, b.group_names("all")):
 
 
 METER = CpuMeter("bench-grade")
+
+
+def sandbox_start() -> list[str]:
+    """A fresh `python -I -S` importing what a zygote imports before it takes a submission (the
+    harness's modules, from this interpreter's site-packages, as sandbox/early.py starts it)."""
+    sys.path.insert(0, str(ROOT))
+    import site
+
+    from grader.sandbox.startup import HARNESS_MODULES
+
+    dirs = [d for d in site.getsitepackages() if os.path.isdir(d)]
+    code = f"import sys; sys.path[:0] = {dirs!r}; import {', '.join(HARNESS_MODULES)}"
+    return [sys.executable, "-I", "-S", "-c", code]
 
 
 def _waited_cpu() -> float:
@@ -121,6 +136,7 @@ def main() -> int:
     # editable checkout would otherwise recompile the grader's ~100 modules on every start (~70 ms).
     subprocess.run([sys.executable, "-m", "compileall", "-q", "grader", "reference"], cwd=ROOT, check=True)
     grade(ROOT / "reference" / "solution.py", "--tests", "sample")  # warm the page cache and the case cache
+    start = sandbox_start()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
             floor_cases = str(Path(tmp) / "cases.bin")
@@ -131,6 +147,7 @@ def main() -> int:
                 add("bare", timed([sys.executable, "-c", BARE]))
                 add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
                 add("numpy", timed([sys.executable, "-c", "import numpy"]))
+                add("sandbox", timed(start))
                 add("floor", timed([sys.executable, FLOOR, floor_cases]))
         for _ in range(args.worst_repeats):
             add("loop", grade(TLE / "infinite_loop.py", ok=(1,)))
@@ -166,6 +183,7 @@ def main() -> int:
     print(describe("fork-per-test floor (scripts/fork_floor.py: no isolation, no report), CPU", rows["floor cpu"]))
     print(describe("`grade reference/solution.py --tests sample`, wall", rows["sample wall"]))
     print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
+    print(describe("a sandbox's start: `python -I -S` importing the harness's modules, wall", rows["sandbox wall"]))
     print(describe("`infinite_loop.py` graded on all tests, wall", rows["loop wall"]))
     print(describe("`sleep.py` graded on all tests, wall", rows["sleep wall"]))
     print(describe("Exercism runner, worst of the two, wall", rows["exercism wall"]))
@@ -195,6 +213,10 @@ def main() -> int:
         f"{statistics.median(ratio['sample']):.2f}"
     )
     print(f"grade --tests sample / import numpy: {med['sample wall'] / med['numpy wall']:.2f}x wall")
+    print(
+        f"a sandbox's start alone / import numpy: {med['sandbox wall'] / med['numpy wall']:.2f}x wall (a sample "
+        f"grading starts one, and waits for it, after its own interpreter has started)"
+    )
     record_bar(
         f"grade (all tests) / the bare loop, wall, median of {args.repeats}", med["grade wall"] / med["bare wall"], 1.2
     )
