@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Sequence
 
 import pytest
 
@@ -225,28 +224,6 @@ def test_a_time_out_is_remembered_and_stop_after_failure_ends_the_grading(bundle
     r = run_case_step(g, 0)
     assert r.verdict == "TLE" and g.timed_out == [(cases[0].name, work_step(bundle, cases)[0])]
     assert not g.complete
-
-
-class CountedWork(Sequence[int | None]):
-    """A case-work sequence that counts its reads (judge.CaseWork imports problem.py on the first)."""
-
-    def __init__(self, n: int) -> None:
-        self.n, self.reads = n, 0
-
-    def __getitem__(self, index):  # type: ignore[override]
-        self.reads += 1
-        return 1
-
-    def __len__(self) -> int:
-        return self.n
-
-
-def test_an_accepted_or_wrong_run_never_reads_the_case_work(bundle, cases):
-    """Only a time-out reads a case's work: an accepted grading does not import problem.py."""
-    for offset, verdict in ((0.0, "AC"), (1.0, "WA")):
-        work = CountedWork(len(cases))
-        g = grading(bundle, ScriptedSandbox(outcome(cases[0], cpu_s=0.01, value_offset=offset)), cases, work=work)
-        assert run_case_step(g, 0).verdict == verdict and work.reads == 0
 
 
 def test_judge_runs_the_tests_through_case_step(bundle, monkeypatch):
