@@ -193,8 +193,10 @@ def load_step(
 
 class CaseWork(Sequence[int | None]):
     """Each case's work, by the problem module's case_work (all None when it has none), computed
-    when first read. Only a grading with a time-out reads it (timing.covered_by_timeout), and
-    computing it imports problem.py, several milliseconds that an accepted run need not wait for."""
+    when first read: after the first test's run (case_steps.run_case_step), so that importing
+    problem.py happens while the sandbox is already up rather than before it starts. Every
+    grading reads it, and so imports problem.py: a broken one is refused by `grade` as by every
+    other command (tests/test_bundle_attacks.py), even when no test times out."""
 
     def __init__(self, bundle: Bundle, cases: Sequence[TestCase]) -> None:
         self._bundle = bundle
@@ -220,7 +222,7 @@ class CaseWork(Sequence[int | None]):
 
 
 def work_step(bundle: Bundle, cases: list[TestCase]) -> CaseWork:
-    """Each case's work (CaseWork), read only when a test times out."""
+    """Each case's work (CaseWork), computed when first read."""
     return CaseWork(bundle, cases)
 
 
