@@ -252,7 +252,7 @@ def run_case_step(g: Grading, index: int) -> CaseResult:
         g.two = False  # the next run starts a new zygote, perhaps of a weaker kind: one at a time
         return not_run(g.spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)")
     g.returned[case.name] = out.value
-    work = g.work[index]  # read after every run: the first read imports problem.py (judge.CaseWork)
+    work = g.work[index]
     if result.verdict == "TLE" and work is not None:
         g.timed_out.append((case.name, work))
     if g.stop_after_failure and result.verdict != "AC":

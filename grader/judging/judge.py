@@ -32,7 +32,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import overload
 
 from .. import __version__
 from ..problem.bundle import Bundle
@@ -191,39 +190,14 @@ def load_step(
     return load_result(loaded, ctx), limits, ctx
 
 
-class CaseWork(Sequence[int | None]):
-    """Each case's work, by the problem module's case_work (all None when it has none), computed
-    when first read: after the first test's run (case_steps.run_case_step), so that importing
-    problem.py happens while the sandbox is already up rather than before it starts. Every
-    grading reads it, and so imports problem.py: a broken one is refused by `grade` as by every
-    other command (tests/test_bundle_attacks.py), even when no test times out."""
-
-    def __init__(self, bundle: Bundle, cases: Sequence[TestCase]) -> None:
-        self._bundle = bundle
-        self._cases = cases
-        self._work: list[int | None] | None = None
-
-    def _computed(self) -> list[int | None]:
-        if self._work is None:
-            case_work = getattr(self._bundle.load_problem_module(), "case_work", None)
-            sizes = (case_sizes(self._bundle.spec.signature, c) for c in self._cases)
-            self._work = [None] * len(self._cases) if case_work is None else [int(case_work(s)) for s in sizes]
-        return self._work
-
-    @overload
-    def __getitem__(self, index: int) -> int | None: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[int | None]: ...
-    def __getitem__(self, index: int | slice) -> int | None | Sequence[int | None]:
-        return self._computed()[index]
-
-    def __len__(self) -> int:
-        return len(self._cases)
-
-
-def work_step(bundle: Bundle, cases: list[TestCase]) -> CaseWork:
-    """Each case's work (CaseWork), computed when first read."""
-    return CaseWork(bundle, cases)
+def work_step(bundle: Bundle, cases: list[TestCase]) -> list[int | None]:
+    """Each case's work, by the problem module's case_work (all None when it has none). Every
+    grading imports problem.py here, so a broken one is refused by `grade` as by every other
+    command (tests/test_bundle_attacks.py); judge() calls it while the zygote starts."""
+    case_work = getattr(bundle.load_problem_module(), "case_work", None)
+    if case_work is None:
+        return [None] * len(cases)
+    return [int(case_work(case_sizes(bundle.spec.signature, c))) for c in cases]
 
 
 def grading_step(
