@@ -25,7 +25,8 @@ master, every zygote and worker) against a bare process's on the same files
 (one process per file that imports NumPy, reads the cases through the
 grader's case cache and runs the file's function on each case, in-process,
 stopped at the first case over the grader's scaled CPU limit, as the
-grader skips the rest after a TLE), measured right after each pair of
+grader skips the rest after a TLE; BLAS single-threaded, as in the sandbox,
+and, printed beside it, with the library's default threads), measured right after each pair of
 batches and compared pair by pair (the median of the pairs' ratios: a shared
 host's speed drifts over minutes), the bar being 1.0x; and the --jobs 2
 speed-up as a share of the host's own two-process speed-up measured beside
@@ -56,6 +57,15 @@ from cpu_meter import CpuMeter  # noqa: E402 - tests/ on sys.path first
 
 sys.path.insert(0, str(ROOT))
 from grader.sandbox.layers import MASTER_DETAIL  # noqa: E402 - the checkout first on sys.path
+from grader.sandbox.startup import BLAS_THREAD_VARS  # noqa: E402 - the checkout first on sys.path
+
+# The bare process's two environments: BLAS single-threaded, as in the sandbox (and as every
+# grader process pins it), the bar's; and the library's default, a thread per core, which is how
+# the issue's first figure (0.27 s) was measured: OpenBLAS's idle threads spin on CPU time, about
+# 0.12 s of a 0.28 s process here, so that baseline flatters the batch by about 1.7x.
+ONE_THREAD = {**os.environ, **{v: "1" for v in BLAS_THREAD_VARS}}
+DEFAULT_THREADS = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARS}
+Timed = Callable[..., tuple[float, float, subprocess.CompletedProcess[str]]]
 
 SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"  # about 1 s of one core, no I/O
 
@@ -136,16 +146,16 @@ Runs = dict[int, tuple[float, float, Path, list[float]]]
 
 
 def _batch_runs(
-    timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+    timed: Timed,
     py: list[str],
     inputs: list[Path],
     base: Path,
     args: argparse.Namespace,
-) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float], list[float]] | None:
+) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float], list[tuple[float, float]]] | None:
     """`batch --jobs 1` and `--jobs 2`, back to back, then the bare process on every file,
     `--repeats` times: each run's (wall, CPU), each --jobs value's medians and output folder, the
-    machine's own speed-up before each pair, the bare processes' CPU after each; None if a batch
-    failed."""
+    machine's own speed-up before each pair, the bare processes' CPU after each (BLAS single-threaded,
+    then with the library's default threads); None if a batch failed."""
     samples: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
     outs: dict[int, Path] = {}
     ceilings = []
@@ -164,7 +174,8 @@ def _batch_runs(
             samples[jobs].append((wall, cpu))
             outs[jobs] = out
             print(f"  batch --jobs {jobs} (run {rep + 1}): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-        bare.append(_bare_each(timed, _graded_files(base, outs[1]), outs[1], args.tests))
+        files = _graded_files(base, outs[1])
+        bare.append(tuple(_bare_each(timed, files, outs[1], args.tests, env) for env in (ONE_THREAD, DEFAULT_THREADS)))
     runs: Runs = {}
     for jobs in (1, 2):
         walls = sorted(w for w, _ in samples[jobs])
@@ -187,7 +198,7 @@ def _graded_files(base: Path, out1: Path) -> list[tuple[str, Path]]:
 
 
 def _grade_each(
-    timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+    timed: Timed,
     py: list[str],
     files: list[tuple[str, Path]],
     runs: Runs,
@@ -219,40 +230,47 @@ def _grade_each(
 
 
 def _bare_each(
-    timed: Callable[[list[str]], tuple[float, float, subprocess.CompletedProcess[str]]],
+    timed: Timed,
     files: list[tuple[str, Path]],
     out: Path,
     tests: str,
+    env: dict[str, str],
 ) -> float:
-    """CPU seconds of a bare process (BARE) on every file, in all."""
+    """CPU seconds of a bare process (BARE) on every file, in all, in `env`."""
     cpu = 0.0
     for student, path in files:
         limits = json.loads((out / f"{student}.json").read_text()).get("limits") or {}
         cap = float(limits.get("cpu_s_per_test") or 1.0)
-        cpu += timed([sys.executable, "-c", BARE, str(path), str(cap), tests])[1]
-    print(f"  a bare process per file: {cpu:.1f} s CPU", flush=True)
+        cpu += timed([sys.executable, "-c", BARE, str(path), str(cap), tests], env)[1]
+    blas = "BLAS single-threaded" if env is ONE_THREAD else "BLAS default threads"
+    print(f"  a bare process per file ({blas}): {cpu:.1f} s CPU", flush=True)
     return cpu
 
 
 def _print_bars(
-    bare: list[float], n: int, samples: dict[int, list[tuple[float, float]]], ceilings: list[float]
+    bare: list[tuple[float, float]], n: int, samples: dict[int, list[tuple[float, float]]], ceilings: list[float]
 ) -> None:
     """Issue 29's two bars: CPU per submission against the bare processes' measured right after the
     same pair of batches (the median of the pairs' ratios: a shared host's speed drifts between
-    pairs), and the speed-up's share of the host's own."""
+    pairs), and the speed-up's share of the host's own. The bar's bare process runs BLAS
+    single-threaded, as the sandbox does; the one with the library's default threads (how the
+    issue's first figure was measured) is printed beside it, never as the bar."""
     print()
-    print(f"| {'per submission':28} | {'CPU (s)':>9} | {'/ bare, median':>14} | {'range':>11} | {'bar':>5} |")
-    print(f"|{'-' * 30}|{'-' * 11}|{'-' * 16}|{'-' * 13}|{'-' * 7}|")
-    print(
-        f"| {'bare process, same file':28} | {statistics.median(bare) / n:9.3f} | {1.0:13.2f}x | {'':>11} | {'':>5} |"
-    )
+    print(f"| {'per submission':36} | {'CPU (s)':>9} | {'/ bare, median':>14} | {'range':>11} | {'bar':>5} |")
+    print(f"|{'-' * 38}|{'-' * 11}|{'-' * 16}|{'-' * 13}|{'-' * 7}|")
+    for k, label in ((0, "bare process, BLAS 1 thread"), (1, "bare process, BLAS default threads")):
+        cpu = statistics.median(b[k] for b in bare) / n
+        ratio = statistics.median(b[k] / b[0] for b in bare)
+        print(f"| {label:36} | {cpu:9.3f} | {ratio:13.2f}x | {'':>11} | {'':>5} |")
     for jobs in (1, 2):
-        ratios = sorted(cpu / b for (_, cpu), b in zip(samples[jobs], bare))
+        ratios = sorted(cpu / b[0] for (_, cpu), b in zip(samples[jobs], bare))
         ratio = statistics.median(ratios)
+        lenient = statistics.median(cpu / b[1] for (_, cpu), b in zip(samples[jobs], bare))
         c = statistics.median(cpu for _, cpu in samples[jobs]) / n
         span = f"{ratios[0]:.2f}-{ratios[-1]:.2f}"
-        print(f"| {f'batch --jobs {jobs}':28} | {c:9.3f} | {ratio:13.2f}x | {span:>11} | {'1.0x':>5} |")
-        record_bar(f"batch --jobs {jobs}: CPU per submission / a bare process's", ratio, 1.0)
+        print(f"| {f'batch --jobs {jobs}':36} | {c:9.3f} | {ratio:13.2f}x | {span:>11} | {'1.0x':>5} |")
+        print(f"| {'  (/ the default-threads bare)':36} | {'':>9} | {lenient:13.2f}x | {'':>11} | {'':>5} |")
+        record_bar(f"batch --jobs {jobs}: CPU per submission / a bare process's (BLAS 1 thread)", ratio, 1.0)
     pairs = [a / b for (a, _), (b, _) in zip(samples[1], samples[2])]
     share = statistics.median([p / c for p, c in zip(pairs, ceilings)])
     print(
@@ -319,8 +337,10 @@ def main() -> int:
     )
     meter = CpuMeter("bench-batch")
 
-    def timed(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-        return meter.run(cmd, cwd=ROOT)
+    def timed(
+        cmd: list[str], env: dict[str, str] | None = None
+    ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+        return meter.run(cmd, cwd=ROOT, env=env)
 
     print(f"CPU measured with {meter.method}", flush=True)
     measured = _batch_runs(timed, py, inputs, base, args)

@@ -48,10 +48,12 @@ class CpuMeter:
         if self.group:
             (self.group / "cgroup.procs").write_text(str(os.getpid()))
 
-    def run(self, cmd: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess]:
-        """(wall seconds, CPU seconds, the finished process) of `cmd`."""
+    def run(
+        self, cmd: list[str], cwd: Path, env: dict[str, str] | None = None
+    ) -> tuple[float, float, subprocess.CompletedProcess]:
+        """(wall seconds, CPU seconds, the finished process) of `cmd` (in `env`, else this one's)."""
         cpu0, t0 = self.read(), time.monotonic()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, preexec_fn=self.enter)
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, preexec_fn=self.enter)
         wall = time.monotonic() - t0
         time.sleep(0.2)  # a killed zygote's last tick
         return wall, self.read() - cpu0, proc
