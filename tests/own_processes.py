@@ -74,20 +74,24 @@ def zygotes_below(root: int) -> set[int]:
     return {pid for pid in descendants(root) if ZYGOTE_MARK in cmdline(pid)}
 
 
-def aio_rings_below(root: int) -> tuple[set[int], bool]:
-    """The processes below `root` that have an AIO context (its ring is mapped as /[aio]), and
-    whether every one's memory map could be read (a non-dumpable process's may not be)."""
-    found, readable = set(), True
+def aio_rings_below(root: int) -> tuple[set[int], set[int], dict[int, str]]:
+    """One look at the processes below `root`: those with an AIO context (its ring is mapped as
+    /[aio]), those whose memory map was read, and those whose map could not be read (pid -> the
+    error; a non-dumpable process's may not be). A process that ended meanwhile is in none."""
+    found, read, failed = set(), set(), {}
     for pid in descendants(root):
         try:
             with open(f"/proc/{pid}/maps", "rb") as f:
-                if b"/[aio]" in f.read():
-                    found.add(pid)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            readable = False
-    return found, readable
+                maps = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        except OSError as exc:
+            failed[pid] = type(exc).__name__
+            continue
+        read.add(pid)
+        if b"/[aio]" in maps:
+            found.add(pid)
+    return found, read, failed
 
 
 def reaped(report: Path, command: list[str], grace_s: float = 30.0) -> list[str]:
