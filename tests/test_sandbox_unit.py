@@ -434,3 +434,42 @@ def test_zygote_survives_a_worker_that_never_returns_into_it(spec, limits):
         second = sb.run(args, x.shape)  # the same zygote still answers
     assert first.status == second.status == "ok"
     assert first.exit_code not in (0, None) or first.signal is not None
+
+
+# --- a signature that cannot take the call ----------------------------------------------------
+
+TWO_ARGS = "def vit_encoder_block(x, num_heads):\n    return x\n"
+RAISES_INSIDE = "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n    return len(3)\n"
+WRAPPED_BUILTIN = "import math\nvit_encoder_block = math.hypot\n"
+
+
+@pytest.mark.parametrize("mode", ["load", "run"])
+def test_a_function_that_cannot_take_the_arguments_is_a_bad_signature(spec, limits, mode):
+    """The load run asks the signature before any call; a test's run calls at once and asks it
+    only when the call failed at the call itself (both say bad_signature, with the parameters)."""
+    x = np.zeros((1, 2, 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    with sandbox(spec, limits, TWO_ARGS) as sb:
+        out = sb.run(args, x.shape, mode=mode)
+    assert out.status == "bad_signature", (out.status, out.detail)
+    assert "too many positional arguments" in out.detail
+
+
+def test_a_type_error_inside_the_function_is_its_own_exception(spec, limits):
+    """A TypeError raised in the function's body is the call's exception, never a bad signature."""
+    x = np.zeros((1, 2, 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    with sandbox(spec, limits, RAISES_INSIDE) as sb:
+        loaded = sb.run(args, None, mode="load")
+        out = sb.run(args, x.shape)
+    assert loaded.status == "loaded"
+    assert out.status == "call_exception" and out.error is not None and out.error.type == "TypeError"
+
+
+def test_a_builtin_that_cannot_take_the_arguments_is_the_calls_exception(spec, limits):
+    """math.hypot has no signature to bind (takes *coordinates): the call decides, as it always did."""
+    x = np.zeros((1, 2, 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    with sandbox(spec, limits, WRAPPED_BUILTIN) as sb:
+        out = sb.run(args, x.shape)
+    assert out.status == "call_exception" and out.error is not None and out.error.type == "TypeError"
