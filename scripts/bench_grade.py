@@ -10,6 +10,9 @@ of the process and everything it started):
 * `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
 * a sandbox's own start: `python -I -S` importing the harness's modules (HARNESS_MODULES, what
   every zygote imports before it can take a submission), which a sample grading waits for;
+* a save graded by `watch` (the samples): in the running process, with the zygote it started
+  while the learner edited, as every save after the first is (the wall time of that grading and
+  its text report, the save's settling poll not counted);
 * scripts/fork_floor.py: the same fresh interpreter and fork per test with no isolation, no
   probe, no report and a parent without NumPy (the least any fork-per-test design costs here);
 * the worst cases: an infinite loop and a sleeper graded on all tests, and the
@@ -62,6 +65,30 @@ for c in load_cases(b.testcases, b.group_names("all")):
 """
 
 
+# A save graded by `watch`, after the first: the grader's modules and the cases are loaded, and the
+# zygote (report/watch.py's spare) was started while the learner edited. Prints its wall seconds.
+WATCH_SAVE = """
+import sys, time
+sys.path.insert(0, ".")
+from pathlib import Path
+from grader.sandbox.early import early_zygote
+from grader.problem.bundle import open_bundle
+from grader.feedback.grade import grade
+from grader.judging.judge import GradeOptions
+from grader.report.text_report import Invocation, render_text
+
+b, path, options = open_bundle("."), Path("reference/solution.py"), GradeOptions(tests="sample")
+grade(b, path, options)  # the first save: imports and the case cache
+spare = early_zygote(["grade", str(path)])
+time.sleep(1.0)  # the learner edits; the spare zygote imports NumPy meanwhile
+start = time.perf_counter()
+report = grade(b, path, options, zygote=spare)
+render_text(report, invocation=Invocation(command="watch", path=str(path)))
+print(time.perf_counter() - start)
+if spare is not None:
+    spare.close()
+"""
+
 METER = CpuMeter("bench-grade")
 
 
@@ -112,6 +139,16 @@ def exercism(path: Path) -> tuple[float, float, float]:
         return result
 
 
+def watch_save() -> float:
+    """Wall seconds of one save graded by `watch` in its steady state (WATCH_SAVE)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", WATCH_SAVE], cwd=ROOT, env=ENV, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"the watch measurement failed: {proc.stderr.strip()[-500:]}")
+    return float(proc.stdout.split()[-1])
+
+
 def describe(name: str, values: list[float]) -> str:
     med = statistics.median(values)
     spread = (max(values) - min(values)) / med if med else 0.0
@@ -148,6 +185,7 @@ def main() -> int:
                 add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
                 add("numpy", timed([sys.executable, "-c", "import numpy"]))
                 add("sandbox", timed(start))
+                rows.setdefault("watch wall", []).append(watch_save())
                 add("floor", timed([sys.executable, FLOOR, floor_cases]))
         for _ in range(args.worst_repeats):
             add("loop", grade(TLE / "infinite_loop.py", ok=(1,)))
@@ -184,6 +222,7 @@ def main() -> int:
     print(describe("`grade reference/solution.py --tests sample`, wall", rows["sample wall"]))
     print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
     print(describe("a sandbox's start: `python -I -S` importing the harness's modules, wall", rows["sandbox wall"]))
+    print(describe("a save graded by `watch` (samples; zygote started while editing), wall", rows["watch wall"]))
     print(describe("`infinite_loop.py` graded on all tests, wall", rows["loop wall"]))
     print(describe("`sleep.py` graded on all tests, wall", rows["sleep wall"]))
     print(describe("Exercism runner, worst of the two, wall", rows["exercism wall"]))
@@ -216,6 +255,11 @@ def main() -> int:
     print(
         f"a sandbox's start alone / import numpy: {med['sandbox wall'] / med['numpy wall']:.2f}x wall (a sample "
         f"grading starts one, and waits for it, after its own interpreter has started)"
+    )
+    print(
+        f"a save graded by `watch` (the learner's edit-grade loop) / import numpy: "
+        f"{med['watch wall'] / med['numpy wall']:.2f}x wall (context for the sample bar, not the bar: a cold "
+        f"`grade` starts its own interpreter and sandbox)"
     )
     record_bar(
         f"grade (all tests) / the bare loop, wall, median of {args.repeats}", med["grade wall"] / med["bare wall"], 1.2
