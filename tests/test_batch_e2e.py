@@ -327,7 +327,7 @@ def test_each_student_is_diagnosed_with_the_mistakes_the_batch_prepared_once(tmp
 
     real = api.prepared_mistakes
 
-    def prepared(bundle):
+    def prepared(bundle, cases=None):
         live = real(bundle)
         return Marking(live.variants, live.data)
 
@@ -341,3 +341,39 @@ def test_each_student_is_diagnosed_with_the_mistakes_the_batch_prepared_once(tmp
     for student in wrong:
         named = json.loads((out / f"{student.key}.json").read_text())["diagnosis"]["fingerprint"]["mistakes"]
         assert [m["id"] for m in named] == [student.key]
+
+
+def test_the_mistakes_outputs_on_the_smallest_cases_are_computed_once_before_the_forks(tmp_path, monkeypatch):
+    """The batch computes every mistake's output on the two smallest cases before it forks (where
+    each diagnosis starts comparing): no forked grading computes those again, and each still
+    computes what only its own diagnosis needs (its mistake, on the larger case)."""
+    from grader.feedback.diagnose import mistake_outputs
+    from grader.feedback.fingerprint import evidence_size
+    from grader.feedback.live import LiveOutputs
+    from grader.problem.bundle import open_bundle
+    from grader.problem.case_cache import load_cases_cached
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    real_run = LiveOutputs.run
+
+    def run(self, variant, case, arithmetic=None):
+        with open(runs / str(os.getpid()), "a", encoding="utf-8") as f:
+            f.write(case.name + "\n")
+        return real_run(self, variant, case, arithmetic)
+
+    monkeypatch.setattr(LiveOutputs, "run", run)
+    bundle = open_bundle(ROOT)
+    wrong = [bc.Student(name, bc.sub("wrong_answer", name)) for name in ("erf_gelu", "no_scaling")]
+    bc.write_files(tmp_path / "cls", wrong)
+    result = run_batch(bundle, BatchOptions(inputs=(tmp_path / "cls",), out=tmp_path / "out", jobs=1, tests="sample"))
+    assert result.exit_status == 0 and result.graded == 2
+    ran = {int(p.name): p.read_text(encoding="utf-8").split() for p in runs.iterdir()}
+    mine = ran.pop(os.getpid())
+    outputs = mistake_outputs(bundle)
+    cases = load_cases_cached(bundle.testcases, bundle.group_names("sample"))
+    smallest = {c.name for c in sorted(cases, key=lambda c: evidence_size(c, outputs.data))[:2]}
+    assert set(mine) == smallest and len(mine) == 2 * len(outputs.variants.MISTAKES)
+    assert len(ran) == 2, ran  # both forked gradings computed something of their own
+    for names in ran.values():
+        assert names and not smallest & set(names), (smallest, names)

@@ -591,3 +591,17 @@ def test_mistakes_that_cannot_be_prepared_are_left_to_each_grading(tmp_path):
     assert prepared_mistakes(broken) is None
     report = grade(broken, WRONG / "erf_gelu.py", GradeOptions(tests="sample"))
     assert report.verdict == "WA" and "variants exploded" in report.diagnosis["fingerprint"]["message"]
+
+
+def test_mistakes_whose_outputs_fail_on_a_small_case_are_still_prepared(bundle, monkeypatch):
+    """Computing the mistakes' outputs on the smallest cases ahead is a head start only: a variant
+    that raises there leaves the prepared mistakes usable (each diagnosis meets the fault itself)."""
+    from grader.feedback.grade import prepared_mistakes
+    from grader.problem.case_cache import load_cases_cached
+
+    def broken(self, variant, case, arithmetic=None):
+        raise FloatingPointError("a variant that fails on this case")
+
+    monkeypatch.setattr(LiveOutputs, "run", broken)
+    cases = load_cases_cached(bundle.testcases, bundle.group_names("sample"))
+    assert isinstance(prepared_mistakes(bundle, cases), LiveOutputs)

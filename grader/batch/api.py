@@ -306,8 +306,9 @@ def _prepare_judging(bundle: Bundle, opts: BatchOptions, seed: int | None, zygot
         raise BatchError(f"the sandbox cannot start here: {exc}") from None
     if opts.docker:
         return Judging(bundle, options, cases, docker_mode.DockerConfig(opts.image))
-    # Every forked grading inherits the diagnosis ready: none imports it or loads variants.py again.
-    return Judging(bundle, options, cases, mistakes=prepared_mistakes(bundle) if options.diagnose else None)
+    # Every forked grading inherits the diagnosis ready: none imports it or loads variants.py again,
+    # nor computes the mistakes' outputs on the smallest cases, where every diagnosis starts.
+    return Judging(bundle, options, cases, mistakes=prepared_mistakes(bundle, cases) if options.diagnose else None)
 
 
 def _run_record(bundle: Bundle, opts: BatchOptions, key: RunKey, students: Students) -> dict[str, Any]:

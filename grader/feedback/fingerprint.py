@@ -232,13 +232,17 @@ def _enough(kind: str, reproduced: int, compared: int) -> bool:
     return reproduced > 0 and (kind == "values" or 2 * reproduced >= compared)
 
 
+def evidence_size(case: TestCase, data: FeedbackData) -> int:
+    """How large a case is as evidence: the problem module's SIZE_INPUTS (else every array input),
+    counted in elements."""
+    return sum(int(np.asarray(case.inputs[n]).size) for n in data.size_inputs or data.array_parameters)
+
+
 def _evidence_order(observations: Iterable[Observation], data: FeedbackData) -> list[Observation]:
-    """Small cases first (the problem module's SIZE_INPUTS, else every array input, counted):
-    passes and failures both eliminate mistakes, so the costly large case is evaluated, if at
-    all, only for the few that survive."""
+    """Small cases first (evidence_size): passes and failures both eliminate mistakes, so the
+    costly large case is evaluated, if at all, only for the few that survive."""
     useful = [o for o in observations if o.verdict == "AC" or o.array is not None]
-    names = data.size_inputs or data.array_parameters
-    return sorted(useful, key=lambda o: sum(int(np.asarray(o.case.inputs[n]).size) for n in names))
+    return sorted(useful, key=lambda o: evidence_size(o.case, data))
 
 
 def _dtype_fingerprint(observations: Sequence[Observation], data: FeedbackData) -> Fingerprint | None:

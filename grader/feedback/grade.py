@@ -40,14 +40,28 @@ def grade(
     return diagnose(judged.report, bundle, judged.cases, judged.returned, mistakes)
 
 
-def prepared_mistakes(bundle: Bundle) -> MistakeOutputs | None:
+WARMED_CASES = 2  # the smallest cases whose mistake outputs prepared_mistakes computes at once
+
+
+def prepared_mistakes(bundle: Bundle, cases: list[TestCase] | None = None) -> MistakeOutputs | None:
     """The diagnosis imported and the bundle's mistakes ready to compute (reference/variants.py
-    loaded), for a caller that grades many files with the same cases: `batch` prepares them once
-    before it forks a process per student, which then imports and loads nothing of it. None when
-    they cannot be prepared: each grading then tries for itself and its report says why not."""
+    loaded), for a caller that grades many files with the same `cases`: `batch` prepares them once
+    before it forks a process per student, which then imports and loads nothing of it. Every
+    mistake's output on the WARMED_CASES smallest of `cases` is computed here too: every wrong
+    answer's diagnosis compares all the mistakes there first (fingerprint._evidence_order), about
+    two in five of the outputs a class's diagnoses ask. None when they cannot be prepared: each
+    grading then tries for itself and its report says why not."""
     try:
         from .diagnose import mistake_outputs
+        from .fingerprint import evidence_size
+        from .live import LiveOutputs
 
-        return mistake_outputs(bundle)
+        outputs = mistake_outputs(bundle)
     except Exception:  # a broken variants.py: reported by each diagnosis, never by the batch
         return None
+    if isinstance(outputs, LiveOutputs) and cases:
+        try:
+            outputs.warm(sorted(cases, key=lambda c: evidence_size(c, outputs.data))[:WARMED_CASES])
+        except Exception:  # a variant that fails on a case: each diagnosis meets it, and says so
+            pass
+    return outputs

@@ -68,6 +68,12 @@ class LiveOutputs:
         out: np.ndarray = self.data.variant_output(self.variants, call_inputs(case, self.data), variant, arithmetic)
         return out
 
+    def warm(self, cases: list[TestCase]) -> None:
+        """Every mistake's output on `cases`, memoised now: a process forked afterwards inherits them."""
+        for case in cases:
+            for mistake_id in self._variants.MISTAKES:
+                self.output(mistake_id, case)
+
     def output(self, mistake_id: str, case: TestCase) -> np.ndarray | None:
         key = (mistake_id, case.name)
         if key not in self._memo:
