@@ -175,7 +175,8 @@ def _batch_runs(
             outs[jobs] = out
             print(f"  batch --jobs {jobs} (run {rep + 1}): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
         files = _graded_files(base, outs[1])
-        bare.append(tuple(_bare_each(timed, files, outs[1], args.tests, env) for env in (ONE_THREAD, DEFAULT_THREADS)))
+        one, default = (_bare_each(timed, files, outs[1], args.tests, env) for env in (ONE_THREAD, DEFAULT_THREADS))
+        bare.append((one, default))
     runs: Runs = {}
     for jobs in (1, 2):
         walls = sorted(w for w, _ in samples[jobs])
