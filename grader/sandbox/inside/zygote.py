@@ -10,7 +10,7 @@ import os
 import sys
 
 from .kernel import _libc, get_dumpable, set_dumpable
-from .landlock import landlock_abi
+from .landlock import prepared_ruleset
 from .seccomp import prepared_program
 from .supervise import _recv, _run_job, _send, _serve
 from .worker import is_allowed
@@ -254,7 +254,7 @@ def zygote_main(ctrl_fd, early=(), site_dirs=None, forked_site=None):
     if compiled is None:
         return
     code, source_lines = compiled
-    abi, _ = landlock_abi()
+    abi, _, _ = prepared_ruleset()  # asked before the first fork: no worker asks again
     _send(
         sock,
         {
