@@ -9,6 +9,7 @@ or two.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -210,6 +211,16 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
 @pytest.mark.parametrize("pid", [1, 2, 4242, 65535, 4194303])
 def test_prepared_seccomp_program_is_the_one_built_for_the_pid(arch, pid):
     assert child.program_for(child.prepared_program(arch), pid) == child.seccomp_program(arch, pid)
+
+
+@pytest.mark.parametrize("arch", sorted(child.SYSCALLS))
+@pytest.mark.parametrize("pid", [1, 4242, 4194303])
+def test_the_filter_a_worker_installs_is_the_one_built_for_its_pid(arch, pid):
+    """apply_seccomp installs the zygote's loaded buffer with the worker's pid written in: those
+    bytes, and the length the kernel is told, are the program built for that pid."""
+    buf, prog = seccomp.loaded_for(child.prepared_program(arch), pid)
+    assert buf.raw == child.seccomp_program(arch, pid)
+    assert prog.len == len(buf.raw) // 8 and prog.filter == ctypes.addressof(buf)
 
 
 def test_the_pid_placeholder_marks_only_pid_slots():

@@ -273,6 +273,17 @@ def _loaded(prepared):
     return _LOADED[0][1], _LOADED[0][2]
 
 
+def loaded_for(prepared, own_pid):
+    # type: (Prepared, int) -> tuple[Any, Any]
+    """The loaded filter (_loaded: a ctypes buffer and the sock_fprog over it) with `own_pid` in
+    its pid slots, as program_for(prepared, own_pid) has it. In a worker the buffer is its own
+    copy-on-write copy of the zygote's: the zygote's keeps its placeholders for the next one."""
+    buf, prog = _loaded(prepared)
+    for off in prepared[2]:
+        struct.pack_into("<I", buf, off, own_pid & 0xFFFFFFFF)
+    return buf, prog
+
+
 def apply_seccomp(own_pid, prepared=None):
     # type: (int, Prepared | None) -> tuple[bool, str]
     """Install the filter (from `prepared`, if built for this arch); return (applied, detail)."""
@@ -287,9 +298,7 @@ def apply_seccomp(own_pid, prepared=None):
     n = len(prepared[1]) // 8
     if n > 4096:
         return False, "filter too long"
-    buf, prog = _loaded(prepared)
-    for off in prepared[2]:  # program_for(prepared, own_pid), in place
-        struct.pack_into("<I", buf, off, own_pid & 0xFFFFFFFF)
+    _buf, prog = loaded_for(prepared, own_pid)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False, f"no_new_privs failed: {os.strerror(ctypes.get_errno())}"
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
