@@ -473,3 +473,23 @@ def test_a_builtin_that_cannot_take_the_arguments_is_the_calls_exception(spec, l
     with sandbox(spec, limits, WRAPPED_BUILTIN) as sb:
         out = sb.run(args, x.shape)
     assert out.status == "call_exception" and out.error is not None and out.error.type == "TypeError"
+
+
+HOSTILE_TYPE_ERROR = (
+    "class Sly(TypeError):\n"
+    "    @property\n"
+    "    def __traceback__(self):\n"
+    "        raise RuntimeError('no traceback for you')\n\n"
+    "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+    "    raise Sly('boom')\n"
+)
+
+
+def test_a_type_error_that_hides_its_traceback_is_still_the_calls_exception(spec, limits):
+    """Asking whether a TypeError came from the call itself reads its traceback: a TypeError whose
+    __traceback__ raises is reported as the call's exception, not a worker that died (114)."""
+    x = np.zeros((1, 2, 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    with sandbox(spec, limits, HOSTILE_TYPE_ERROR) as sb:
+        out = sb.run(args, x.shape)
+    assert out.status == "call_exception" and out.error is not None and out.error.type == "Sly", out

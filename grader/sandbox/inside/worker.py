@@ -351,11 +351,10 @@ def _call_failure_frame(exc, fn, n_args):
     # the submission's under this one, and `fn` cannot take the arguments. The load run has asked
     # the signature already, so a run asks it only then: inspect.signature costs a fresh worker
     # about 0.4 ms and 150 page faults (copies of the zygote's pages), a tenth of its run.
-    if not isinstance(exc, TypeError) or exc.__traceback__ is None or exc.__traceback__.tb_next is not None:
-        return None
     try:
-        return _signature_frame(fn, n_args)
-    except BaseException:  # a hostile __signature__: the call's own exception is reported
+        tb = exc.__traceback__ if isinstance(exc, TypeError) else None
+        return _signature_frame(fn, n_args) if tb is not None and tb.tb_next is None else None
+    except BaseException:  # a hostile exception or __signature__: the call's own exception is reported
         return None
 
 
