@@ -3,13 +3,20 @@
 import os
 import sys
 
-# Before anything else is imported: a sandbox's start-up then runs beside the grader's own.
-from .sandbox.early import early_zygote
+from .served import through_server
 
 
 def run(argv: "list[str] | None" = None) -> int:
-    """Start the zygote the command will need (sandbox/early.py), then run the command (cli.main)."""
+    """Hand a `grade` to this user's running server (served.py), if one takes it; else start the
+    zygote the command will need (sandbox/early.py), then run the command (cli.main)."""
     args = sys.argv[1:] if argv is None else argv
+    open_standard_streams()
+    status = through_server(args)
+    if status is not None:
+        return status
+    # Before the rest of the grader is imported: a sandbox's start-up then runs beside the grader's own.
+    from .sandbox.early import early_zygote
+
     zygote = early_zygote(args)
     try:
         from .cli import main
@@ -18,6 +25,19 @@ def run(argv: "list[str] | None" = None) -> int:
     finally:
         if zygote is not None:
             zygote.close()
+
+
+def open_standard_streams() -> None:
+    """/dev/null in place of a standard stream the process was started without (`grade x >&-`):
+    Python then has no sys.stdout to write the report to, and the next file the grader opens
+    would take descriptor 1, where a child's output would land in it."""
+    for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            if os.open(os.devnull, mode) != fd:  # the lowest free descriptor: this one, as 0..fd-1 are open
+                raise
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
 
 
 def script() -> None:

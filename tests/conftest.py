@@ -27,6 +27,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 # folder of its own, inherited by every CLI the tests start, never in the user's ~/.cache.
 os.environ.setdefault("GRADER_CACHE_DIR", tempfile.mkdtemp(prefix="grader-test-cases-"))
 
+# A `serve` of the developer's (grader/served.py) never answers the tests' `grade`: this session's
+# server folder is its own, empty unless a test starts a server there.
+os.environ.setdefault("GRADER_SERVER_DIR", tempfile.mkdtemp(prefix="grader-test-server-"))
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 

@@ -31,6 +31,8 @@ __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
 READS_WHOLE_BUNDLE = frozenset(
     ("generate", "validate", "statement", "tolerance", "pack", "export", "export-gradescope", "verify", "calibrate")
 )
+# Commands that work on no one bundle: no bundle is opened for them (--bundle and --step are ignored).
+SERVES_EVERY_BUNDLE = frozenset(("serve",))
 MESSAGE_CAP = 2000  # characters of a reason: a path or a YAML parser's excerpt, not a file's content
 
 
@@ -48,6 +50,8 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     args = parser.parse_args(argv)
     args.early_zygote = zygote
     try:
+        if args.command in SERVES_EVERY_BUNDLE:
+            return int(args.func(args, None))
         bundle = open_bundle(step_root(args.step, args.bundle) if args.step else bundle_root(args.bundle))
         special = bundle.special_part() if args.command in READS_WHOLE_BUNDLE else None
         if special:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from .. import __version__
 from ..platforms.listing import EXPORT_PLATFORMS, PLATFORM_FORMATS
+from ..served import DEFAULT_IDLE_S
 from .commands import (
     EXIT_CANNOT_JUDGE,
     _seed,
@@ -109,6 +110,34 @@ def _learner_parsers(sub: Subparsers) -> None:
         w.add_argument(flag, action="store_true", help=why)
     w.add_argument("--isolation", choices=("auto", "plain"), default="auto", help=argparse.SUPPRESS)
     w.set_defaults(func=cmd_watch)
+
+
+def _serve_parser(sub: Subparsers) -> None:
+    """serve: the warm grader every `grade` of this user hands its command to (cli/server.py)."""
+    sv = sub.add_parser(
+        "serve", help="keep a warm grader that every `grade` of this user hands its command to (Ctrl-C ends it)"
+    )
+    idle_help = "exit after S seconds without a grading (0: never; default: %(default)g)"
+    sv.add_argument("--idle", type=_seconds, default=DEFAULT_IDLE_S, metavar="S", help=idle_help)
+    sv.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace, bundle: object) -> int:
+    """`serve` (cli/server.py, imported only by this command: it is not on `grade`'s path)."""
+    from .server import cmd_serve
+
+    return cmd_serve(args, bundle)
+
+
+def _seconds(text: str) -> float:
+    """A non-negative, finite number of seconds (argparse's type for --idle)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"seconds must be 0 or more, and finite: {text!r}")
+    return value
 
 
 def _bundle_parsers(sub: Subparsers) -> None:
@@ -249,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Each adds its commands' subparsers (in `--help` order), whose `func` is the cmd_* main calls.
     for add in (
         _learner_parsers,
+        _serve_parser,
         _bundle_parsers,
         _archive_parsers,
         _verify_parser,

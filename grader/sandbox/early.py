@@ -244,14 +244,19 @@ def _names_isolation(arg: str) -> bool:
     return len(name) > 3 and "--isolation".startswith(name)
 
 
-def early_zygote(argv: Sequence[str]) -> Spawned | None:
-    """For a command that will start a sandbox with the default isolation, its zygote, started now.
-
-    Anything unusual about the command line (another isolation, no command)
-    starts nothing: the Sandbox then starts its zygote itself, as it always could."""
+def takes_early_zygote(argv: Sequence[str]) -> bool:
+    """Whether the command will start a sandbox with the default isolation, so that a zygote
+    started before its command line is parsed is the one its Sandbox would start. Anything
+    unusual about the command line (another isolation, no command, --help) says no."""
     if not sys.platform.startswith("linux") or command_of(argv) not in EARLY_COMMANDS:
-        return None
-    if any(_names_isolation(a) or a in ("-h", "--help") for a in argv):
+        return False
+    return not any(_names_isolation(a) or a in ("-h", "--help") for a in argv)
+
+
+def early_zygote(argv: Sequence[str]) -> Spawned | None:
+    """For a command that `takes_early_zygote`, its zygote, started now (else None: the Sandbox
+    then starts its zygote itself, as it always could)."""
+    if not takes_early_zygote(argv):
         return None
     try:
         # batch reads the probe once, first (judge.probe_step); grade only when a run needs it

@@ -1,0 +1,133 @@
+"""One `grade` in the process `serve` forks for it (cli/server.py): the caller's command, in its place.
+
+The process takes the caller's standard streams (the descriptors the request
+passed), its current folder, environment and program name, runs `cli.main`
+with the server's spare zygote (when it is the zygote this command would have
+started: same isolation, same environment) and sends back the exit status.
+The caller's Ctrl-C arrives as one byte on the connection, and the caller
+going away as its end: either becomes this process's KeyboardInterrupt, which
+cli.main reports as "interrupted" after closing the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .. import served
+from ..sandbox.early import Forked, Spawned, takes_early_zygote
+from ..sandbox.startup import clean_environment
+
+Request = dict[str, Any]  # a request's JSON header (served.py's `request`)
+
+
+@dataclass
+class Spare:
+    """The zygote waiting for the next grading, and the environment it was started with."""
+
+    spawned: Spawned
+    env: dict[str, str]
+
+
+def well_formed(header: object) -> bool:
+    """Whether a request's header has the fields `_grade_here` reads, of their types."""
+    if not isinstance(header, dict):
+        return False
+    argv, env, streams = header.get("argv"), header.get("env"), header.get("streams")
+    return (
+        isinstance(argv, list)
+        and all(isinstance(a, str) for a in argv)
+        and isinstance(header.get("argv0"), str)
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) and "=" not in k and k for k, v in env.items())
+        and isinstance(streams, dict)
+        and all(
+            isinstance(streams.get(n), list) and len(streams[n]) == 2 and all(isinstance(x, str) for x in streams[n])
+            for n in ("stdout", "stderr")
+        )
+    )
+
+
+def grade_here(conn: socket.socket, header: Request, fds: list[int], spare: Spare | None, pidfd: int | None) -> int:
+    """In the forked process: become the caller's command, run it, send its status."""
+    from . import main
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    _adopt(header, fds)
+    zygote = None
+    if spare is not None and pidfd is not None:
+        spare.spawned.proc = Forked(pidfd)
+        if spare.env == clean_environment() and takes_early_zygote(header["argv"]):
+            zygote = spare.spawned
+        else:
+            spare.spawned.close()
+    conn.sendall(served.ACCEPTED)
+    done = threading.Event()
+    threading.Thread(target=_watch_caller, args=(conn, done), daemon=True).start()
+    try:
+        status = main(list(header["argv"]), zygote=zygote)
+    except SystemExit as exc:  # argparse's --help, --version and usage errors
+        status = _exit_code(exc)
+    finally:
+        if zygote is not None:
+            zygote.close()
+    status = _flushed(status)
+    done.set()
+    try:
+        conn.sendall(served.STATUS.pack(status))
+    except OSError:
+        pass
+    return status
+
+
+def _adopt(header: Request, fds: list[int]) -> None:
+    """Take the caller's standard streams, folder, environment and program name."""
+    for target, fd in zip((0, 1, 2), fds[:3]):
+        os.dup2(fd, target)
+    os.fchdir(fds[3])
+    os.environ.clear()
+    os.environ.update(header["env"])
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        encoding, errors = header["streams"][name]
+        stream = open(fd, "w", encoding=encoding, errors=errors, closefd=False)
+        if name == "stderr":
+            stream.reconfigure(line_buffering=True)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    sys.argv = [header["argv0"]]
+
+
+def _watch_caller(conn: socket.socket, done: threading.Event) -> None:
+    """Turn the caller's forwarded Ctrl-C, or its going away, into this process's KeyboardInterrupt
+    (cli.main then prints "interrupted" and the sandbox is closed), unless the command is done."""
+    try:
+        conn.recv(1)  # INTERRUPT, or b"" when the caller is gone: either ends the command
+    except OSError:
+        pass
+    main_thread = threading.main_thread().ident
+    if not done.is_set() and main_thread is not None:
+        signal.pthread_kill(main_thread, signal.SIGINT)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """The status Python exits with for this SystemExit (None: 0; not a number: printed, 1)."""
+    if exc.code is None or isinstance(exc.code, int):
+        return int(exc.code or 0)
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _flushed(status: int) -> int:
+    """The status after flushing the streams (120 when they cannot be written, as __main__ does)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return 120
+    return status
