@@ -49,6 +49,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every `grade` measured here runs in its own process tree, never in a `serve` the developer left running.
+os.environ["GRADER_SERVER"] = "off"
 sys.path.insert(0, str(ROOT / "tests"))
 import batch_class as bc  # noqa: E402 - tests/ on sys.path first
 from bar_record import record_bar  # noqa: E402 - scripts/ is on sys.path (this script's folder)

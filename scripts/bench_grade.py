@@ -31,6 +31,7 @@ spread says how noisy the run was. No figure here is asserted anywhere.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -40,13 +41,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from bar_record import record_bar
 from cpu_meter import CpuMeter
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# GRADER_SERVER=off: every `grade` here is cold, in its own process, unless a row says it is served.
+ENV = {
+    **os.environ,
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "GRADER_SERVER": "off",
+}
 TLE = ROOT / "submissions" / "time_limit_exceeded"
 FLOOR = str(ROOT / "scripts" / "fork_floor.py")
 
@@ -110,12 +119,12 @@ def _waited_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def timed(cmd: list[str], ok=(0,)) -> tuple[float, float, float]:
+def timed(cmd: list[str], ok=(0,), env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds of the process and everything it started, CPU seconds of the
     processes waited for: what getrusage sees, which misses the sandbox's zygote and workers)."""
     before, waited = METER.read(), _waited_cpu()
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True, preexec_fn=METER.enter)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env or ENV, capture_output=True, text=True, preexec_fn=METER.enter)
     wall = time.perf_counter() - start
     cpu = METER.read() - before
     if proc.returncode not in ok:
@@ -123,9 +132,33 @@ def timed(cmd: list[str], ok=(0,)) -> tuple[float, float, float]:
     return wall, cpu, _waited_cpu() - waited
 
 
-def grade(path: Path | str, *extra: str, ok=(0,)) -> tuple[float, float, float]:
+def grade(path: Path | str, *extra: str, ok=(0,), env: dict[str, str] | None = None) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        return timed([sys.executable, "-m", "grader", "grade", str(path), "--json", f"{tmp}/v.json", *extra], ok)
+        return timed([sys.executable, "-m", "grader", "grade", str(path), "--json", f"{tmp}/v.json", *extra], ok, env)
+
+
+@contextlib.contextmanager
+def running_server() -> Iterator[dict[str, str]]:
+    """A `python -m grader serve` in a private folder of its own; the environment of a `grade` it serves."""
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as folder:
+        os.chmod(folder, 0o700)
+        env = {**ENV, "GRADER_SERVER_DIR": folder}
+        del env["GRADER_SERVER"]
+        log = Path(folder) / "serve.log"
+        with open(log, "wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "grader", "serve", "--idle", "0"], cwd=ROOT, env=env, stderr=err
+            )
+        try:
+            deadline = time.monotonic() + 60
+            while "serving `grade` at" not in log.read_text():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"serve did not start: {log.read_text().strip()[-500:]}")
+                time.sleep(0.05)
+            yield env
+        finally:
+            proc.terminate()
+            proc.wait()
 
 
 def exercism(path: Path) -> tuple[float, float, float]:
@@ -180,6 +213,9 @@ def main() -> int:
             timed([sys.executable, FLOOR, "--prepare", floor_cases])
             for _ in range(args.repeats):
                 add("grade", grade(ROOT / "reference" / "solution.py"))
+                with running_server() as served_env:  # started and stopped outside the timed runs
+                    grade(ROOT / "reference" / "solution.py", "--tests", "sample", env=served_env)  # the first
+                    add("served", grade(ROOT / "reference" / "solution.py", "--tests", "sample", env=served_env))
                 add("one", grade(ROOT / "reference" / "solution.py", "--one-worker"))
                 add("bare", timed([sys.executable, "-c", BARE]))
                 add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
@@ -220,6 +256,7 @@ def main() -> int:
     print(describe("bare process, CPU", rows["bare cpu"]))
     print(describe("fork-per-test floor (scripts/fork_floor.py: no isolation, no report), CPU", rows["floor cpu"]))
     print(describe("`grade reference/solution.py --tests sample`, wall", rows["sample wall"]))
+    print(describe("the same with `serve` running (a grading after its first), wall", rows["served wall"]))
     print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
     print(describe("a sandbox's start: `python -I -S` importing the harness's modules, wall", rows["sandbox wall"]))
     print(describe("a save graded by `watch` (samples; zygote started while editing), wall", rows["watch wall"]))
@@ -251,7 +288,11 @@ def main() -> int:
         f"(range {min(ratio['grade']):.2f}-{max(ratio['grade']):.2f}); of a sample grading "
         f"{statistics.median(ratio['sample']):.2f}"
     )
-    print(f"grade --tests sample / import numpy: {med['sample wall'] / med['numpy wall']:.2f}x wall")
+    print(f"grade --tests sample / import numpy: {med['sample wall'] / med['numpy wall']:.2f}x wall (cold)")
+    print(
+        f"grade --tests sample with `serve` running / import numpy: {med['served wall'] / med['numpy wall']:.2f}x "
+        f"wall (its CPU is the server's, outside this measured tree: wall only)"
+    )
     print(
         f"a sandbox's start alone / import numpy: {med['sandbox wall'] / med['numpy wall']:.2f}x wall (a sample "
         f"grading starts one, and waits for it, after its own interpreter has started)"
@@ -264,7 +305,14 @@ def main() -> int:
     record_bar(
         f"grade (all tests) / the bare loop, wall, median of {args.repeats}", med["grade wall"] / med["bare wall"], 1.2
     )
-    record_bar("grade --tests sample / python3 -c 'import numpy', wall", med["sample wall"] / med["numpy wall"], 1.5)
+    record_bar(
+        "grade --tests sample / python3 -c 'import numpy', wall, cold", med["sample wall"] / med["numpy wall"], 1.5
+    )
+    record_bar(
+        "grade --tests sample with `serve` running / python3 -c 'import numpy', wall",
+        med["served wall"] / med["numpy wall"],
+        1.5,
+    )
     print(
         f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
         f"Exercism runner {med['exercism wall']:.1f} s"

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every `grade` measured here runs in its own process tree, never in a `serve` the developer left running.
+os.environ["GRADER_SERVER"] = "off"
 HZ = 4000
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 LINE = re.compile(r"^\s*(\S+)\s+(\d+)\s+([\d.]+):\s*(.*)$")
