@@ -39,7 +39,8 @@ PROTOCOL = 1
 HEADER_MAX = 1 << 20  # bytes of a request's JSON (the environment is most of it)
 PREFIX = struct.Struct("<I")
 STATUS = struct.Struct("<i")
-ACCEPTED, REFUSED = b"A", b"R"
+ACCEPTED, REFUSED, GO = b"A", b"R", b"G"
+HANDSHAKE_S = 10.0  # a server that has not taken the command by then (stopped, swamped): grade here
 INTERRUPT = b"I"  # the client's Ctrl-C, forwarded to the process grading
 UNFINISHED = 2  # the server's grading process ended without a status: the grader could not judge
 SERVED_COMMANDS = ("grade",)
@@ -91,31 +92,39 @@ def peer_uid(sock: socket.socket) -> int:
     return int(struct.unpack("3i", creds)[1])
 
 
-def request(argv: list[str]) -> tuple[bytes, list[int]] | None:
-    """The request for `argv`: its bytes and the descriptors passed with it (stdin, stdout, stderr,
-    the current folder), or None when a standard stream is closed or the folder cannot be opened."""
+def request(argv: list[str]) -> bytes | None:
+    """The request for `argv` (None when a standard stream is closed: Python has no stream object
+    to take its encoding from). Its descriptors go later, with GO (`through_server`)."""
     streams = {}
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None:
             return None
         streams[name] = [getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict"]
-    try:
-        for fd in (0, 1, 2):
-            os.fstat(fd)
-        cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
+    mask = os.umask(0o077)
+    os.umask(mask)
     header = {
         "protocol": PROTOCOL,
+        "umask": mask,
         "installation": installation(),
         "argv0": sys.argv[0],
         "argv": argv,
         "env": dict(os.environ),
         "streams": streams,
     }
-    raw = json.dumps(header, separators=(",", ":")).encode("utf-8", "surrogateescape")
-    return PREFIX.pack(len(raw)) + raw, [0, 1, 2, cwd]
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    return PREFIX.pack(len(raw)) + raw
+
+
+def descriptors() -> list[int] | None:
+    """Standard input, output and error and the current folder, as a request passes them (None:
+    one of them is closed, or the folder cannot be opened)."""
+    try:
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+        return [0, 1, 2, os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    except OSError:
+        return None
 
 
 def connect(directory: str) -> socket.socket | None:
@@ -157,19 +166,22 @@ def through_server(argv: list[str]) -> int | None:
     if sock is None:
         return None
     with sock:
-        made = request(argv)
-        if made is None:
+        data, fds = request(argv), descriptors()
+        if data is None or fds is None:
             return None
-        data, fds = made
         try:
-            socket.send_fds(sock, [data], fds)
-            answer = receive_exactly(sock, 1)
-        except OSError:
+            sock.sendall(data)
+            sock.settimeout(HANDSHAKE_S)
+            if receive_exactly(sock, 1) != ACCEPTED:
+                return None
+            # From here on the server's process runs the command, and we wait for it. The descriptors go
+            # only now: passed ones stay open while queued, and a stopped server would hold our pipes open.
+            socket.send_fds(sock, [GO], fds)
+            sock.settimeout(None)
+        except OSError:  # socket.timeout too: the server's process then prints nothing (it waits for GO)
             return None
         finally:
             os.close(fds[-1])
-        if answer != ACCEPTED:
-            return None
         return _await_status(sock)
 
 

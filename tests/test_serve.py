@@ -340,7 +340,10 @@ def test_a_connection_that_is_not_a_request_is_dropped_and_the_server_goes_on(se
                 os.close(fd)
         s.shutdown(socket.SHUT_WR)
         s.settimeout(30)
-        assert s.recv(1) == b""
+        try:
+            assert s.recv(1) == b""  # closed without a word
+        except ConnectionResetError:  # closed with bytes of ours unread
+            pass
     assert grade("reference/solution.py", "--tests", "sample", env=server.env).returncode == 0
     assert server.gradings() == 1
 
@@ -348,13 +351,11 @@ def test_a_connection_that_is_not_a_request_is_dropped_and_the_server_goes_on(se
 def test_another_installation_is_refused(server, monkeypatch):
     path = served.socket_path(str(server.directory))
     monkeypatch.setattr(served, "installation", lambda: "/elsewhere/python\0/elsewhere/grader")
-    made = served.request(["grade", "reference/solution.py"])
-    assert made is not None
-    data, fds = made
+    data = served.request(["grade", "reference/solution.py"])
+    assert data is not None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
-        socket.send_fds(sock, [data], fds)
-        os.close(fds[-1])
+        sock.sendall(data)
         sock.settimeout(30)
         assert sock.recv(1) == served.REFUSED
     assert server.gradings() == 0
@@ -395,26 +396,37 @@ def test_a_killed_server_lets_the_grading_it_forked_finish(server, tmp_path):
     assert after.returncode == 0 and "AC  Accepted" in after.stdout and after.stderr == ""
 
 
+GOOD = {"umask": 0o022, "argv": ["grade"], "argv0": "g", "env": {"A": "1"},
+        "streams": {"stdout": ["utf-8", "strict"], "stderr": ["utf-8", "replace"]}}  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    "header",
+    "change",
     [
-        [],
-        {"argv": "grade", "argv0": "g", "env": {}, "streams": {"stdout": ["utf-8", "strict"], "stderr": ["a", "b"]}},
-        {"argv": ["grade"], "argv0": "g", "env": {"A=B": "1"}, "streams": {"stdout": ["u", "s"], "stderr": ["a", "b"]}},
-        {"argv": ["grade"], "argv0": "g", "env": {"A": 1}, "streams": {"stdout": ["u", "s"], "stderr": ["a", "b"]}},
-        {"argv": ["grade"], "argv0": "g", "env": {}, "streams": {"stdout": ["u"], "stderr": ["a", "b"]}},
-        {"argv": ["grade"], "argv0": None, "env": {}, "streams": {"stdout": ["u", "s"], "stderr": ["a", "b"]}},
+        {"argv": "grade"},
+        {"argv": ["grade", 1]},
+        {"argv0": None},
+        {"env": {"A=B": "1"}},
+        {"env": {"": "1"}},
+        {"env": {"A": 1}},
+        {"env": []},
+        {"streams": {"stdout": ["u"], "stderr": ["a", "b"]}},
+        {"streams": {"stdout": ["u", "s"]}},
+        {"umask": -1},
+        {"umask": 0o1000},
+        {"umask": True},
+        {"umask": "022"},
     ],
 )
-def test_a_malformed_header_is_not_a_request(header):
-    assert not well_formed(header)
+def test_a_malformed_header_is_not_a_request(change):
+    assert well_formed(GOOD)
+    assert not well_formed({**GOOD, **change})
+    assert not well_formed([GOOD])
 
 
 def test_a_well_formed_header_is_a_request():
-    made = served.request(["grade", "x.py"])
-    assert made is not None
-    data, fds = made
-    os.close(fds[-1])
+    data = served.request(["grade", "x.py"])
+    assert data is not None
     assert well_formed(json.loads(data[served.PREFIX.size :]))
 
 
@@ -423,3 +435,63 @@ def test_the_server_folder_follows_the_environment():
     assert served.server_dir({"XDG_RUNTIME_DIR": "/run/user/7"}) == "/run/user/7/vit-grader"
     assert served.server_dir({"XDG_RUNTIME_DIR": "relative"}) == f"/tmp/vit-grader-{os.getuid()}"
     assert served.server_dir({}) == f"/tmp/vit-grader-{os.getuid()}"
+
+
+def test_the_callers_umask_is_the_grading_s(server, tmp_path):
+    for mode in (0o077, 0o002):
+        out = tmp_path / f"v{mode:o}.json"
+        got = subprocess.run(
+            [sys.executable, "-m", "grader", "grade", "reference/solution.py", "--tests", "sample", "--json", str(out)],
+            cwd=ROOT, env=server.env, capture_output=True, preexec_fn=lambda m=mode: os.umask(m), timeout=120,
+        )  # fmt: skip
+        assert got.returncode == 0, got.stderr
+        mine = stat.S_IMODE(os.stat(out).st_mode)
+        out.unlink()
+        alone = subprocess.run(
+            [sys.executable, "-m", "grader", "grade", "reference/solution.py", "--tests", "sample", "--json", str(out)],
+            cwd=ROOT, env=in_process(server.env), preexec_fn=lambda m=mode: os.umask(m), timeout=120,
+        )  # fmt: skip
+        assert alone.returncode == 0
+        assert mine == stat.S_IMODE(os.stat(out).st_mode)
+        assert mine & mode == 0
+    assert server.gradings() == 2
+
+
+def _session(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[3])  # state, ppid, pgrp, session
+
+
+def test_a_grading_is_out_of_reach_of_the_servers_terminal(server):
+    p = subprocess.Popen([sys.executable, "-m", "grader", "grade", LOOP], cwd=ROOT, env=server.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _started_grading(server, p)
+    from own_processes import cmdline, descendants
+
+    server_pid = _server_pid(server.proc.pid)
+    gradings = [q for q in descendants(server_pid) if b"grader\0serve" in cmdline(q)]
+    assert gradings, "no grading process"
+    assert all(_session(q) != _session(server_pid) for q in gradings)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1 and "TLE" in out, err
+
+
+def test_a_stopped_server_is_given_up_on_and_never_prints_twice(server, tmp_path):
+    server_pid = _server_pid(server.proc.pid)
+    os.kill(server_pid, signal.SIGSTOP)
+    try:
+        with open(tmp_path / "out", "w") as out:
+            started = time.monotonic()
+            got = subprocess.run(
+                [sys.executable, "-m", "grader", "grade", "reference/solution.py", "--tests", "sample"],
+                cwd=ROOT, env=server.env, stdout=out, stderr=subprocess.PIPE, text=True, timeout=120,
+            )  # fmt: skip
+        assert got.returncode == 0 and got.stderr == ""
+        assert time.monotonic() - started >= served.HANDSHAKE_S
+    finally:
+        os.kill(server_pid, signal.SIGCONT)
+    deadline = time.monotonic() + 30
+    while server.gradings() == 0 and time.monotonic() < deadline:  # it takes the queued request now
+        time.sleep(0.1)
+    time.sleep(2.0)  # time enough for a grading it should not run
+    assert (tmp_path / "out").read_text().count("AC  Accepted") == 1

@@ -40,6 +40,7 @@ from .commands import CannotJudge
 from .server_grading import Request, Spare, grade_here, well_formed
 
 LOG_CAP = 500  # characters of a logged command line
+REQUEST_S = 5.0  # seconds a connection has to send its request
 # What a grading imports (its report's modules, the diagnosis's): imported once, here.
 WARM_MODULES = (
     "numpy",
@@ -215,7 +216,7 @@ def _take(state: ServerState) -> bool:
         try:
             if served.peer_uid(conn) != os.getuid():
                 return True
-            header, fds = _read_request(conn)
+            header = _read_request(conn)
         except (OSError, ValueError):
             return True
         try:
@@ -226,13 +227,10 @@ def _take(state: ServerState) -> bool:
                 conn.sendall(served.REFUSED)
                 _log(state, "the grader's files changed since this server started: exiting")
                 return False
-            _log(state, "grading: " + shlex.join(str(a) for a in header.get("argv") or []))
-            _fork_grading(state, conn, header, fds)
+            _log(state, "grading: " + shlex.join(header["argv"]))
+            _fork_grading(state, conn, header)
         except OSError:
             pass
-        finally:
-            for fd in fds:
-                os.close(fd)
     return True
 
 
@@ -242,34 +240,26 @@ def _log(state: ServerState, line: str) -> None:
         print(f"grader serve: {clean(line, LOG_CAP)}", file=state.log, flush=True)
 
 
-def _read_request(conn: socket.socket) -> tuple[Request, list[int]]:
-    """The request's header and its four descriptors (ValueError: not a request)."""
-    conn.settimeout(5.0)
-    msg, fds, _, _ = socket.recv_fds(conn, 1 << 16, 4)
-    if len(fds) != 4:
-        for fd in fds:
-            os.close(fd)
-        raise ValueError("a request carries four descriptors")
-    try:
-        if len(msg) < served.PREFIX.size:
-            raise ValueError("no length")
-        (size,) = served.PREFIX.unpack(msg[: served.PREFIX.size])
-        if size > served.HEADER_MAX:
-            raise ValueError("header too long")
-        raw = msg[served.PREFIX.size :]
-        raw += served.receive_exactly(conn, size - len(raw)) if size > len(raw) else b""
-        header = json.loads(raw[:size])
-        if not well_formed(header):
-            raise ValueError("not a request")
-    except (ValueError, OSError):
-        for fd in fds:
-            os.close(fd)
-        raise
+def _read_request(conn: socket.socket) -> Request:
+    """The request's header, read within REQUEST_S (ValueError: not a request)."""
+    conn.settimeout(REQUEST_S)
+    prefix = served.receive_exactly(conn, served.PREFIX.size)
+    if len(prefix) != served.PREFIX.size:
+        raise ValueError("no header")
+    (size,) = served.PREFIX.unpack(prefix)
+    if not 0 < size <= served.HEADER_MAX:
+        raise ValueError("no header, or one too long")
+    raw = served.receive_exactly(conn, size)
+    if len(raw) != size:
+        raise ValueError("the header ended early")
+    header = json.loads(raw)
+    if not well_formed(header):
+        raise ValueError("not a request")
     conn.settimeout(None)
-    return header, fds
+    return header  # type: ignore[no-any-return]  # well_formed: a dict of the request's fields
 
 
-def _fork_grading(state: ServerState, conn: socket.socket, header: Request, fds: list[int]) -> None:
+def _fork_grading(state: ServerState, conn: socket.socket, header: Request) -> None:
     """Fork the process that runs this one command; the server keeps only its pidfd."""
     spare, state.spare = state.spare, None
     proc = spare.spawned.proc if spare is not None else None
@@ -281,7 +271,7 @@ def _fork_grading(state: ServerState, conn: socket.socket, header: Request, fds:
             state.listener.close()
             for other in state.gradings.values():
                 os.close(other)
-            status = grade_here(conn, header, fds, spare, pidfd)
+            status = grade_here(conn, header, spare, pidfd)
         finally:
             os._exit(status)
     state.gradings[pid] = os.pidfd_open(pid)

@@ -43,6 +43,8 @@ def well_formed(header: object) -> bool:
         isinstance(argv, list)
         and all(isinstance(a, str) for a in argv)
         and isinstance(header.get("argv0"), str)
+        and type(header.get("umask")) is int
+        and 0 <= header["umask"] <= 0o777
         and isinstance(env, dict)
         and all(isinstance(k, str) and isinstance(v, str) and "=" not in k and k for k, v in env.items())
         and isinstance(streams, dict)
@@ -53,21 +55,27 @@ def well_formed(header: object) -> bool:
     )
 
 
-def grade_here(conn: socket.socket, header: Request, fds: list[int], spare: Spare | None, pidfd: int | None) -> int:
+def grade_here(conn: socket.socket, header: Request, spare: Spare | None, pidfd: int | None) -> int:
     """In the forked process: become the caller's command, run it, send its status."""
     from . import main
 
+    os.setsid()  # a Ctrl-C in the server's terminal is the server's, not this grading's
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    if spare is not None and pidfd is not None:
+        spare.spawned.proc = Forked(pidfd)
+    fds = _handshake(conn)
+    if fds is None:
+        if spare is not None:
+            spare.spawned.close()
+        return 2
     _adopt(header, fds)
     zygote = None
     if spare is not None and pidfd is not None:
-        spare.spawned.proc = Forked(pidfd)
         if spare.env == clean_environment() and takes_early_zygote(header["argv"]):
             zygote = spare.spawned
         else:
             spare.spawned.close()
-    conn.sendall(served.ACCEPTED)
     done = threading.Event()
     threading.Thread(target=_watch_caller, args=(conn, done), daemon=True).start()
     try:
@@ -86,11 +94,32 @@ def grade_here(conn: socket.socket, header: Request, fds: list[int], spare: Spar
     return status
 
 
+def _handshake(conn: socket.socket) -> list[int] | None:
+    """Say the command is taken; the caller's GO brings its four descriptors (stdin, stdout, stderr,
+    the current folder). None, having printed nothing, when it gives up waiting (served.HANDSHAKE_S)
+    or sends anything else; it then grades in its own process."""
+    try:
+        conn.sendall(served.ACCEPTED)
+        conn.settimeout(served.HANDSHAKE_S)
+        msg, fds, _, _ = socket.recv_fds(conn, 1, 4)
+        conn.settimeout(None)
+    except OSError:
+        return None
+    if msg == served.GO and len(fds) == 4:
+        return fds
+    for fd in fds:
+        os.close(fd)
+    return None
+
+
 def _adopt(header: Request, fds: list[int]) -> None:
-    """Take the caller's standard streams, folder, environment and program name."""
+    """Take the caller's standard streams, folder, umask, environment and program name."""
     for target, fd in zip((0, 1, 2), fds[:3]):
         os.dup2(fd, target)
     os.fchdir(fds[3])
+    for fd in fds:
+        os.close(fd)
+    os.umask(header["umask"])
     os.environ.clear()
     os.environ.update(header["env"])
     for fd, name in ((1, "stdout"), (2, "stderr")):
@@ -107,12 +136,18 @@ def _watch_caller(conn: socket.socket, done: threading.Event) -> None:
     """Turn the caller's forwarded Ctrl-C, or its going away, into this process's KeyboardInterrupt
     (cli.main then prints "interrupted" and the sandbox is closed), unless the command is done."""
     try:
-        conn.recv(1)  # INTERRUPT, or b"" when the caller is gone: either ends the command
+        data = conn.recv(1)  # INTERRUPT, or b"" when the caller is gone: either ends the command
     except OSError:
-        pass
+        data = b""
     main_thread = threading.main_thread().ident
-    if not done.is_set() and main_thread is not None:
-        signal.pthread_kill(main_thread, signal.SIGINT)
+    if done.is_set() or main_thread is None:
+        return
+    if data != served.INTERRUPT:  # the caller died (killed, its terminal closed): end without a word
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
+        os.close(quiet)
+    signal.pthread_kill(main_thread, signal.SIGINT)
 
 
 def _exit_code(exc: SystemExit) -> int:
