@@ -41,6 +41,7 @@ REQUIRED = {
     "batch-merge": ["d1", "--out", "o"],
     "calibrate": [],
     "track": [],
+    "serve": [],
 }
 
 # The bundle's parts a command may read (the grader's code stays where it is installed).

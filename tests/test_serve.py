@@ -495,3 +495,11 @@ def test_a_stopped_server_is_given_up_on_and_never_prints_twice(server, tmp_path
         time.sleep(0.1)
     time.sleep(2.0)  # time enough for a grading it should not run
     assert (tmp_path / "out").read_text().count("AC  Accepted") == 1
+
+
+@pytest.mark.parametrize("option", [["--bundle", "."], ["--step", "1"]])
+def test_serve_names_no_bundle(option, tmp_path):
+    got = subprocess.run([sys.executable, "-m", "grader", "serve", *option], capture_output=True, text=True,
+                         env={**os.environ, served.ENV_DIR: str(tmp_path)}, timeout=60)  # fmt: skip
+    assert got.returncode == 2 and "serves every bundle" in got.stderr and got.stderr.count("\n") == 1
+    assert not os.listdir(tmp_path)

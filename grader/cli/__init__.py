@@ -31,7 +31,7 @@ __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
 READS_WHOLE_BUNDLE = frozenset(
     ("generate", "validate", "statement", "tolerance", "pack", "export", "export-gradescope", "verify", "calibrate")
 )
-# Commands that work on no one bundle: no bundle is opened for them (--bundle and --step are ignored).
+# Commands that work on no one bundle: none is opened for them (and they refuse --bundle and --step).
 SERVES_EVERY_BUNDLE = frozenset(("serve",))
 MESSAGE_CAP = 2000  # characters of a reason: a path or a YAML parser's excerpt, not a file's content
 

@@ -136,6 +136,8 @@ def new_spare() -> Spare | None:
 
 def cmd_serve(args: Namespace, bundle: object) -> int:
     """`serve`: the server in the foreground, announcing each grading on standard error."""
+    if args.bundle or args.step:
+        raise CannotJudge("serve takes no --bundle or --step: it serves every bundle, each `grade` names its own")
     try:
         return serve(served.server_dir(), args.idle, announce=sys.stderr)
     except ServerError as exc:
