@@ -180,6 +180,9 @@ def through_server(argv: list[str]) -> int | None:
             sock.settimeout(None)
         except OSError:  # socket.timeout too: the server's process then prints nothing (it waits for GO)
             return None
+        except KeyboardInterrupt:  # Ctrl-C before the command was handed over: nothing ran
+            os.write(2, b"grader: interrupted\n")
+            return UNFINISHED
         finally:
             os.close(fds[-1])
         return _await_status(sock)
