@@ -7,7 +7,9 @@ of the process and everything it started):
 * `python -m grader grade reference/solution.py --json OUT` (all 34 tests; also with
   `--one-worker`, the tests strictly one after another), and a bare process that imports
   NumPy, reads testcases/ and runs the reference on every case (BLAS single-threaded, as in the sandbox);
-* `grade ... --tests sample`, and a bare `python3 -c "import numpy"`;
+* `grade ... --tests sample`, cold (GRADER_SERVER=off, as every other `grade` here) and with a
+  `python -m grader serve` running (started in a private folder of its own before, and stopped
+  after, each timed grading, which is the second it serves), and a bare `python3 -c "import numpy"`;
 * a sandbox's own start: `python -I -S` importing the harness's modules (HARNESS_MODULES, what
   every zygote imports before it can take a submission), which a sample grading waits for;
 * a save graded by `watch` (the samples): in the running process, with the zygote it started
@@ -156,6 +158,8 @@ def running_server() -> Iterator[dict[str, str]]:
                     raise SystemExit(f"serve did not start: {log.read_text().strip()[-500:]}")
                 time.sleep(0.05)
             yield env
+            if log.read_text().count("grader serve: grading: ") < 1:
+                raise SystemExit(f"serve took no grading: {log.read_text().strip()[-500:]}")
         finally:
             proc.terminate()
             proc.wait()
