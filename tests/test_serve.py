@@ -503,3 +503,26 @@ def test_serve_names_no_bundle(option, tmp_path):
                          env={**os.environ, served.ENV_DIR: str(tmp_path)}, timeout=60)  # fmt: skip
     assert got.returncode == 2 and "serves every bundle" in got.stderr and got.stderr.count("\n") == 1
     assert not os.listdir(tmp_path)
+
+
+def test_a_spare_that_died_is_not_handed_over(tmp_path):
+    from grader.cli import server as srv
+
+    spare = srv.new_spare()
+    assert spare is not None
+    proc = spare.spawned.proc
+    assert isinstance(proc, subprocess.Popen)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    state = srv.ServerState(listener, str(tmp_path / "s"), 0, {}, spare=spare)
+    assert srv._hand_over(state) == (None, None)
+    assert state.spare is None and spare.spawned.sock.fileno() == -1
+    live = srv.new_spare()
+    assert live is not None
+    state.spare = live
+    handed, pidfd = srv._hand_over(state)
+    assert handed is live and isinstance(pidfd, int) and state.spare is None
+    os.close(pidfd)
+    live.spawned.close()
+    listener.close()

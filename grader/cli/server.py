@@ -263,10 +263,14 @@ def _read_request(conn: socket.socket) -> Request:
 
 def _fork_grading(state: ServerState, conn: socket.socket, header: Request) -> None:
     """Fork the process that runs this one command; the server keeps only its pidfd."""
-    spare, state.spare = state.spare, None
-    proc = spare.spawned.proc if spare is not None else None
-    pidfd = os.pidfd_open(proc.pid) if isinstance(proc, subprocess.Popen) else None
-    pid = os.fork()
+    spare, pidfd = _hand_over(state)
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had: the spare stays unused, and the caller grades in its own
+        if pidfd is not None:
+            os.close(pidfd)
+        state.spare = spare
+        raise
     if pid == 0:
         status = 2
         try:
@@ -282,6 +286,19 @@ def _fork_grading(state: ServerState, conn: socket.socket, header: Request) -> N
         spare.spawned.sock.close()
         spare.spawned.errlog.close()
     state.spare = new_spare()  # the next grading's, starting while this one runs (on another core)
+
+
+def _hand_over(state: ServerState) -> tuple[Spare | None, int | None]:
+    """The spare zygote for the grading about to be forked, with a pidfd to know it by there (not
+    being its parent); (None, None) when there is none or it has ended (then closed)."""
+    spare, state.spare = state.spare, None
+    if spare is None or not isinstance(spare.spawned.proc, subprocess.Popen):
+        return None, None
+    try:
+        return spare, os.pidfd_open(spare.spawned.proc.pid)
+    except OSError:  # reaped already: the grading starts its own
+        spare.spawned.close()
+        return None, None
 
 
 def _shut(state: ServerState) -> None:
