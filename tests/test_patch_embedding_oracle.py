@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -34,6 +33,7 @@ from track_bundle_checks import (
     check_raises,
     check_recipes_cover_every_hidden_group,
     check_the_os_exit_file_is_what_it_says,
+    check_time_limit_exceeded_files,
     load_module,
     passes_within,
     recipe_cases,
@@ -383,46 +383,17 @@ def test_run_time_error_files_raise_on_the_first_sample(path):
     check_raises(lambda: _function(path)(*sample_cases()[0].args()))
 
 
-def _work(case: Case) -> int:
-    image, p, D, _ = case.args()
-    B, H, W, C = image.shape
-    work: int = problem().case_work({"B": B, "H": H, "W": W, "C": C, "patch_size": p, "embed_dim": D})
-    return work
-
-
-def _seconds(fn: Callable[..., Any], case: Case) -> float:
-    start = time.process_time()
-    got = fn(*case.args())
-    seconds = time.process_time() - start
-    assert passes(got, expected(case)), case.name
-    return seconds
-
-
 def test_the_os_exit_file_ends_the_process():
     check_the_os_exit_file_is_what_it_says(BUNDLE / "submissions/run_time_error/os_exit.py")
 
 
 def test_time_limit_exceeded_files_are_too_slow():
-    """infinite_loop and sleep never return (read, not run); pure_python_loops is correct and,
-    extrapolated by case_work from the practice set's realistic case (a ninth of the work), slower
-    than tle_margin x the limit on the hidden one."""
-    names = {p.stem for p in _submissions("time_limit_exceeded")}
-    assert names == {"infinite_loop", "sleep", "pure_python_loops"}
-    assert "while True" in (BUNDLE / "submissions/time_limit_exceeded/infinite_loop.py").read_text()
-    assert "time.sleep(3600)" in (BUNDLE / "submissions/time_limit_exceeded/sleep.py").read_text()
-    slow = _function(BUNDLE / "submissions/time_limit_exceeded/pure_python_loops.py")
-    (small,) = [c for c in practice_cases() if c.group == "realistic"]
-    (big,) = [c for c in hidden_cases() if c.group == "realistic"]
-    estimate = _seconds(slow, small) * _work(big) / _work(small)
-    limit = problem_yaml()["limits"]["time_per_test_s"] * problem_yaml()["time_calibration"]["tle_margin"]
-    assert estimate > limit, estimate
-
-
-def test_the_slowest_accepted_file_is_far_inside_the_limit():
-    (big,) = [c for c in hidden_cases() if c.group == "realistic"]
-    seconds = _seconds(_function(BUNDLE / "submissions/accepted/pixel_loops.py"), big)
-    limit = problem_yaml()["limits"]["time_per_test_s"] / problem_yaml()["time_calibration"]["safety_factor"]
-    assert seconds < limit, seconds
+    """infinite_loop and sleep never return (read, not run); pure_python_loops is correct, only
+    slow (every multiply-add in Python): calibration.yaml records its time, and `verify` judges it
+    at 1x and 1.5x the limit. Its speed is not asserted here: a test's own clock reads the machine,
+    not the submission."""
+    names = {"infinite_loop", "sleep", "pure_python_loops"}
+    check_time_limit_exceeded_files(BUNDLE, names, "pure_python_loops", _function, sample_cases(), expected, passes)
 
 
 def test_every_submission_names_its_function_with_four_parameters():

@@ -28,6 +28,7 @@ from grader.judging.timing import (
     near_the_limit,
 )
 from grader.maintain.calibrate import (
+    MACHINE_ALLOWANCE,
     ProbeStats,
     Timing,
     derive,
@@ -156,6 +157,17 @@ def test_derive_fails_when_no_limit_separates_accepted_from_too_slow():
     assert any("no limit separates" in p for p in d.problems)
 
 
+def test_derive_fails_a_time_out_within_the_machine_allowance():
+    """2.5 s is beyond 1.5 x the 1 s limit, but a machine whose Python runs faster than its probe
+    reading says could pass it there: the fastest TLE must take 1.5 x 1 x 2 = 3 s."""
+    acc = [timing("accepted", "slow.py", [0.3, 0.3, 0.3])]
+    near = derive(acc, [timing("time_limit_exceeded", "loops.py", [2.5, 2.5, 2.5])], 2.0, 1.5)
+    assert near.time_limit == 1.0 and near.tle_required == 1.0 * 1.5 * MACHINE_ALLOWANCE == 3.0
+    assert not near.ok and any("loops.py" in p and "make it slower" in p for p in near.problems)
+    far = derive(acc, [timing("time_limit_exceeded", "loops.py", [3.2, 3.1, 3.3])], 2.0, 1.5)
+    assert far.ok
+
+
 def test_derive_flags_an_accepted_submission_that_does_not_pass():
     acc = [timing("accepted", "ok.py", [0.1]), timing("accepted", "broken.py", [0.1], verdicts=("WA",))]
     d = derive(acc, [timing("time_limit_exceeded", "inf.py", None)], 2.0, 1.5)
@@ -246,6 +258,9 @@ def test_calibration_record_meets_the_kattis_rules(record, calibrated):
     assert d["time_per_test_s"] >= spec.time_calibration.safety_factor * d["t_ac_s"]
     assert d["time_per_test_s"] == round_up(spec.time_calibration.safety_factor * d["t_ac_s"], m["time_resolution_s"])
     assert d["fastest_tle_s"] is None or d["time_per_test_s"] * spec.time_calibration.tle_margin <= d["fastest_tle_s"]
+    required = d["time_per_test_s"] * spec.time_calibration.tle_margin * MACHINE_ALLOWANCE
+    assert d["tle_required_s"] == pytest.approx(required)
+    assert d["fastest_tle_s"] is None or d["fastest_tle_s"] >= required
     assert all(record["checks"].values()) and record["problems"] == []
     # T_ac really is the slowest accepted median, and every accepted one passed every run.
     assert d["t_ac_s"] == max(a["time_s"] for a in record["accepted"])

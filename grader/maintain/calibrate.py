@@ -38,7 +38,7 @@ from ..problem.bundle import Bundle, BundleError
 from . import idle_check
 from .calibration_record import machine_info, probe_center, record, render_probe, render_record, set_problem_yaml_limits
 from .idle_check import MAX_STEAL_SHARE, MIN_CPU_SHARE, IdleReading, MachineBusy, require_idle
-from .limit_rule import TIME_RESOLUTION_S, Derivation, derive, round_up
+from .limit_rule import MACHINE_ALLOWANCE, TIME_RESOLUTION_S, Derivation, derive, round_up
 from .measure import (
     PROBE_GROUP,
     BackgroundLoad,
@@ -210,7 +210,8 @@ def render_summary(cal: Calibration) -> str:
         f"{d.resolution:g} = {d.time_limit:g} s ({dd['headroom_over_t_ac']}x the slowest accepted case)",
         "fastest TLE = "
         + ("at least the cap" if math.isinf(d.t_tle) else f"{d.t_tle:.3f} s")
-        + f" ({d.t_tle_from}); needs >= {d.tle_margin:g} x {d.time_limit:g} = {d.tle_bound:g} s",
+        + f" ({d.t_tle_from}); needs >= {d.tle_margin:g} x {d.time_limit:g} x {MACHINE_ALLOWANCE:g}"
+        + f" = {d.tle_required:g} s",
         f"probe_time_s = {dd['probe_time_s']:g}; wall limit per case {dd['wall_limit_s']:g} s; "
         f"{dd['worst_case_run_s']:g} s for every case at its wall limit vs total_time_s {dd['total_time_s']:g}",
     ]

@@ -123,6 +123,7 @@ def record(
             "fastest_tle_s": None if math.isinf(d.t_tle) else round(d.t_tle, 4),
             "fastest_tle_from": d.t_tle_from,
             "tle_bound_s": round(d.tle_bound, 4),
+            "tle_required_s": round(d.tle_required, 4),
             "headroom_over_t_ac": round(d.time_limit / d.t_ac, 2) if d.t_ac else None,
             "fastest_tle_over_limit": None if math.isinf(d.t_tle) else round(d.t_tle / d.time_limit, 2),
             "wall_limit_s": round(wall, 3),
@@ -132,6 +133,7 @@ def record(
         "checks": {
             "limit_covers_slowest_accepted": d.time_limit >= d.exact_limit,
             "fastest_tle_beyond_margin": d.tle_bound <= d.t_tle,
+            "fastest_tle_beyond_margin_on_any_machine": d.tle_required <= d.t_tle,
             "total_limit_covers_every_case_at_its_wall_limit": n_cases * wall <= spec.limits.total_time_s,
             "median_reading_of_each_condition_within_the_band": in_band,
         },

@@ -66,12 +66,12 @@ python3:
 # problemtools' time limit is ceil(time_multiplier x the slowest accepted run) in whole
 # seconds (legacy format: no time_resolution). Every run pays ~0.3 s of Python start-up,
 # NumPy import and JSON I/O, so the slowest accepted run (slow_loops.py, 0.45-0.75 s CPU
-# here) is mostly overhead and the slowest TLE one (element_loops.py) only 3-4 times it.
-# Kattis' default 5 (or our own safety_factor 2) puts the limit at 2-4 s, right where
-# element_loops.py lands (2.0-2.7 s measured), and its verdict would depend on the
-# machine's load. 1.25 gives 1 s for any slowest-AC run up to 0.8 s: still >= 3x the
-# accepted submissions' own compute (~0.25 s, what our safety_factor 2 is about) and half
-# of element_loops.py. The TLE check at time_safety_margin is our tle_margin (1.5).
+# here) is mostly overhead. Kattis' default 5 (or our own safety_factor 2) puts the limit
+# at 2-4 s, and the fastest TLE runs (about 5 s) inside tle_margin x the limit: their
+# verdict at the margin would depend on the machine's load. 1.25 gives 1 s for any
+# slowest-AC run up to 0.8 s: still >= 3x the accepted submissions' own compute (~0.25 s,
+# what our safety_factor 2 is about) and under a quarter of the fastest TLE run. The TLE
+# check at time_safety_margin is our tle_margin (1.5).
 TIME_MULTIPLIER = 1.25
 # What verifyproblem checks of the export: every part but `statement`, which needs LaTeX
 # (lualatex) and checks only the verbatim copy of statement.md.

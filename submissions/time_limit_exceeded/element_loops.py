@@ -1,9 +1,12 @@
 # Time Limit Exceeded: correct, but every output element of every matrix
-# product is its own row-times-column product and sum inside Python loops
-# (about a million of each on the ViT-Tiny case). Each is fast; the interpreter
-# overhead around a million of them is what runs out of time (about 3x the
-# limit, so that even 1.5x the limit, where `verify` checks it, is well short).
-# Passes every small case.
+# product is its own row-times-column product inside Python loops (about a
+# million on the ViT-Tiny case), summed exactly with math.fsum over the
+# products as a Python list. Each is fast; the interpreter overhead around a
+# million of them is what runs out of time: several times the limit, so that
+# the time-out stands at 1.5x the limit (where `verify` checks it) even on a
+# machine whose Python runs faster than the speed probe says
+# (docs/time-limits.md, "The too-slow submissions' margin"). Passes every
+# small case.
 import math
 
 import numpy as np
@@ -13,7 +16,7 @@ def matmul(a, b):
     out = np.empty((a.shape[0], b.shape[1]))
     for i in range(a.shape[0]):
         for j in range(b.shape[1]):
-            out[i, j] = (a[i] * b[:, j]).sum()
+            out[i, j] = math.fsum((a[i] * b[:, j]).tolist())
     return out
 
 
