@@ -3,7 +3,7 @@
 import os
 import sys
 
-from .served import through_server
+from .served import flushed, through_server
 
 
 def run(argv: "list[str] | None" = None) -> int:
@@ -11,6 +11,7 @@ def run(argv: "list[str] | None" = None) -> int:
     zygote the command will need (sandbox/early.py), then run the command (cli.main)."""
     args = sys.argv[1:] if argv is None else argv
     open_standard_streams()
+    drop_current_folder()
     status = through_server(args)
     if status is not None:
         return status
@@ -25,6 +26,18 @@ def run(argv: "list[str] | None" = None) -> int:
     finally:
         if zygote is not None:
             zygote.close()
+
+
+def drop_current_folder() -> None:
+    """Take the current folder off sys.path, as `python -P` would: `python -m grader` puts it first,
+    where a learner's numpy.py, yaml.py or random.py beside their solution would be imported in
+    place of the real module (the grader's own modules come through its package, not sys.path)."""
+    try:
+        here = os.getcwd()
+    except OSError:  # the folder was removed: nothing can be imported from it either
+        here = None
+    if sys.path and not sys.flags.safe_path and sys.path[0] in ("", here):
+        del sys.path[0]
 
 
 def open_standard_streams() -> None:
@@ -48,24 +61,11 @@ def script() -> None:
     grader's modules is left, 20-30 ms that a learner's edit-grade loop would
     wait for at every grading. Standard output and error are flushed first; if
     that fails (a full disk, a reader that went away), the output is incomplete
-    and the status is 120, as Python's own exit gives then, with the reason on
-    standard error. An exception (or SystemExit: argparse's usage errors) ends
-    the process the ordinary way."""
+    and the status is 120 (served.UNWRITTEN), as Python's own exit gives then,
+    with the reason on standard error. An exception (or SystemExit: argparse's
+    usage errors) ends the process the ordinary way."""
     status = run()
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:  # None: the process was started with it closed
-                stream.flush()
-    except (OSError, ValueError) as exc:  # BrokenPipeError too; ValueError: closed by the command
-        try:
-            os.write(2, f"grader: could not write the output: {exc}\n".encode("utf-8", "replace"))
-        except OSError:
-            pass
-        os._exit(UNWRITTEN)
-    os._exit(status if isinstance(status, int) else 1)
-
-
-UNWRITTEN = 120  # the status CPython exits with when it cannot flush standard output at exit
+    os._exit(flushed(status if isinstance(status, int) else 1))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import zlib
 
 ENV_DIR = "GRADER_SERVER_DIR"
 ENV_SWITCH = "GRADER_SERVER"  # "off": never ask a server
-PROTOCOL = 1
+PROTOCOL = 2
 HEADER_MAX = 1 << 20  # bytes of a request's JSON (the environment is most of it)
 PREFIX = struct.Struct("<I")
 STATUS = struct.Struct("<i")
@@ -45,6 +45,7 @@ INTERRUPT = b"I"  # the client's Ctrl-C, forwarded to the process grading
 UNFINISHED = 2  # the server's grading process ended without a status: the grader could not judge
 SERVED_COMMANDS = ("grade",)
 DEFAULT_IDLE_S = 600.0  # `serve --idle`: seconds without a grading before the server exits
+UNWRITTEN = 120  # the status CPython exits with when it cannot flush standard output at exit
 
 
 def server_dir(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
@@ -92,6 +93,45 @@ def peer_uid(sock: socket.socket) -> int:
     return int(struct.unpack("3i", creds)[1])
 
 
+def flushed(status: int) -> int:
+    """`status`, once standard output and error are flushed; UNWRITTEN, with the reason on standard
+    error, when they cannot be (a full disk, a reader that went away): the end of every command,
+    in its own process (__main__.script) or served (cli/server_grading.py)."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the process was started with it closed
+                stream.flush()
+    except (OSError, ValueError) as exc:  # BrokenPipeError too; ValueError: closed by the command
+        try:
+            os.write(2, f"grader: could not write the output: {exc}\n".encode("utf-8", "replace"))
+        except OSError:
+            pass
+        return UNWRITTEN
+    return status
+
+
+def stream_settings(stream: object) -> list[object]:
+    """What a served grading needs to open a standard stream as this process has it: encoding,
+    errors, line buffering, and write-through (python -u, PYTHONUNBUFFERED: unbuffered)."""
+    return [
+        getattr(stream, "encoding", None) or "utf-8",
+        getattr(stream, "errors", None) or "strict",
+        bool(getattr(stream, "line_buffering", False)),
+        bool(getattr(stream, "write_through", False)),
+    ]
+
+
+def python_options() -> dict[str, object]:
+    """This interpreter's options that change what a grading imports or how it warns: the client
+    sends them, the server serves only a caller whose options are its own (cli/server_peer.py)."""
+    return {
+        "flags": list(sys.flags),
+        "warnoptions": list(sys.warnoptions),
+        "xoptions": {str(k): str(v) for k, v in sys._xoptions.items()},
+        "path": list(sys.path),
+    }
+
+
 def request(argv: list[str]) -> bytes | None:
     """The request for `argv` (None when a standard stream is closed: Python has no stream object
     to take its encoding from). Its descriptors go later, with GO (`through_server`)."""
@@ -100,7 +140,7 @@ def request(argv: list[str]) -> bytes | None:
         stream = getattr(sys, name)
         if stream is None:
             return None
-        streams[name] = [getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict"]
+        streams[name] = stream_settings(stream)
     mask = os.umask(0o077)
     os.umask(mask)
     header = {
@@ -111,6 +151,7 @@ def request(argv: list[str]) -> bytes | None:
         "argv": argv,
         "env": dict(os.environ),
         "streams": streams,
+        "python": python_options(),
     }
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     return PREFIX.pack(len(raw)) + raw

@@ -397,7 +397,7 @@ def test_a_killed_server_lets_the_grading_it_forked_finish(server, tmp_path):
 
 
 GOOD = {"umask": 0o022, "argv": ["grade"], "argv0": "g", "env": {"A": "1"},
-        "streams": {"stdout": ["utf-8", "strict"], "stderr": ["utf-8", "replace"]}}  # fmt: skip
+        "streams": {"stdout": ["utf-8", "strict", False, False], "stderr": ["utf-8", "replace", True, True]}}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -412,6 +412,10 @@ GOOD = {"umask": 0o022, "argv": ["grade"], "argv0": "g", "env": {"A": "1"},
         {"env": []},
         {"streams": {"stdout": ["u"], "stderr": ["a", "b"]}},
         {"streams": {"stdout": ["u", "s"]}},
+        {"streams": {"stdout": ["utf-8", "strict"], "stderr": ["utf-8", "strict"]}},
+        {"streams": {"stdout": ["utf-8", "strict", 0, False], "stderr": ["utf-8", "strict", True, True]}},
+        {"streams": {"stdout": ["no-such-codec", "strict", False, False], "stderr": ["utf-8", "strict", True, True]}},
+        {"streams": {"stdout": ["utf-8", "no-such-handler", False, False], "stderr": ["utf-8", "strict", True, True]}},
         {"umask": -1},
         {"umask": 0o1000},
         {"umask": True},

@@ -18,7 +18,6 @@ grades in its own process), removing its socket.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import shlex
@@ -37,10 +36,11 @@ from ..sandbox.early import spawn
 from ..sandbox.startup import clean_environment, make_parent_nondumpable, pin_single_threaded_blas, strategies
 from ..sandbox.untrusted import clean
 from .commands import CannotJudge
-from .server_grading import Request, Spare, grade_here, well_formed
+from .server_grading import Request, Spare, grade_here
+from .server_intake import Incoming, accept, expire, feed, next_deadline
+from .server_peer import difference
 
 LOG_CAP = 500  # characters of a logged command line
-REQUEST_S = 5.0  # seconds a connection has to send its request
 # What a grading imports (its report's modules, the diagnosis's): imported once, here.
 WARM_MODULES = (
     "numpy",
@@ -65,14 +65,15 @@ class ServerState:
     listener: socket.socket
     path: str
     inode: int
-    files: dict[str, tuple[int, int]]
+    files: dict[str, tuple[int, ...]]
     spare: Spare | None = None
     gradings: dict[int, int] = field(default_factory=dict)  # pid -> pidfd of each grading process
+    incoming: list[Incoming] = field(default_factory=list)  # connections whose request is arriving
     log: TextIO | None = None  # where each grading is announced (the server's stderr)
 
 
-def grader_files() -> dict[str, tuple[int, int]]:
-    """(mtime_ns, size) of every file of the grader's copy and of every module loaded: what a
+def grader_files() -> dict[str, tuple[int, ...]]:
+    """(mtime_ns, ctime_ns, inode, size) of every file of the grader's copy and of every module loaded: what a
     grading runs. Any change means this server would grade with code other than the disk's."""
     paths = {str(p) for p in Path(served.__file__).resolve().parent.rglob("*.py")}
     for module in list(sys.modules.values()):
@@ -85,18 +86,24 @@ def grader_files() -> dict[str, tuple[int, int]]:
             st = os.stat(p)
         except OSError:
             continue
-        out[p] = (st.st_mtime_ns, st.st_size)
+        out[p] = _signature(st)
     return out
 
 
-def unchanged(files: dict[str, tuple[int, int]]) -> bool:
+def _signature(st: os.stat_result) -> tuple[int, ...]:
+    """What changes with any write or replacement of a file: its change time too, which an edit
+    that keeps the size and restores the modification time (`cp -p`, `touch -r`) cannot keep."""
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
+
+
+def unchanged(files: dict[str, tuple[int, ...]]) -> bool:
     """Whether every file `grader_files` recorded is still there, as it was."""
     for p, sig in files.items():
         try:
             st = os.stat(p)
         except OSError:
             return False
-        if (st.st_mtime_ns, st.st_size) != sig:
+        if _signature(st) != sig:
             return False
     return True
 
@@ -180,18 +187,44 @@ def _loop(state: ServerState, idle_s: float) -> None:
     """Accept gradings until idle, stale or stopped; reap each grading process when it ends."""
     last = time.monotonic()
     while True:
-        wait = 5.0 if not idle_s else max(0.0, idle_s - (time.monotonic() - last))
-        if idle_s and wait == 0.0 and not state.gradings:
+        now = time.monotonic()
+        wait = 5.0 if not idle_s else max(0.0, idle_s - (now - last))
+        if idle_s and wait == 0.0 and not state.gradings and not state.incoming:
             return
-        watched: list[socket.socket | int] = [state.listener, *state.gradings.values()]
+        deadline = next_deadline(state.incoming)
+        if deadline is not None:
+            wait = min(wait, max(0.0, deadline - now))
+        watched: list[socket.socket | int | Incoming] = [state.listener, *state.gradings.values(), *state.incoming]
         ready, _, _ = select.select(watched, [], [], wait or 1.0)
         _reap(state)
         if state.spare is None:
             state.spare = new_spare()
         if state.listener in ready:
             last = time.monotonic()
-            if not _take(state):
+            arrived = accept(state.listener)
+            if arrived is not None:
+                state.incoming.append(arrived)
+        for incoming in [r for r in ready if isinstance(r, Incoming)]:
+            if not _read(state, incoming):
                 return
+        state.incoming = expire(state.incoming, time.monotonic())
+
+
+def _read(state: ServerState, incoming: Incoming) -> bool:
+    """Read what `incoming` sent; once its request is complete, answer it. False: exit (stale)."""
+    try:
+        header = feed(incoming)
+    except ValueError:
+        header, done = None, True
+    else:
+        done = header is not None
+    if not done:
+        return True
+    state.incoming.remove(incoming)
+    try:
+        return True if header is None else _answer(state, incoming, header)
+    finally:
+        incoming.close()
 
 
 def _reap(state: ServerState) -> None:
@@ -208,31 +241,26 @@ def _reap(state: ServerState) -> None:
             os.close(pidfd)
 
 
-def _take(state: ServerState) -> bool:
-    """Accept one connection and fork its grading; False when the server must exit (stale)."""
+def _answer(state: ServerState, incoming: Incoming, header: Request) -> bool:
+    """Fork the grading of a complete request, or refuse it; False when the server must exit (stale)."""
+    conn = incoming.conn
     try:
-        conn, _ = state.listener.accept()
-    except OSError:
-        return True
-    with conn:
-        try:
-            if served.peer_uid(conn) != os.getuid():
-                return True
-            header = _read_request(conn)
-        except (OSError, ValueError):
+        if header.get("installation") != served.installation() or header.get("protocol") != served.PROTOCOL:
+            conn.sendall(served.REFUSED)
             return True
-        try:
-            if header.get("installation") != served.installation() or header.get("protocol") != served.PROTOCOL:
-                conn.sendall(served.REFUSED)
-                return True
-            if not unchanged(state.files):
-                conn.sendall(served.REFUSED)
-                _log(state, "the grader's files changed since this server started: exiting")
-                return False
-            _log(state, "grading: " + shlex.join(header["argv"]))
-            _fork_grading(state, conn, header)
-        except OSError:
-            pass
+        why = difference(incoming.pid, incoming.pidfd, header.get("python"))
+        if why is not None:
+            conn.sendall(served.REFUSED)
+            _log(state, f"not serving a caller (it grades in its own process): {why}")
+            return True
+        if not unchanged(state.files):
+            conn.sendall(served.REFUSED)
+            _log(state, "the grader's files changed since this server started: exiting")
+            return False
+        _log(state, "grading: " + shlex.join(header["argv"]))
+        _fork_grading(state, conn, header)
+    except OSError:
+        pass
     return True
 
 
@@ -240,25 +268,6 @@ def _log(state: ServerState, line: str) -> None:
     """One line on the server's own standard error (a caller's arguments made printable)."""
     if state.log is not None:
         print(f"grader serve: {clean(line, LOG_CAP)}", file=state.log, flush=True)
-
-
-def _read_request(conn: socket.socket) -> Request:
-    """The request's header, read within REQUEST_S (ValueError: not a request)."""
-    conn.settimeout(REQUEST_S)
-    prefix = served.receive_exactly(conn, served.PREFIX.size)
-    if len(prefix) != served.PREFIX.size:
-        raise ValueError("no header")
-    (size,) = served.PREFIX.unpack(prefix)
-    if not 0 < size <= served.HEADER_MAX:
-        raise ValueError("no header, or one too long")
-    raw = served.receive_exactly(conn, size)
-    if len(raw) != size:
-        raise ValueError("the header ended early")
-    header = json.loads(raw)
-    if not well_formed(header):
-        raise ValueError("not a request")
-    conn.settimeout(None)
-    return header  # type: ignore[no-any-return]  # well_formed: a dict of the request's fields
 
 
 def _fork_grading(state: ServerState, conn: socket.socket, header: Request) -> None:
@@ -277,6 +286,8 @@ def _fork_grading(state: ServerState, conn: socket.socket, header: Request) -> N
             state.listener.close()
             for other in state.gradings.values():
                 os.close(other)
+            for waiting in state.incoming:
+                waiting.close()
             status = grade_here(conn, header, spare, pidfd)
         finally:
             os._exit(status)
@@ -314,3 +325,6 @@ def _shut(state: ServerState) -> None:
         state.spare = None
     for pidfd in state.gradings.values():
         os.close(pidfd)
+    for incoming in state.incoming:
+        incoming.close()
+    state.incoming.clear()

@@ -11,11 +11,14 @@ cli.main reports as "interrupted" after closing the sandbox.
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import signal
 import socket
 import sys
 import threading
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,17 +51,28 @@ def well_formed(header: object) -> bool:
         and isinstance(env, dict)
         and all(isinstance(k, str) and isinstance(v, str) and "=" not in k and k for k, v in env.items())
         and isinstance(streams, dict)
-        and all(
-            isinstance(streams.get(n), list) and len(streams[n]) == 2 and all(isinstance(x, str) for x in streams[n])
-            for n in ("stdout", "stderr")
-        )
+        and all(_stream_settings(streams.get(n)) for n in ("stdout", "stderr"))
     )
+
+
+def _stream_settings(settings: object) -> bool:
+    """Whether a stream's settings are served.stream_settings's: encoding and errors (a codec and
+    an error handler this Python knows), line buffering and write-through."""
+    if not (isinstance(settings, list) and len(settings) == 4):
+        return False
+    encoding, errors, line, through = settings
+    if not (isinstance(encoding, str) and isinstance(errors, str) and type(line) is bool and type(through) is bool):
+        return False
+    try:
+        codecs.lookup(encoding)
+        codecs.lookup_error(errors)
+    except LookupError:
+        return False
+    return True
 
 
 def grade_here(conn: socket.socket, header: Request, spare: Spare | None, pidfd: int | None) -> int:
     """In the forked process: become the caller's command, run it, send its status."""
-    from . import main
-
     os.setsid()  # a Ctrl-C in the server's terminal is the server's, not this grading's
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
@@ -78,20 +92,32 @@ def grade_here(conn: socket.socket, header: Request, spare: Spare | None, pidfd:
             spare.spawned.close()
     done = threading.Event()
     threading.Thread(target=_watch_caller, args=(conn, done), daemon=True).start()
-    try:
-        status = main(list(header["argv"]), zygote=zygote)
-    except SystemExit as exc:  # argparse's --help, --version and usage errors
-        status = _exit_code(exc)
-    finally:
-        if zygote is not None:
-            zygote.close()
-    status = _flushed(status)
+    status = served.flushed(_run(header["argv"], zygote))
     done.set()
     try:
         conn.sendall(served.STATUS.pack(status))
     except OSError:
         pass
     return status
+
+
+def _run(argv: list[str], zygote: Spawned | None) -> int:
+    """cli.main's status, as the caller's own process would end with it."""
+    from . import main
+
+    try:
+        return main(list(argv), zygote=zygote)
+    except SystemExit as exc:  # argparse's --help, --version and usage errors
+        return _exit_code(exc)
+    except KeyboardInterrupt:  # the caller's Ctrl-C, just outside what cli.main catches
+        print("grader: interrupted", file=sys.stderr)
+        return 2
+    except BaseException:  # --debug re-raises a grader fault: the traceback, as Python's exit prints it
+        traceback.print_exc()
+        return 1
+    finally:
+        if zygote is not None:
+            zygote.close()
 
 
 def _handshake(conn: socket.socket) -> list[int] | None:
@@ -123,10 +149,9 @@ def _adopt(header: Request, fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(header["env"])
     for fd, name in ((1, "stdout"), (2, "stderr")):
-        encoding, errors = header["streams"][name]
-        stream = open(fd, "w", encoding=encoding, errors=errors, closefd=False)
-        if name == "stderr":
-            stream.reconfigure(line_buffering=True)
+        encoding, errors, line, through = header["streams"][name]
+        raw = open(fd, "wb", buffering=0 if through else -1, closefd=False)
+        stream = io.TextIOWrapper(raw, encoding, errors, line_buffering=line, write_through=through)
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
     sys.argv = [header["argv0"]]
@@ -156,13 +181,3 @@ def _exit_code(exc: SystemExit) -> int:
         return int(exc.code or 0)
     print(exc.code, file=sys.stderr)
     return 1
-
-
-def _flushed(status: int) -> int:
-    """The status after flushing the streams (120 when they cannot be written, as __main__ does)."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return 120
-    return status

@@ -93,26 +93,7 @@ def derive(
     limit = round_up(safety_factor * t_ac, resolution)
     fastest = min(tle, key=lambda t: t.time_s, default=None)
     t_tle = fastest.time_s if fastest else math.inf
-    if fastest is None:
-        problems.append("there is no time-limit-exceeded submission to check the limit against")
-    elif limit * tle_margin > t_tle:
-        problems.append(
-            f"time limit {limit:g} s x tle_margin {tle_margin:g} = {limit * tle_margin:g} s is more "
-            f"than the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s): "
-            "no limit separates the accepted from the too-slow submissions"
-        )
-    elif limit * tle_margin * MACHINE_ALLOWANCE > t_tle:
-        problems.append(
-            f"the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s) is less than "
-            f"{MACHINE_ALLOWANCE:g} x the {limit * tle_margin:g} s where `verify` checks it: on a machine "
-            "where the probe misreads its speed-up it would pass there; make it slower"
-        )
-    for t in tle:
-        if t.capped and t.cap_s < limit * tle_margin * MACHINE_ALLOWANCE:
-            problems.append(
-                f"{t.submission.path.name} hit the cap of {t.cap_s:g} s, which is below "
-                f"{limit * tle_margin * MACHINE_ALLOWANCE:g} s: raise --tle-cap"
-            )
+    problems += _tle_problems(tle, fastest, limit, tle_margin)
     where = f"{worst.submission.folder}/{worst.submission.path.name} on {worst.slowest_case}"
     tle_from = (
         "-"
@@ -123,3 +104,30 @@ def derive(
         )
     )
     return Derivation(t_ac, where, safety_factor, tle_margin, resolution, limit, t_tle, tle_from, tuple(problems))
+
+
+def _tle_problems(tle: Sequence[Timing], fastest: Timing | None, limit: float, tle_margin: float) -> list[str]:
+    """What keeps `limit` from separating the accepted from the too-slow submissions `tle`."""
+    found: list[str] = []
+    t_tle = fastest.time_s if fastest else math.inf
+    if fastest is None:
+        found.append("there is no time-limit-exceeded submission to check the limit against")
+    elif limit * tle_margin > t_tle:
+        found.append(
+            f"time limit {limit:g} s x tle_margin {tle_margin:g} = {limit * tle_margin:g} s is more "
+            f"than the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s): "
+            "no limit separates the accepted from the too-slow submissions"
+        )
+    elif limit * tle_margin * MACHINE_ALLOWANCE > t_tle:
+        found.append(
+            f"the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s) is less than "
+            f"{MACHINE_ALLOWANCE:g} x the {limit * tle_margin:g} s where `verify` checks it: on a machine "
+            "where the probe misreads its speed-up it would pass there; make it slower"
+        )
+    for t in tle:
+        if t.capped and t.cap_s < limit * tle_margin * MACHINE_ALLOWANCE:
+            found.append(
+                f"{t.submission.path.name} hit the cap of {t.cap_s:g} s, which is below "
+                f"{limit * tle_margin * MACHINE_ALLOWANCE:g} s: raise --tle-cap"
+            )
+    return found

@@ -94,9 +94,10 @@ class Sandbox:
         self.ready: Message = {}
         self.attempts: list[str] = []
         self.worker_layers: dict[str, list[str]] | None = None
-        # begin(): (strategy, failure, errlog, probe run)
-        self._launched: tuple[Strategy, str | None, IO[bytes] | None, Run | None] | None = None
+        # begin(): (strategy, failure, probe run)
+        self._launched: tuple[Strategy, str | None, Run | None] | None = None
         self._early_probe: tuple[float, ...] | None = None
+        self._errlogs: list[IO[bytes]] = []  # each launched zygote's stderr file (the last: the current one's)
         self.prelaunched = prelaunched
         self._pre_probe: tuple[Run, int] | None = None  # (run, repeats): the probe early.py queued
         self._next_id = 0
@@ -122,7 +123,7 @@ class Sandbox:
         if self.proc is not None or self._launched is not None:
             return
         strategy = strategies(self.isolation)[0]
-        why, errlog = self._launch(strategy)
+        why = self._launch(strategy)
         run = None
         if why is None and probe_repeats and not (self._pre_probe and self._pre_probe[1] == probe_repeats):
             self.strategy = strategy  # the probe worker's uid follows the strategy
@@ -132,16 +133,16 @@ class Sandbox:
             except SandboxError as exc:
                 why = str(exc)
             self.strategy = None
-        self._launched = (strategy, why, errlog, run)
+        self._launched = (strategy, why, run)
 
     def start(self) -> None:
         """Start a zygote with the strongest strategy that works here (or finish `begin`'s)."""
         order = strategies(self.isolation)
         if self._launched is not None:
-            strategy, why, errlog, run = self._launched
+            strategy, why, run = self._launched
             self._launched = None
             if why is None:
-                why = self._await_ready(errlog)
+                why = self._await_ready()
             if why is None:
                 self.strategy = strategy
                 if run is not None:
@@ -162,27 +163,27 @@ class Sandbox:
         raise SandboxError("could not start the sandbox: " + "; ".join(self.attempts))
 
     def _try_start(self, strategy: Strategy) -> str | None:
-        why, errlog = self._launch(strategy)
-        return why if why is not None else self._await_ready(errlog)
+        why = self._launch(strategy)
+        return why if why is not None else self._await_ready()
 
-    def _launch(self, strategy: Strategy) -> tuple[str | None, IO[bytes] | None]:
-        """Start the zygote's process and send it the submission; (failure or None, stderr log)."""
+    def _launch(self, strategy: Strategy) -> str | None:
+        """Start the zygote's process and send it the submission; the failure, or None."""
         early, self.prelaunched = self.prelaunched, None
         spawned = early.take(strategy, self.python) if early is not None else None
         self._took_early = spawned is not None
         if spawned is None:
             spawned, why = spawn(strategy, self.python, self._child_source())
             if spawned is None:
-                return why, None
-        proc, parent, errlog = spawned.proc, spawned.sock, spawned.errlog
-        self.proc, self.chan = proc, Channel(parent)
-        self.from_master = not isinstance(proc, subprocess.Popen)
+                return why
+        self._errlogs.append(spawned.errlog)
+        self.proc, self.chan = spawned.proc, Channel(spawned.sock)
+        self.from_master = not isinstance(spawned.proc, subprocess.Popen)
         if spawned.probe_fds is not None:  # early.py's request carries no id
             self._pre_probe = (self._track(None, spawned.probe_fds, None), spawned.probe_repeats)
             spawned.probe_fds = None
         try:
             send(
-                parent,
+                spawned.sock,
                 {
                     "source": self.source,
                     "filename": self.filename,
@@ -194,15 +195,15 @@ class Sandbox:
         except OSError as exc:
             self._kill()
             self._drop_pre_probe()
-            return f"cannot reach the zygote: {exc}", errlog
-        return None, errlog
+            return f"cannot reach the zygote: {exc}"
+        return None
 
     def _drop_pre_probe(self) -> None:
         if self._pre_probe is not None:
             self._forget(self._pre_probe[0])
             self._pre_probe = None
 
-    def _await_ready(self, errlog: IO[bytes] | None) -> str | None:
+    def _await_ready(self) -> str | None:
         """Wait for the zygote's "ready"; None, or why it failed (its stderr's last line)."""
         pre, self._pre_probe = self._pre_probe, None
         if pre is not None:  # the probe early.py queued runs before "ready": collect its reading first
@@ -224,9 +225,8 @@ class Sandbox:
             self.ready = msg
             return None
         self._kill()
-        assert errlog is not None, "only a launch that failed has no log, and it is not awaited"
-        errlog.seek(0)
-        tail = errlog.read()[-500:].decode("utf-8", "replace").strip().splitlines()
+        self._errlogs[-1].seek(0)  # the log of the process awaited (only a launch that started one is)
+        tail = self._errlogs[-1].read()[-500:].decode("utf-8", "replace").strip().splitlines()
         why: str = (tail[-1] if tail else msg.get("message", "no answer")).strip()
         return why
 
@@ -255,6 +255,8 @@ class Sandbox:
         self._launched = None
         self._pre_probe = None
         self._kill()
+        while self._errlogs:
+            self._errlogs.pop().close()
 
     def _kill(self) -> None:
         if self.proc is not None:
