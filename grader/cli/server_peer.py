@@ -6,7 +6,7 @@ interpreter would. So the server takes a command only from a caller that
 could have done the same in its own process: same user and groups, the same
 capabilities, no confinement the server does not have (no-new-privileges,
 seccomp filters, an LSM label), the same namespaces and root folder, the same
-resource limits and control group, and the same Python options; and nothing in the caller's
+resource limits, and the same Python options; and nothing in the caller's
 first `sys.path` folder (its current folder under `python -m`) may stand in
 for a module the server has imported. Anything else: the server refuses, and
 `grade` grades in its own process, as itself.
@@ -110,15 +110,13 @@ def _label(pid: int | str) -> bytes:
 
 
 def _limits(pid: int) -> str | None:
-    """ulimit's limits, and the control group whose memory and CPU caps a grading would be under."""
-    for name, what in (("limits", "resource limits (ulimit)"), ("cgroup", "control group")):
-        with open(f"/proc/self/{name}", encoding="utf-8") as f:
-            mine = f.read()
-        with open(f"/proc/{pid}/{name}", encoding="utf-8") as f:
-            theirs = f.read()
-        if mine != theirs:
-            return f"the caller's {what} differs"
-    return None
+    """ulimit's limits. The control group is not compared: a terminal may give each tab a scope of
+    its own, and a cgroup does not keep a process from asking another of its user's to work for it."""
+    with open("/proc/self/limits", encoding="utf-8") as f:
+        mine = f.read()
+    with open(f"/proc/{pid}/limits", encoding="utf-8") as f:
+        theirs = f.read()
+    return None if mine == theirs else "the caller's resource limits (ulimit) differ"
 
 
 def _python(pid: int, python: object) -> str | None:
