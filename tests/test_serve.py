@@ -397,7 +397,8 @@ def test_a_killed_server_lets_the_grading_it_forked_finish(server, tmp_path):
 
 
 GOOD = {"umask": 0o022, "argv": ["grade"], "argv0": "g", "env": {"A": "1"},
-        "streams": {"stdout": ["utf-8", "strict", False, False], "stderr": ["utf-8", "replace", True, True]}}  # fmt: skip
+        "streams": {"stdout": ["utf-8", "strict", False, False],
+                    "stderr": ["utf-8", "replace", True, True]}}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ its own process (GRADER_SERVER=off) and checks from the server's log whether it 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -212,8 +213,8 @@ def test_debug_shows_the_traceback_when_served(server):
 # --- the standing check itself (grader/cli/server_peer.py), on processes of this test ----------------
 
 
-def _standing_of(cmd: list[str], python: object | None = None) -> str | None:
-    proc = subprocess.Popen(cmd)
+def _standing_of(cmd: list[str], python: object | None = None, preexec=None) -> str | None:
+    proc = subprocess.Popen(cmd, preexec_fn=preexec)  # the process is as preexec made it once Popen returns
     pidfd = os.pidfd_open(proc.pid)
     try:
         return difference(proc.pid, pidfd, served.python_options() if python is None else python)
@@ -227,9 +228,11 @@ def test_a_process_like_this_one_stands_where_it_stands():
     assert _standing_of(["sleep", "30"]) is None
 
 
-@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
 def test_other_limits_are_another_standing():
-    assert "resource limits" in (_standing_of(["prlimit", "--nofile=64", "sleep", "30"]) or "")
+    def fewer_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    assert "resource limits" in (_standing_of(["sleep", "30"], preexec=fewer_files) or "")
 
 
 @pytest.mark.parametrize(
