@@ -8,7 +8,11 @@ that is reported and leaves nothing behind.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +88,40 @@ def test_a_failed_early_start_falls_back_to_the_next_strategy(spec, monkeypatch)
         runs = sb.probe_runs()
     assert len(runs) == PROBE_REPEATS and sb.attempts and sb.attempts[0].startswith(broken.mode)
     assert sb.strategy == real[1]
+
+
+# --- root that cannot change uid ------------------------------------------------------------------
+
+
+def test_root_without_setuid_is_refused_with_the_reason(monkeypatch):
+    """A worker never runs a submission as uid 0: where root cannot drop to another uid, starting
+    says why, in words a platform owner can act on, instead of every worker failing (exit 112)."""
+    from grader.sandbox import startup
+
+    monkeypatch.setattr(startup, "strategies", lambda isolation="auto": [startup.Strategy("plain", (), True, ())])
+    monkeypatch.setattr(startup, "_has_capabilities", lambda *caps: False)
+    with pytest.raises(startup.SandboxError, match="CAP_SETUID and CAP_SETGID"):
+        startup.usable_strategies()
+    monkeypatch.setattr(startup, "_has_capabilities", lambda *caps: True)
+    assert startup.usable_strategies()[0].mode == "plain"
+
+
+def test_a_process_has_the_capabilities_its_status_says():
+    from grader.sandbox.startup import CAP_SETUID, _has_capabilities
+
+    with open("/proc/self/status") as f:
+        eff = int(next(ln for ln in f if ln.startswith("CapEff:")).split(":")[1], 16)
+    assert _has_capabilities(CAP_SETUID) == bool(eff >> CAP_SETUID & 1)
+    assert _has_capabilities() is True
+
+
+@pytest.mark.skipif(
+    os.getuid() != 0 or shutil.which("setpriv") is None, reason="needs root (CI runs as root) and setpriv"
+)
+def test_grade_as_root_without_capabilities_says_why():
+    root = Path(__file__).resolve().parent.parent
+    cmd = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", sys.executable, "-m", "grader", "grade",
+           "reference/solution.py", "--tests", "sample"]  # fmt: skip
+    got = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 2 and "JE" in got.stdout, got.stdout + got.stderr
+    assert "without CAP_SETUID and CAP_SETGID" in got.stderr and "Traceback" not in got.stderr

@@ -35,6 +35,7 @@ from .startup import (
     clean_environment,
     make_parent_nondumpable,
     strategies,
+    usable_strategies,
     worker_uid,
 )
 from .wire import encode_args, send, send_with_pipes
@@ -94,8 +95,7 @@ class Sandbox:
         self.ready: Message = {}
         self.attempts: list[str] = []
         self.worker_layers: dict[str, list[str]] | None = None
-        # begin(): (strategy, failure, probe run)
-        self._launched: tuple[Strategy, str | None, Run | None] | None = None
+        self._launched: tuple[Strategy, str | None, Run | None] | None = None  # begin(): (strategy, failure, probe)
         self._early_probe: tuple[float, ...] | None = None
         self._errlogs: list[IO[bytes]] = []  # each launched zygote's stderr file (the last: the current one's)
         self.prelaunched = prelaunched
@@ -137,7 +137,7 @@ class Sandbox:
 
     def start(self) -> None:
         """Start a zygote with the strongest strategy that works here (or finish `begin`'s)."""
-        order = strategies(self.isolation)
+        order = usable_strategies(self.isolation)
         if self._launched is not None:
             strategy, why, run = self._launched
             self._launched = None

@@ -120,6 +120,34 @@ def _which(name: str) -> str | None:
     return None
 
 
+CAP_SETGID, CAP_SETUID = 6, 7  # linux/capability.h
+
+
+def usable_strategies(isolation: str = "auto") -> list[Strategy]:
+    """`strategies`, or SandboxError when none of them can run a submission safely here: as root
+    without the capabilities to change uid (`docker run --cap-drop=ALL`), a worker would run the
+    submission as uid 0, the owner of the system's files, so each worker refuses (exit 112)."""
+    out = strategies(isolation)
+    if any(s.drop_uid for s in out) and not _has_capabilities(CAP_SETUID, CAP_SETGID):
+        raise SandboxError(
+            "the grader runs as root without CAP_SETUID and CAP_SETGID (as under `docker run "
+            "--cap-drop=ALL`), so it cannot run submissions under an unprivileged uid: run it as "
+            "another user, or keep those two capabilities (docs/threat-model.md)"
+        )
+    return out
+
+
+def _has_capabilities(*caps: int) -> bool:
+    """Whether this process has every one of `caps` in its effective set (/proc/self/status)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            line = next((ln for ln in f if ln.startswith("CapEff:")), "CapEff:\t0")
+    except OSError:
+        return True  # no /proc to tell: the worker's own drop still refuses to run as root
+    effective = int(line.split(":", 1)[1].strip() or "0", 16)
+    return all(effective >> cap & 1 for cap in caps)
+
+
 def strategies(isolation: str = "auto") -> list[Strategy]:
     """Start-up strategies to try, strongest first."""
     linux = sys.platform.startswith("linux")
