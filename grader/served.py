@@ -87,10 +87,11 @@ def private_dir(directory: str) -> str | None:
     return None
 
 
-def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end of a connected Unix socket."""
+def peer_credentials(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a connected Unix socket (SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
 
 
 def flushed(status: int) -> int:
@@ -175,7 +176,7 @@ def connect(directory: str) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(socket_path(directory))
-        if peer_uid(sock) == os.getuid():
+        if peer_credentials(sock)[1] == os.getuid():
             return sock
     except OSError:
         pass

@@ -214,12 +214,11 @@ def _read(state: ServerState, incoming: Incoming) -> bool:
     """Read what `incoming` sent; once its request is complete, answer it. False: exit (stale)."""
     try:
         header = feed(incoming)
-    except ValueError:
-        header, done = None, True
+    except ValueError:  # not a request: closed unanswered
+        header = None
     else:
-        done = header is not None
-    if not done:
-        return True
+        if header is None:  # more to come
+            return True
     state.incoming.remove(incoming)
     try:
         return True if header is None else _answer(state, incoming, header)

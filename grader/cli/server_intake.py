@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .. import served
 from .server_grading import Request, well_formed
-from .server_peer import peer_process
+from .server_peer import peer_pidfd
 
 REQUEST_S = 5.0  # seconds a connection has to send its whole request
 MAX_INCOMING = 32  # connections being read at once
@@ -50,8 +50,9 @@ def accept(listener: socket.socket) -> Incoming | None:
     except OSError:
         return None
     try:
-        if served.peer_uid(conn) == os.getuid():
-            pid, pidfd = peer_process(conn)
+        pid, uid = served.peer_credentials(conn)
+        if uid == os.getuid():
+            pidfd = peer_pidfd(conn, pid)
             conn.setblocking(False)
             return Incoming(conn, pid, pidfd, time.monotonic() + REQUEST_S)
     except OSError:

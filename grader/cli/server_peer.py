@@ -48,15 +48,13 @@ NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
 MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".pth")
 
 
-def peer_process(conn: socket.socket) -> tuple[int, int]:
-    """The connected caller's pid and a pidfd for it (OSError: the caller is gone)."""
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid = int(struct.unpack("3i", creds)[0])
+def peer_pidfd(conn: socket.socket, pid: int) -> int:
+    """A pidfd for the connected caller, `pid` by SO_PEERCRED (OSError: the caller is gone)."""
     try:
         raw = conn.getsockopt(socket.SOL_SOCKET, SO_PEERPIDFD, 4)
-        return pid, int(struct.unpack("i", raw)[0])
+        return int(struct.unpack("i", raw)[0])
     except OSError:  # an older kernel
-        return pid, os.pidfd_open(pid)
+        return os.pidfd_open(pid)
 
 
 def difference(pid: int, pidfd: int, python: object) -> str | None:

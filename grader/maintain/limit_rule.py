@@ -110,6 +110,7 @@ def _tle_problems(tle: Sequence[Timing], fastest: Timing | None, limit: float, t
     """What keeps `limit` from separating the accepted from the too-slow submissions `tle`."""
     found: list[str] = []
     t_tle = fastest.time_s if fastest else math.inf
+    required = limit * tle_margin * MACHINE_ALLOWANCE
     if fastest is None:
         found.append("there is no time-limit-exceeded submission to check the limit against")
     elif limit * tle_margin > t_tle:
@@ -118,16 +119,15 @@ def _tle_problems(tle: Sequence[Timing], fastest: Timing | None, limit: float, t
             f"than the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s): "
             "no limit separates the accepted from the too-slow submissions"
         )
-    elif limit * tle_margin * MACHINE_ALLOWANCE > t_tle:
+    elif required > t_tle:
         found.append(
             f"the fastest TLE submission ({fastest.submission.path.name}, {t_tle:.3f} s) is less than "
             f"{MACHINE_ALLOWANCE:g} x the {limit * tle_margin:g} s where `verify` checks it: on a machine "
             "where the probe misreads its speed-up it would pass there; make it slower"
         )
     for t in tle:
-        if t.capped and t.cap_s < limit * tle_margin * MACHINE_ALLOWANCE:
+        if t.capped and t.cap_s < required:
             found.append(
-                f"{t.submission.path.name} hit the cap of {t.cap_s:g} s, which is below "
-                f"{limit * tle_margin * MACHINE_ALLOWANCE:g} s: raise --tle-cap"
+                f"{t.submission.path.name} hit the cap of {t.cap_s:g} s, which is below {required:g} s: raise --tle-cap"
             )
     return found
