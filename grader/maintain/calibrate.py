@@ -77,6 +77,7 @@ __all__ = [
     "spread",
     "write_calibration",
     "TIME_RESOLUTION_S",
+    "MACHINE_ALLOWANCE",
     "PROBE_GROUP",
 ]
 
