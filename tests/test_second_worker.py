@@ -17,6 +17,7 @@ import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -134,42 +135,75 @@ class FakeInfo:
 
 
 class FakeSandbox:
-    """submit/collect/cancel/in_flight with outcomes that always count."""
+    """submit/collect/cancel/in_flight with outcomes that always count; a run ends when collected
+    or cancelled, or when `end_all` says every run in flight has ended (its worker exited)."""
 
     def __init__(self) -> None:
-        self.started: list[object] = []
-        self.flying: set[object] = set()
+        self.started: list[SimpleNamespace] = []
 
     def submit(self, args, shape, mode="run"):
-        run = object()
+        run = SimpleNamespace(finished=None)
         self.started.append(run)
-        self.flying.add(run)
         return run
 
     def collect(self, run):
-        self.flying.discard(run)
+        run.finished = {"event": "finished"}
         return outcome(alone=False)
 
     def cancel(self, run):
-        self.flying.discard(run)
+        run.finished = {"event": "finished"}
+
+    def end_all(self):
+        for run in self.started:
+            run.finished = run.finished or {"event": "finished"}
 
     def in_flight(self):
-        return len(self.flying)
+        return sum(run.finished is None for run in self.started)
+
+
+def overlapping(ahead, index):
+    """The tests whose runs are in flight beside test `index`'s once shared_run_step has started them."""
+    return [j for j, run in ahead.items() if run.finished is None and j != index]
 
 
 @pytest.mark.parametrize("shown", [[True, False, False, True, True], [False, True, True, False]])
-def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundle, shown):
+@pytest.mark.parametrize("work", [None, [5, 1, 9, 2, 7]])
+def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundle, shown, work):
     """Two workers can signal each other through the CPU time they take from each other: a
-    visible test beside a hidden one could print the hidden inputs."""
+    visible test beside a hidden one could print the hidden inputs. Whichever later test is
+    started ahead (the largest, with `work`), it is of the running test's kind."""
     cases = cases_step(bundle, GradeOptions(tests="sample"))
     cases = (cases * 2)[: len(shown)]
     sb, queued, pairs = FakeSandbox(), {}, []
     for index in range(len(shown)):
-        case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown)
-        if index + 1 in queued:
-            pairs.append((index, index + 1))
+        case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown, work)
+        pairs += [(index, j) for j in overlapping(queued, index)]
+        assert sb.in_flight() <= 1  # the current run is collected; at most one other still runs
     assert pairs and all(shown[a] == shown[b] for a, b in pairs)
-    assert len(pairs) == sum(shown[i] == shown[i + 1] for i in range(len(shown) - 1))
+    assert {a for a, _ in pairs} == {i for i in range(len(shown) - 1) if shown[i] == shown[i + 1]}
+
+
+def test_the_largest_later_test_starts_first_and_every_test_still_runs_once(bundle):
+    """ahead_step: the largest test of the block starts beside the first; while it runs, nothing
+    else starts ahead (two workers at once); once it has ended, the next largest. Every test's run
+    is started once and decided in its turn."""
+    cases = cases_step(bundle, GradeOptions(tests="sample"))
+    cases = (cases * 3)[:6]
+    kinds, work = [(False, False)] * 6, [1, 2, 3, 1, 2, 50]
+    assert case_runs.ahead_step(0, {}, kinds, work) == 5
+    assert case_runs.ahead_step(0, {}, kinds, [None] * 6) == 1  # unknown work: the next test
+    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished=None)}, kinds, work) is None
+    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished={})}, kinds, work) == 2
+    assert case_runs.ahead_step(4, {5: SimpleNamespace(finished={})}, kinds, work) is None
+    sb, queued, order = FakeSandbox(), {}, []
+    for index in range(6):
+        before = dict(queued)
+        case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), kinds, work)
+        order += [j for j in queued if j not in before]
+        if index == 2:
+            sb.end_all()  # the largest has ended meanwhile: the next largest may start ahead
+    assert order[0] == 5 and order[1] == 4
+    assert len(sb.started) == 6 and sb.in_flight() == 0
 
 
 @pytest.mark.parametrize("feedback", [None, ("summary", "summary"), ("full", "full")])
@@ -184,12 +218,12 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
         bundle = replace(bundle, spec=replace(bundle.spec, feedback=Feedback(*feedback)))
     real, mixed, shared = case_steps.shared_run_step, [], []
 
-    def spy(sb, cases, index, queued, two, least, kinds):
-        out = real(sb, cases, index, queued, two, least, kinds)
-        if index + 1 in queued:
+    def spy(sb, cases, index, queued, two, least, kinds, work):
+        out = real(sb, cases, index, queued, two, least, kinds, work)
+        for j in queued:  # started beside test `index`'s run (ended since, perhaps)
             shared.append(index)
-            if is_visible(bundle.spec, cases[index]) != is_visible(bundle.spec, cases[index + 1]):
-                mixed.append((cases[index].name, cases[index + 1].name))
+            if is_visible(bundle.spec, cases[index]) != is_visible(bundle.spec, cases[j]):
+                mixed.append((cases[index].name, cases[j].name))
         return out
 
     monkeypatch.setattr(case_steps, "shared_run_step", spy)
@@ -294,6 +328,22 @@ def test_two_runs_at_once_keep_their_results_and_output_apart(limits):
     assert second.stdout == "run 1\n" and np.array_equal(second.value.array, X * 1)
     assert not first.alone and not second.alone
     assert second.wall_s >= 0.3
+
+
+def test_a_run_that_has_ended_shares_nothing_while_it_waits_to_be_collected(limits):
+    """A run started ahead waits, ended, for its test's turn: the runs started after it ended
+    are alone (their times are exact), and the sandbox counts it as no longer in flight."""
+    with two_sandbox(limits) as sb:
+        namespaces_or_skip(sb)
+        early = sb.submit([X, 5], X.shape)
+        slow = sb.submit([X, 1], X.shape)
+        beside = sb.collect(slow)  # `early` ends meanwhile (0.3 s): its "finished" is read here
+        assert sb.in_flight() == 0
+        later = sb.run([X, 6], X.shape)
+        waited = sb.collect(early)
+    assert later.alone and not beside.alone and not waited.alone
+    assert waited.stdout == "run 5\n" and np.array_equal(waited.value.array, X * 5)
+    assert later.stdout == "run 6\n"
 
 
 def test_a_run_alone_says_so(limits):
@@ -425,16 +475,23 @@ def test_one_worker_or_two_give_the_same_verdict_on_every_test(bundle, name):
 
 
 def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
-    """Guard against a second worker that never runs: the reference's tests overlap."""
-    seen = []
-    submit = Sandbox.submit
+    """Guard against a second worker that never runs: the reference's tests overlap (a run
+    shared the machine when another run had not ended at some moment of its own)."""
+    seen, shared = [], []
+    submit, collect = Sandbox.submit, Sandbox.collect
 
     def spy(self, *a, **k):
         run = submit(self, *a, **k)
         seen.append(self.in_flight())
         return run
 
+    def collected(self, run, wait_s=None):
+        out = collect(self, run, wait_s)
+        shared.append(not out.alone)
+        return out
+
     monkeypatch.setattr(Sandbox, "submit", spy)
+    monkeypatch.setattr(Sandbox, "collect", collected)
     calls = []
     gate = case_runs.second_worker
     monkeypatch.setattr("grader.judging.judge.second_worker", lambda sb, m: calls.append(gate(sb, m)) or calls[-1])
@@ -445,7 +502,7 @@ def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
             f"this machine gives one worker only: {case_runs.cores()} cores, "
             f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available"
         )
-    assert max(seen) == 2 and seen.count(2) >= len(report.tests) - 2
+    assert max(seen) == 2 and shared.count(True) >= len(report.tests) - 2
 
 
 def test_after_a_sandbox_failure_the_grading_runs_one_test_at_a_time(bundle, monkeypatch):

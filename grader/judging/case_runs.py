@@ -1,5 +1,6 @@
-"""Running test cases in sandbox workers: one at a time, or a test's case and the next one's
-beside it in a second worker (a 2-core machine's both cores) where that is sound.
+"""Running test cases in sandbox workers: one at a time, or a test's case and a later one's
+(the largest first: ahead_step) beside it in a second worker (a 2-core machine's both cores)
+where that is sound.
 
 Two workers at once slow each other a little (caches, memory bandwidth, the
 zygote forking for both), never speed each other up. So a run that shared the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..problem.cases import TestCase
@@ -141,6 +143,30 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
             sb.cancel(run)
 
 
+def ahead_step(
+    index: int, ahead: dict[int, Run], kinds: list[tuple[bool, bool]], work: Sequence[int | None]
+) -> int | None:
+    """The test whose run starts beside test `index`'s, or None. None while a run started ahead
+    earlier is still running: the zygote runs two workers at once, and `index`'s is the other.
+    Otherwise the later test, not started yet, that needs the most work (`work`: the problem's
+    case_work; the earliest on a tie, or where the work is not known), among the tests after
+    `index` up to the first of another kind (`kinds`).
+
+    The largest first: a grading's last test is often its largest (the timing case), and run in
+    its turn it would end the grading alone on one core while the other waits. Started early, it
+    runs beside the small ones. Tests are still decided in their order; a run started ahead only
+    waits, ended, until its test's turn."""
+    if any(run.finished is None for run in ahead.values()):
+        return None
+    best: int | None = None
+    after = index + 1
+    while after < len(kinds) and kinds[after] == kinds[index]:
+        if after not in ahead and (best is None or (work[after] or 0) > (work[best] or 0)):
+            best = after
+        after += 1
+    return best
+
+
 def shared_run_step(
     sb: Sandbox,
     cases: list[TestCase],
@@ -149,20 +175,20 @@ def shared_run_step(
     two: bool,
     least: EffectiveLimits,
     kinds: list[tuple[bool, bool]],
+    work: Sequence[int | None] | None = None,
 ) -> tuple[RunOutcome, bool]:
-    """Test `index`'s run: the one started beside the previous test's, or a new one; with `two`,
-    the next test's run starts beside it, if both tests are of one kind (`kinds`: visible or
-    hidden, and the feedback their reports get). Returns the outcome and whether it counts
-    (`counts`). When it does not, every run in flight has been ended: the caller runs the test
-    again alone.
+    """Test `index`'s run: the one started ahead, or a new one; with `two`, another test's run
+    (`ahead_step`; `work`, each test's, None where unknown) starts beside it. Returns the outcome
+    and whether it counts (`counts`). When it does not, every run in flight has been ended: the
+    caller runs the test again alone.
 
     Never a hidden test beside a visible one: two workers can signal each other through the time
     they take from each other (one pinned to the other's core, busy or not), and a visible test's
     report would carry what it read of the hidden inputs."""
     run = ahead.pop(index, None) or start_step(sb, cases[index])
-    after = index + 1
-    if two and after < len(cases) and after not in ahead and kinds[after] == kinds[index]:
-        ahead[after] = start_step(sb, cases[after])
+    chosen = ahead_step(index, ahead, kinds, work or [None] * len(cases)) if two else None
+    if chosen is not None:
+        ahead[chosen] = start_step(sb, cases[chosen])
     out = sb.collect(run)
     if counts(out, least):
         return out, True

@@ -6,8 +6,9 @@ For each test `case_step` takes the first step that decides it:
     total_time_step -> TLE, not run: the grading's total time limit is used up
     covered_step    -> TLE, not run: an earlier test needing no more work exceeded the time limit
                        (docs/time-limits.md, "Bounding the worst case")
-    run_case_step   -> the test's run (case_runs.shared_run_step: the next test's run beside it
-                       where that is sound), then decide_step; JE when the sandbox fails
+    run_case_step   -> the test's run (case_runs.shared_run_step: a later test's run beside it
+                       where that is sound, the largest first), then decide_step; JE when the
+                       sandbox fails
 
     decide_step     -> check_step (the ordered checks of checker.decide), or judged_step (run +
                        check, twice for a CPU-time TLE within the noise band of the limit), after
@@ -176,7 +177,7 @@ class Grading:
     limits: EffectiveLimits  # the least limits until a run needs the probe, then the measured ones
     ctx: RunContext  # the checker's view of `limits`
     least: EffectiveLimits  # what a run that shared the machine must stay within to count
-    two: bool  # run the next test beside this one (case_runs.py)
+    two: bool  # run a later test beside this one (case_runs.ahead_step)
     kinds: list[tuple[bool, bool]]  # per test: visible, full feedback (only tests of one kind share)
     work: Sequence[int | None]  # per test: the problem module's case_work (None: no time-out short-cut)
     time_factor: float  # GradeOptions.time_factor, for the measured limits
@@ -236,11 +237,11 @@ def decide_step(g: Grading, case: TestCase, out: RunOutcome, counted: bool) -> t
 
 
 def run_case_step(g: Grading, index: int) -> CaseResult:
-    """Run the test (the next test's run beside it where that is sound) and decide it; JE when the
+    """Run the test (a later test's run beside it where that is sound) and decide it; JE when the
     sandbox fails. ProbeFailed is not caught: without a time limit the whole grading is JE."""
     case = g.cases[index]
     try:
-        out, counted = shared_run_step(g.sb, g.cases, index, g.ahead, g.two, g.least, g.kinds)
+        out, counted = shared_run_step(g.sb, g.cases, index, g.ahead, g.two, g.least, g.kinds, g.work)
         # After a shared run that did not count, the rest runs alone: a submission that slow
         # would spend every later time-out twice, once shared and once alone.
         g.two = g.two and counted

@@ -61,9 +61,10 @@ class Channel:
     def track(self, rid: int | None, fds: tuple[int, int, int], reader: ResultReader) -> Run:
         """A run just requested, in flight from now on (with `fds`, our ends of its pipes)."""
         run = Run(rid, fds, reader)
-        if self.runs:
+        running = [other for other in self.runs.values() if other.finished is None]
+        if running:  # a run ended and not collected yet shares nothing
             run.alone = False
-            for other in self.runs.values():
+            for other in running:
                 other.alone = False
         self.runs[rid] = run
         return run

@@ -348,8 +348,8 @@ class Sandbox:
             self._kill()  # the next run starts a new zygote, as after any failure
 
     def in_flight(self) -> int:
-        """Runs started and not collected yet."""
-        return len(self.chan.runs) if self.chan is not None else 0
+        """Runs started and not ended yet (as far as the zygote has said; collected or not)."""
+        return sum(run.finished is None for run in self.chan.runs.values()) if self.chan is not None else 0
 
     def _job(self, mode: str, specs: list[Message], probe_repeats: int) -> Message:
         job: Message = {
