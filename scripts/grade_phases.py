@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Where one `grade` spends its wall time, phase by phase.
+"""Where one `grade` spends its wall time: its phases, and when each milestone of its critical path is reached.
 
     python3 scripts/grade_phases.py [FILE] [--tests all|sample] [--repeats 5]
 
 Runs `python -m grader grade FILE --json /dev/null` in a fresh process per
 repetition, with the judging steps and the sandbox's calls wrapped by a
 timer (wall clock, and this process's CPU time: the zygote's and workers' CPU
-is not in that column), and prints the median of each phase. The grader's own
-import time is measured first, in its own process. The wrapping adds a few
-microseconds per call; no figure here is asserted anywhere.
+is not in that column), and prints the median of each phase, then the median
+time since the measured script started at which each milestone was reached.
+Two paths meet at the load: the parent's (imports, cases, work) and the
+zygote's start-up beside it; "waited for the zygote" says which was longer
+(near 0: the parent's). The wrapping adds a few microseconds per call; no
+figure here is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -22,44 +25,59 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+ENV = {
+    **os.environ,
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "GRADER_SERVER": "off",  # a cold grading in its own process, never a running server's
+}
 
 # Runs in the measured process: wraps the phases, runs the CLI, prints one JSON line.
 PROBE = r"""
 import json, sys, time
 t0 = time.perf_counter()
+M = {}
+def mark(name):
+    M.setdefault(name, time.perf_counter() - t0)
 from grader.sandbox.early import early_zygote   # as grader/__main__.py does, before the rest
 zygote = early_zygote(["grade"])
-spawned = time.perf_counter() - t0
+mark("zygote spawned (sandbox/early.py)")
 from grader import cli
 from grader.sandbox import launcher
 from grader.judging import judge as J
 from grader.judging import case_steps as S
 from grader.feedback import diagnose as D
-imported = time.perf_counter() - t0
+mark("grader imported")
 T = {}
-def wrap(obj, name, key):
+def wrap(obj, name, key, before=None, after=None):
     f = getattr(obj, name)
     def w(*a, **k):
+        if before:
+            mark(before)
         t, c = time.perf_counter(), time.process_time()
         try:
             return f(*a, **k)
         finally:
             d = T.setdefault(key, [0, 0.0, 0.0])
             d[0] += 1; d[1] += time.perf_counter() - t; d[2] += time.process_time() - c
+            if after:
+                M[after] = time.perf_counter() - t0  # the last call's end
     setattr(obj, name, w)
-for obj, name, key in ((launcher.Sandbox, "begin", "launch the zygote (begin)"),
-                       (J, "cases_step", "read the test cases"),
-                       (launcher.Sandbox, "__enter__", "wait for the zygote (its start-up)"),
-                       (J, "load_run", "load the submission (import it once in a worker)"),
-                       (S, "probe_now_step", "read the speed probe (only when a run needed it)"),
-                       (launcher.Sandbox, "run", "sandbox runs: the load + each case (fork, lock-down, run, transfer)"),
-                       (S, "check_step", "check the results"),
-                       (D, "diagnose", "diagnose (not for an AC)"),
-                       (launcher.Sandbox, "close", "close the sandbox")):
-    wrap(obj, name, key)
+for obj, name, key, before, after in (
+    (J, "cases_step", "read the test cases", "cases: begin", "cases: end"),
+    (J, "work_step", "each case's work (imports problem.py)", None, "work: end"),
+    (launcher.Sandbox, "__enter__", "waited for the zygote (its start-up)", None, None),
+    (J, "load_run", "load the submission (import it once in a worker)", "load: submitted", "load: ended"),
+    (S, "probe_now_step", "read the speed probe (only when a run needed it)", None, None),
+    (launcher.Sandbox, "submit", "submit runs (encode the case, send it)", None, "last run submitted"),
+    (launcher.Sandbox, "collect", "collect runs (wait for them, read the results)", None, "last run collected"),
+    (S, "check_step", "check the results", None, None),
+    (D, "diagnose", "diagnose (not for an AC)", None, None),
+    (launcher.Sandbox, "close", "close the sandbox", None, None),
+):
+    wrap(obj, name, key, before, after)
 sys.argv = ["grader", "grade", sys.argv[1], "--tests", sys.argv[2], "--json", "/dev/null"]
-t1 = time.perf_counter()
 try:
     cli.main(zygote=zygote)
 except SystemExit:
@@ -67,10 +85,8 @@ except SystemExit:
 finally:
     if zygote is not None:
         zygote.close()
-T["(total after the imports)"] = [1, time.perf_counter() - t1, 0.0]
-T["(grader imports, the zygote starting meanwhile)"] = [1, imported - spawned, 0.0]
-T["(start the zygote's process: sandbox/early.py)"] = [1, spawned, 0.0]
-sys.stderr.write("PHASES " + json.dumps(T) + "\n")
+mark("done")
+sys.stderr.write("PHASES " + json.dumps({"phases": T, "milestones": M}) + "\n")
 """
 
 
@@ -96,14 +112,20 @@ def main() -> int:
         f"{os.getloadavg()[0]:.1f} at the end"
     )
     print()
-    print(f"| {'phase':68} | {'calls':>5} | {'wall (s)':>8} | {'parent CPU (s)':>14} |")
-    print(f"|{'-' * 70}|{'-' * 7}|{'-' * 10}|{'-' * 16}|")
-    for key in runs[0]:
-        got = [r[key] for r in runs if key in r]
+    print(f"| {'phase':58} | {'calls':>5} | {'wall (s)':>8} | {'parent CPU (s)':>14} |")
+    print(f"|{'-' * 60}|{'-' * 7}|{'-' * 10}|{'-' * 16}|")
+    for key in runs[0]["phases"]:
+        got = [r["phases"][key] for r in runs if key in r["phases"]]
         calls = got[0][0]
         wall = statistics.median(g[1] for g in got)
         cpu = statistics.median(g[2] for g in got)
-        print(f"| {key:68} | {calls:5d} | {wall:8.3f} | {cpu:14.3f} |")
+        print(f"| {key:58} | {calls:5d} | {wall:8.3f} | {cpu:14.3f} |")
+    print()
+    print(f"| {'milestone (since the script started, after the interpreter)':58} | {'at (ms)':>8} |")
+    print(f"|{'-' * 60}|{'-' * 10}|")
+    for key in sorted(runs[0]["milestones"], key=runs[0]["milestones"].get):
+        at = statistics.median(r["milestones"][key] for r in runs if key in r["milestones"])
+        print(f"| {key:58} | {at * 1000:8.1f} |")
     return 0
 
 
