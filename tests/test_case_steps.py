@@ -114,7 +114,7 @@ def grading(bundle, sb, cases, **kw) -> Grading:
         limits=limits,
         ctx=run_context(spec, limits),
         least=least,
-        two=False,
+        workers=1,
         kinds=[(True, True)] * len(cases),
         work=work_step(bundle, cases),
         time_factor=1.0,
@@ -187,26 +187,26 @@ def test_a_run_beyond_the_least_limits_reads_the_probe_and_runs_the_test_again(b
     assert not g.limits.pending and g.limits == measured and g.ctx.cpu_limit_s == measured.cpu_s
 
 
-def test_a_shared_run_that_does_not_count_ends_the_second_worker(bundle, cases):
+def test_a_shared_run_that_does_not_count_ends_the_other_workers(bundle, cases):
     spec = bundle.spec
     sb = ScriptedSandbox(
         outcome(cases[0], cpu_s=0.5, alone=False),
         outcome(cases[0], cpu_s=0.3),
         probe_s=spec.time_calibration.probe_time_s,
     )
-    g = grading(bundle, sb, cases, two=True, limits=effective_limits(spec, spec.time_calibration.probe_time_s))
+    g = grading(bundle, sb, cases, workers=2, limits=effective_limits(spec, spec.time_calibration.probe_time_s))
     r = case_step(g, 0)
-    assert r.verdict == "AC" and r.time_s == 0.3 and not g.two
+    assert r.verdict == "AC" and r.time_s == 0.3 and g.workers == 1
     # test 1's run, started beside test 0's, is ended unread; test 0 runs again, alone
     assert sb.log == ["submit", "submit", "collect", "cancel", "run"] and g.ahead == {}
 
 
 def test_a_sandbox_failure_is_je_for_the_test_and_the_rest_runs_alone(bundle, cases):
     sb = ScriptedSandbox(SandboxError("the zygote disappeared"))
-    g = grading(bundle, sb, cases, two=True)
+    g = grading(bundle, sb, cases, workers=3)
     r = run_case_step(g, 2)
     assert (r.verdict, r.check) == ("JE", "run") and "sandbox failure: the zygote disappeared" in r.message
-    assert not g.two and cases[2].name not in g.returned
+    assert g.workers == 1 and cases[2].name not in g.returned
 
 
 def test_an_unreadable_probe_ends_the_whole_grading(bundle, cases):

@@ -96,15 +96,18 @@ def test_cgroup_room_sees_a_limit_above_its_own_group_and_at_the_mount_root(tmp_
 
 
 def test_docker_sized_memory_gets_one_worker(monkeypatch):
-    """--memory 1g holds one 512 MiB worker, not two: no second worker there."""
-    monkeypatch.setattr(case_runs, "memory_room", lambda: 900 << 20)
+    """--memory 1g holds one 512 MiB worker, not two: no second worker there. Each further
+    worker needs its full limit beside the others, up to the zygote's MAX_WORKERS."""
     monkeypatch.setattr(case_runs, "cores", lambda: 2)
     sb = FakeInfo({"pid_namespace": "active", "seccomp": "active"})
-    assert not case_runs.second_worker(sb, 512 << 20)
+    spare, limit = case_runs.MEMORY_SPARE, 512 << 20
+    for room, workers in ((900 << 20, 1), (2 * limit + spare - 1, 1), (2 * limit + spare, 2), (3 * limit + spare, 3)):
+        monkeypatch.setattr(case_runs, "memory_room", lambda room=room: room)
+        assert case_runs.workers_at_once(sb, limit) == workers
     monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
-    assert case_runs.second_worker(sb, 512 << 20)
+    assert case_runs.workers_at_once(sb, limit) == child.MAX_WORKERS == 3
     monkeypatch.setattr(case_runs, "memory_room", lambda: None)
-    assert not case_runs.second_worker(sb, 512 << 20)
+    assert case_runs.workers_at_once(sb, limit) == 1
 
 
 @pytest.mark.parametrize("missing", ["pid_namespace", "seccomp"])
@@ -112,13 +115,13 @@ def test_no_second_worker_without_a_pid_namespace_and_seccomp(monkeypatch, missi
     monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
     monkeypatch.setattr(case_runs, "cores", lambda: 2)
     layers = {"pid_namespace": "active", "seccomp": "active", missing: "unavailable"}
-    assert not case_runs.second_worker(FakeInfo(layers), 512 << 20)
+    assert case_runs.workers_at_once(FakeInfo(layers), 512 << 20) == 1
 
 
 def test_no_second_worker_on_one_core(monkeypatch):
     monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
     monkeypatch.setattr(case_runs, "cores", lambda: 1)
-    assert not case_runs.second_worker(FakeInfo({"pid_namespace": "active", "seccomp": "active"}), 512 << 20)
+    assert case_runs.workers_at_once(FakeInfo({"pid_namespace": "active", "seccomp": "active"}), 512 << 20) == 1
 
 
 class FakeInfo:
@@ -176,7 +179,7 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
     cases = (cases * 2)[: len(shown)]
     sb, queued, pairs = FakeSandbox(), {}, []
     for index in range(len(shown)):
-        case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), shown, work)
+        case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), shown, work)
         pairs += [(index, j) for j in overlapping(queued, index)]
         assert sb.in_flight() <= 1  # the current run is collected; at most one other still runs
     assert pairs and all(shown[a] == shown[b] for a, b in pairs)
@@ -198,12 +201,27 @@ def test_the_largest_later_test_starts_first_and_every_test_still_runs_once(bund
     sb, queued, order = FakeSandbox(), {}, []
     for index in range(6):
         before = dict(queued)
-        case_runs.shared_run_step(sb, cases, index, queued, True, least_limits(bundle.spec), kinds, work)
+        case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), kinds, work)
         order += [j for j in queued if j not in before]
         if index == 2:
             sb.end_all()  # the largest has ended meanwhile: the next largest may start ahead
     assert order[0] == 5 and order[1] == 4
     assert len(sb.started) == 6 and sb.in_flight() == 0
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_never_more_runs_in_flight_than_workers_at_once(bundle, workers):
+    """With `workers` at once, the current run and at most `workers` - 1 started ahead are in
+    flight (the zygote refuses more), whichever tests end first; all run, each once."""
+    cases = (cases_step(bundle, GradeOptions(tests="sample")) * 4)[:10]
+    kinds, work = [(False, False)] * 10, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
+    sb, queued, most = FakeSandbox(), {}, 0
+    for index in range(10):
+        case_runs.shared_run_step(sb, cases, index, queued, workers, least_limits(bundle.spec), kinds, work)
+        most = max(most, sb.in_flight() + 1)  # + the run collected at this step
+        if index % 3 == 2:
+            sb.end_all()
+    assert most == workers and len(sb.started) == 10 and sb.in_flight() == 0
 
 
 @pytest.mark.parametrize("feedback", [None, ("summary", "summary"), ("full", "full")])
@@ -218,8 +236,8 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
         bundle = replace(bundle, spec=replace(bundle.spec, feedback=Feedback(*feedback)))
     real, mixed, shared = case_steps.shared_run_step, [], []
 
-    def spy(sb, cases, index, queued, two, least, kinds, work):
-        out = real(sb, cases, index, queued, two, least, kinds, work)
+    def spy(sb, cases, index, queued, workers, least, kinds, work):
+        out = real(sb, cases, index, queued, workers, least, kinds, work)
         for j in queued:  # started beside test `index`'s run (ended since, perhaps)
             shared.append(index)
             if is_visible(bundle.spec, cases[index]) != is_visible(bundle.spec, cases[j]):
@@ -375,14 +393,14 @@ def test_cancel_ends_a_run_at_once(limits):
     assert out.status == child.STATUS_OK and out.alone
 
 
-def test_a_third_worker_at_once_is_refused_and_only_that_run_fails(limits):
+def test_a_worker_beyond_the_most_at_once_is_refused_and_only_that_run_fails(limits):
     with two_sandbox(limits) as sb:
         namespaces_or_skip(sb)
-        runs = [sb.submit([X, 1], X.shape) for _ in range(3)]
-        first, second = sb.collect(runs[0]), sb.collect(runs[1])
+        runs = [sb.submit([X, 1], X.shape) for _ in range(child.MAX_WORKERS + 1)]
+        ran = [sb.collect(run) for run in runs[:-1]]
         with pytest.raises(SandboxError, match="busy"):
-            sb.collect(runs[2])
-    assert first.status == second.status == child.STATUS_OK
+            sb.collect(runs[-1])
+    assert len(ran) == 3 and all(out.status == child.STATUS_OK and not out.alone for out in ran)
 
 
 def test_plain_mode_zygote_runs_one_worker_at_a_time(limits):
@@ -474,9 +492,10 @@ def test_one_worker_or_two_give_the_same_verdict_on_every_test(bundle, name):
         assert per_test(two) == per_test(one)
 
 
-def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
-    """Guard against a second worker that never runs: the reference's tests overlap (a run
-    shared the machine when another run had not ended at some moment of its own)."""
+def test_the_grading_really_runs_workers_at_once(bundle, monkeypatch):
+    """Guard against more workers that never run: as many runs in flight as workers_at_once says,
+    and the reference's tests overlap (a run shared the machine when another run had not ended at
+    some moment of its own)."""
     seen, shared = [], []
     submit, collect = Sandbox.submit, Sandbox.collect
 
@@ -493,16 +512,16 @@ def test_the_grading_really_runs_two_at_once(bundle, monkeypatch):
     monkeypatch.setattr(Sandbox, "submit", spy)
     monkeypatch.setattr(Sandbox, "collect", collected)
     calls = []
-    gate = case_runs.second_worker
-    monkeypatch.setattr("grader.judging.judge.second_worker", lambda sb, m: calls.append(gate(sb, m)) or calls[-1])
+    gate = case_runs.workers_at_once
+    monkeypatch.setattr("grader.judging.judge.workers_at_once", lambda sb, m: calls.append(gate(sb, m)) or calls[-1])
     report = grade(bundle, ROOT / "reference" / "solution.py", GradeOptions(diagnose=False, second_worker=True))
     assert report.verdict == "AC"
-    if not calls[0]:
+    if calls[0] < 2:
         pytest.skip(
             f"this machine gives one worker only: {case_runs.cores()} cores, "
             f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available"
         )
-    assert max(seen) == 2 and shared.count(True) >= len(report.tests) - 2
+    assert max(seen) == calls[0] and shared.count(True) >= len(report.tests) - 2
 
 
 def test_after_a_sandbox_failure_the_grading_runs_one_test_at_a_time(bundle, monkeypatch):

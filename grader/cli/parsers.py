@@ -95,8 +95,8 @@ def _learner_parsers(sub: Subparsers) -> None:
     g.add_argument(
         "--one-worker",
         action="store_true",
-        help="run the tests strictly one after another (by default the next test runs beside this "
-        "one in a second worker where that cannot change a verdict: docs/time-limits.md); "
+        help="run the tests strictly one after another (by default later tests run beside this "
+        "one in more workers where that cannot change a verdict: docs/time-limits.md); "
         "the platforms' runners pass it",
     )
     g.add_argument("--no-color", action="store_true", help="plain text even on a terminal")

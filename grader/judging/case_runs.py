@@ -1,9 +1,9 @@
-"""Running test cases in sandbox workers: one at a time, or a test's case and a later one's
-(the largest first: ahead_step) beside it in a second worker (a 2-core machine's both cores)
-where that is sound.
+"""Running test cases in sandbox workers: one at a time, or a test's case and later ones'
+(the largest first: ahead_step) beside it in more workers (up to the zygote's MAX_WORKERS,
+three) where that is sound.
 
-Two workers at once slow each other a little (caches, memory bandwidth, the
-zygote forking for both), never speed each other up. So a run that shared the
+Workers at once slow each other a little (caches, memory bandwidth, the
+zygote forking for all), never speed each other up. So a run that shared the
 machine and still stayed within the least limits (timing.least_limits: no
 machine's limit is lower) is within the limit on every machine, and would
 have ended exactly so alone: it counts. Any other run that shared the machine
@@ -11,13 +11,19 @@ have ended exactly so alone: it counts. Any other run that shared the machine
 away and run again alone, and that run is judged as a run with one worker is.
 The speed probe and the second run near the limit are always taken alone.
 
-A second worker runs only where it cannot change what a run may do:
+Three workers on a 2-core machine: a test's run is a chain of steps in three
+processes (the grader sends the case, the zygote forks, the worker runs, the
+zygote reaps it, the grader reads and checks the result), and with two runs in
+flight a core waits while the chain passes through the others; a third keeps
+both cores at work (docs/measurements.md).
+
+More than one worker runs only where it cannot change what a run may do:
 - two cores or more for this process;
 - a PID namespace and seccomp in force (the zygote then sweeps one worker's
-  leftovers without touching the other's, and no worker can start a process
+  leftovers without touching the others', and no worker can start a process
   or signal another one);
-- memory for both at their full limit (Docker's `--memory 1g` has room for
-  one 512 MiB worker only: there, the tests run one after another).
+- memory for all of them at their full limit (Docker's `--memory 1g` has room
+  for one 512 MiB worker only: there, the tests run one after another).
 """
 
 from __future__ import annotations
@@ -29,11 +35,12 @@ from pathlib import Path
 
 from ..problem.cases import TestCase
 from ..sandbox.channel import Run
+from ..sandbox.child import MAX_WORKERS
 from ..sandbox.launcher import Sandbox
 from ..sandbox.records import RunOutcome
 from .timing import EffectiveLimits, within_least_limits
 
-# Beside two workers at their memory limit: the grader, the zygote and what the kernel needs.
+# Beside the workers at their memory limit: the grader, the zygote and what the kernel needs.
 MEMORY_SPARE = 256 << 20
 
 
@@ -113,16 +120,18 @@ def memory_room(meminfo: Path = Path("/proc/meminfo")) -> int | None:
     return min(rooms) if rooms else None
 
 
-def second_worker(sb: Sandbox, memory_bytes: int) -> bool:
-    """May this sandbox run a second worker beside the first (see the module's docstring)?
-    Asked after the first run, whose layers are then known."""
+def workers_at_once(sb: Sandbox, memory_bytes: int) -> int:
+    """How many workers this sandbox may run at once (see the module's docstring): 1, or up to
+    the zygote's MAX_WORKERS where memory holds them all at `memory_bytes` each. Asked after the
+    first run, whose layers are then known."""
     if cores() < 2:
-        return False
+        return 1
     layers = {layer.name: layer.status for layer in sb.info().layers}
     if layers.get("pid_namespace") != "active" or layers.get("seccomp") != "active":
-        return False
+        return 1
     room = memory_room()
-    return room is not None and room >= 2 * memory_bytes + MEMORY_SPARE
+    fit = (room - MEMORY_SPARE) // memory_bytes if room is not None and memory_bytes > 0 else 1
+    return max(1, min(MAX_WORKERS, fit))
 
 
 def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
@@ -144,19 +153,19 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
 
 
 def ahead_step(
-    index: int, ahead: dict[int, Run], kinds: list[tuple[bool, bool]], work: Sequence[int | None]
+    index: int, ahead: dict[int, Run], kinds: list[tuple[bool, bool]], work: Sequence[int | None], workers: int = 2
 ) -> int | None:
-    """The test whose run starts beside test `index`'s, or None. None while a run started ahead
-    earlier is still running: the zygote runs two workers at once, and `index`'s is the other.
-    Otherwise the later test, not started yet, that needs the most work (`work`: the problem's
-    case_work; the earliest on a tie, or where the work is not known), among the tests after
-    `index` up to the first of another kind (`kinds`).
+    """The test whose run starts beside test `index`'s, or None. None while `workers` - 1 runs
+    started ahead earlier are still running: with `index`'s, that is as many workers as may run
+    at once. Otherwise the later test, not started yet, that needs the most work (`work`: the
+    problem's case_work; the earliest on a tie, or where the work is not known), among the tests
+    after `index` up to the first of another kind (`kinds`).
 
     The largest first: a grading's last test is often its largest (the timing case), and run in
     its turn it would end the grading alone on one core while the other waits. Started early, it
     runs beside the small ones. Tests are still decided in their order; a run started ahead only
     waits, ended, until its test's turn."""
-    if any(run.finished is None for run in ahead.values()):
+    if sum(run.finished is None for run in ahead.values()) >= workers - 1:
         return None
     best: int | None = None
     after = index + 1
@@ -172,21 +181,21 @@ def shared_run_step(
     cases: list[TestCase],
     index: int,
     ahead: dict[int, Run],
-    two: bool,
+    workers: int,
     least: EffectiveLimits,
     kinds: list[tuple[bool, bool]],
     work: Sequence[int | None] | None = None,
 ) -> tuple[RunOutcome, bool]:
-    """Test `index`'s run: the one started ahead, or a new one; with `two`, another test's run
-    (`ahead_step`; `work`, each test's, None where unknown) starts beside it. Returns the outcome
-    and whether it counts (`counts`). When it does not, every run in flight has been ended: the
-    caller runs the test again alone.
+    """Test `index`'s run: the one started ahead, or a new one; with `workers` above 1, another
+    test's run (`ahead_step`; `work`, each test's, None where unknown) starts beside it. Returns
+    the outcome and whether it counts (`counts`). When it does not, every run in flight has been
+    ended: the caller runs the test again alone.
 
-    Never a hidden test beside a visible one: two workers can signal each other through the time
+    Never a hidden test beside a visible one: workers can signal each other through the time
     they take from each other (one pinned to the other's core, busy or not), and a visible test's
     report would carry what it read of the hidden inputs."""
     run = ahead.pop(index, None) or start_step(sb, cases[index])
-    chosen = ahead_step(index, ahead, kinds, work or [None] * len(cases)) if two else None
+    chosen = ahead_step(index, ahead, kinds, work or [None] * len(cases), workers) if workers > 1 else None
     if chosen is not None:
         ahead[chosen] = start_step(sb, cases[chosen])
     out = sb.collect(run)

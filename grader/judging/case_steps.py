@@ -177,7 +177,7 @@ class Grading:
     limits: EffectiveLimits  # the least limits until a run needs the probe, then the measured ones
     ctx: RunContext  # the checker's view of `limits`
     least: EffectiveLimits  # what a run that shared the machine must stay within to count
-    two: bool  # run a later test beside this one (case_runs.ahead_step)
+    workers: int  # at once: above 1, later tests run beside this one (case_runs.ahead_step)
     kinds: list[tuple[bool, bool]]  # per test: visible, full feedback (only tests of one kind share)
     work: Sequence[int | None]  # per test: the problem module's case_work (None: no time-out short-cut)
     time_factor: float  # GradeOptions.time_factor, for the measured limits
@@ -241,16 +241,16 @@ def run_case_step(g: Grading, index: int) -> CaseResult:
     sandbox fails. ProbeFailed is not caught: without a time limit the whole grading is JE."""
     case = g.cases[index]
     try:
-        out, counted = shared_run_step(g.sb, g.cases, index, g.ahead, g.two, g.least, g.kinds, g.work)
+        out, counted = shared_run_step(g.sb, g.cases, index, g.ahead, g.workers, g.least, g.kinds, g.work)
         # After a shared run that did not count, the rest runs alone: a submission that slow
         # would spend every later time-out twice, once shared and once alone.
-        g.two = g.two and counted
+        g.workers = g.workers if counted else 1
         result, out = decide_step(g, case, out, counted)
     except ProbeFailed:
         raise
     except SandboxError as exc:
         drop_ahead(g.sb, g.ahead)
-        g.two = False  # the next run starts a new zygote, perhaps of a weaker kind: one at a time
+        g.workers = 1  # the next run starts a new zygote, perhaps of a weaker kind: one at a time
         return not_run(g.spec, case, "JE", "run", f"sandbox failure: {exc} (a grader fault)")
     g.returned[case.name] = out.value
     work = g.work[index]

@@ -10,7 +10,7 @@ Like CMS's grading steps, each step is one function with an explicit outcome:
     load_step      -> the submission imported once in a worker (load_run) under the limits to
                       start with (limits_step: the least ones, until a run needs the probe), and
                       what that says (load_result: OK, or the CE/RE/TLE every test inherits)
-    grading_step   -> what the per-case steps share (case_steps.Grading): a second worker or not
+    grading_step   -> what the per-case steps share (case_steps.Grading): how many workers at once
     case_step      -> each test's result, from the per-case steps (judging/case_steps.py): not run
                       (the load failed, the total time is used up, a smaller test timed out), or
                       run, beside the next test where that is sound (case_runs.py), and checked
@@ -41,7 +41,7 @@ from ..sandbox import child
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.records import ReturnedValue, RunOutcome, SandboxInfo
-from .case_runs import drop_ahead, second_worker
+from .case_runs import drop_ahead, workers_at_once
 from .case_selection import select_cases
 from .case_steps import (
     Grading,
@@ -84,7 +84,7 @@ class GradeOptions:
     disable_layers: frozenset[str] = frozenset()  # tests only: switch worker layers off; the report says so
     probe_s: float | None = None  # a speed probe measured once for many gradings (batch); None: probe here
     within: Path | None = None  # the student's upload folder: the file must be inside it (paths.py)
-    second_worker: bool = True  # run the next test beside this one where that is sound (case_runs.py)
+    second_worker: bool = True  # run later tests beside this one where that is sound (case_runs.py)
 
 
 # --- the steps before the tests ------------------------------------------------------------------------
@@ -208,10 +208,11 @@ def grading_step(
     started: float,
     work: Sequence[int | None] | None = None,
 ) -> Grading:
-    """load_step, then what the per-case steps share. Whether a second worker may run is asked
-    after the load, when the sandbox's layers are known (case_runs.second_worker)."""
+    """load_step, then what the per-case steps share. How many workers may run at once is asked
+    after the load, when the sandbox's layers are known (case_runs.workers_at_once)."""
     compiled, limits, ctx = load_step(sb, spec, options)
-    two = options.second_worker and compiled.verdict == "OK" and second_worker(sb, sb.limits.memory_bytes)
+    shared = options.second_worker and compiled.verdict == "OK"
+    workers = workers_at_once(sb, sb.limits.memory_bytes) if shared else 1
     return Grading(
         sb=sb,
         spec=spec,
@@ -221,7 +222,7 @@ def grading_step(
         limits=limits,
         ctx=ctx,
         least=least_limits(spec, options.time_factor),
-        two=two,
+        workers=workers,
         kinds=[(is_visible(spec, c), show_full(spec, c)) for c in cases],
         work=work if work is not None else [None] * len(cases),
         time_factor=options.time_factor,

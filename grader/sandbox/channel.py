@@ -2,7 +2,7 @@
 
 Each run request carries an id, which the zygote's "started" and "finished"
 messages repeat; while the parent waits for one run it reads everything else
-that arrives (the other run's pipes, its "finished"), so that two workers at
+that arrives (the other runs' pipes, their "finished"), so that workers at
 once never block each other on a full pipe. A request sent by early.py, before
 any Sandbox existed, has no id: its run is tracked under None.
 """

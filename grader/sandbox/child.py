@@ -13,7 +13,7 @@ this order (each part may import only the parts before it):
     landlock   the Landlock ruleset (no file-system access at all)
     arguments  a case's arguments rebuilt from the run request, new objects for every call
     worker     lock-down, then one run of the submission
-    supervise  the control channel's framing; forking, supervising (two at once), reaping, sweeping
+    supervise  the control channel's framing; forking, supervising (three at once), reaping, sweeping
     zygote     preloading, the start-up, the probe before the submission, then supervise's loop
     master     batch's clean master: a zygote's start-up once, then a forked zygote per submission
 
@@ -61,6 +61,7 @@ from .inside.frames import (
 )
 from .inside.kernel import get_dumpable, set_dumpable
 from .inside.seccomp import AUDIT_ARCH, SYSCALLS, prepared_program, program_for, seccomp_program
+from .inside.supervise import MAX_WORKERS
 from .inside.worker import PROBE_REPEATS_CAP, cpu_rlimit, probe_workload
 from .inside.zygote import FAILED_SHOWN, PRELOAD_MAX, preload
 from .script import PART_NAMES, source
@@ -71,6 +72,7 @@ __all__ = [
     "HEADER_CAP",
     "INSIDE",
     "MAGIC",
+    "MAX_WORKERS",
     "PARTS",
     "PART_NAMES",
     "PRELOAD_MAX",

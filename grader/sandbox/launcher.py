@@ -313,8 +313,8 @@ class Sandbox:
         self, args: Args, expected_shape: tuple[int, ...] | None, mode: str = "run", probe_repeats: int = 1
     ) -> Run:
         """Start a run as `run` would, and return at once; `collect` waits for it. While another
-        run is in flight the two workers run at the same time (the zygote allows two only as PID 1
-        of its own namespace), and both outcomes say `alone=False`: their times are only upper bounds."""
+        run is in flight they run at the same time (the zygote allows more than one only as PID 1
+        of its own namespace), and all their outcomes say `alone=False`: their times are upper bounds."""
         if self.proc is None or self._launched is not None:
             self.start()
         specs, payload = encode_args(args)

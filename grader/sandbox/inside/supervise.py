@@ -143,7 +143,7 @@ def _kill_descendants(spare=()):
 def _sweep(job, spare=()):
     # type: (Job, Collection[int]) -> None
     """Kill whatever the worker left behind, when this can be done safely. While workers in
-    `spare` still run, only our other children are killed (the grader runs two at once only
+    `spare` still run, only our other children are killed (the grader runs several at once only
     in a PID namespace, with seccomp refusing fork, so the namespace-wide kill of the next
     sweep with none running covers the rest)."""
     import signal
@@ -221,7 +221,7 @@ def _run_job(job, code, source_lines, payload, fds, sock, np, held=None):
     _send(sock, _supervise(pid, job, sock, held))
 
 
-MAX_WORKERS = 2  # at once; more than one only as PID 1 of our own namespace (see _sweep)
+MAX_WORKERS = 3  # at once; more than one only as PID 1 of our own namespace (see _sweep)
 
 
 def _start_worker(job, code, source_lines, payload, fds, sock, np, prepared):
