@@ -493,7 +493,7 @@ def test_one_worker_or_two_give_the_same_verdict_on_every_test(bundle, name):
 
 
 def test_the_grading_really_runs_workers_at_once(bundle, monkeypatch):
-    """Guard against more workers that never run: as many runs in flight as workers_at_once says,
+    """Guard against more workers that never run: up to as many runs in flight as workers_at_once says,
     and the reference's tests overlap (a run shared the machine when another run had not ended at
     some moment of its own)."""
     seen, shared = [], []
@@ -521,7 +521,7 @@ def test_the_grading_really_runs_workers_at_once(bundle, monkeypatch):
             f"this machine gives one worker only: {case_runs.cores()} cores, "
             f"{(case_runs.memory_room() or 0) >> 20} MiB of memory available"
         )
-    assert max(seen) == calls[0] and shared.count(True) >= len(report.tests) - 2
+    assert 2 <= max(seen) <= calls[0] and shared.count(True) >= len(report.tests) - 2
 
 
 def test_after_a_sandbox_failure_the_grading_runs_one_test_at_a_time(bundle, monkeypatch):

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,6 +77,8 @@ def _store(folder: Path, key: str, doc: Any) -> None:
         text = json.dumps(doc, allow_nan=False)  # in the document's order: errors are reported in it
         if not _same(json.loads(text), doc):
             return  # not exactly JSON (dates, sets, integer keys): always parsed
+        import tempfile  # here: only a cache miss writes, and the import costs every grading 2-3 ms
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".spec.json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
