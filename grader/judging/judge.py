@@ -29,7 +29,7 @@ Why a wrong answer is wrong is feedback's business, one floor up
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -158,9 +158,13 @@ def limits_step(spec: ProblemSpec, options: GradeOptions) -> EffectiveLimits:
     return least_limits(spec, options.time_factor)
 
 
-def load_run(sb: Sandbox, n_args: int) -> RunOutcome:
-    """Import the module once in a worker, without calling the function."""
-    return sb.run([0] * n_args, None, mode="load")
+def load_run(sb: Sandbox, n_args: int, meanwhile: Callable[[], None] | None = None) -> RunOutcome:
+    """Import the module once in a worker, without calling the function; `meanwhile` is done
+    here while the worker runs."""
+    run = sb.submit([0] * n_args, None, mode="load")
+    if meanwhile is not None:
+        meanwhile()
+    return sb.collect(run)
 
 
 def load_result(out: RunOutcome, ctx: RunContext) -> CompileResult:
@@ -175,15 +179,16 @@ def load_result(out: RunOutcome, ctx: RunContext) -> CompileResult:
 
 
 def load_step(
-    sb: Sandbox, spec: ProblemSpec, options: GradeOptions
+    sb: Sandbox, spec: ProblemSpec, options: GradeOptions, meanwhile: Callable[[], None] | None = None
 ) -> tuple[CompileResult, EffectiveLimits, RunContext]:
-    """limits_step, then load_run and what it says (load_result); an import that went beyond the
-    least limits is imported again under the measured ones (probe_now_step). Returns the
-    result with the limits now in force and the checker's view of them."""
+    """limits_step, then load_run and what it says (load_result), with `meanwhile` done here while
+    the import runs; an import that went beyond the least limits is imported again under the
+    measured ones (probe_now_step). Returns the result with the limits now in force and the
+    checker's view of them."""
     limits = limits_step(spec, options)
     sb.set_time_limits(limits.cpu_s, limits.wall_s)
     ctx = run_context(spec, limits)
-    loaded = load_run(sb, len(spec.parameters))
+    loaded = load_run(sb, len(spec.parameters), meanwhile)
     if not settled(loaded, limits):
         limits, ctx = probe_now_step(sb, spec, options.time_factor)
         loaded = load_run(sb, len(spec.parameters))
@@ -193,7 +198,7 @@ def load_step(
 def work_step(bundle: Bundle, cases: list[TestCase]) -> list[int | None]:
     """Each case's work, by the problem module's case_work (all None when it has none). Every
     grading imports problem.py here, so a broken one is refused by `grade` as by every other
-    command (tests/test_bundle_attacks.py); judge() calls it while the zygote starts."""
+    command (tests/test_bundle_attacks.py); judge() calls it while the load runs (grading_step)."""
     case_work = getattr(bundle.load_problem_module(), "case_work", None)
     if case_work is None:
         return [None] * len(cases)
@@ -206,11 +211,19 @@ def grading_step(
     options: GradeOptions,
     cases: list[TestCase],
     started: float,
-    work: Sequence[int | None] | None = None,
+    work_of: Callable[[], Sequence[int | None]] | None = None,
 ) -> Grading:
-    """load_step, then what the per-case steps share. How many workers may run at once is asked
-    after the load, when the sandbox's layers are known (case_runs.workers_at_once)."""
-    compiled, limits, ctx = load_step(sb, spec, options)
+    """load_step, with each case's work found by `work_of` while the import runs, then what the
+    per-case steps share. How many workers may run at once is asked after the load, when the
+    sandbox's layers are known (case_runs.workers_at_once)."""
+    work: Sequence[int | None] = [None] * len(cases)
+
+    def find_work() -> None:
+        nonlocal work
+        if work_of is not None:
+            work = work_of()
+
+    compiled, limits, ctx = load_step(sb, spec, options, find_work)
     shared = options.second_worker and compiled.verdict == "OK"
     workers = workers_at_once(sb, sb.limits.memory_bytes) if shared else 1
     return Grading(
@@ -224,7 +237,7 @@ def grading_step(
         least=least_limits(spec, options.time_factor),
         workers=workers,
         kinds=[(is_visible(spec, c), show_full(spec, c)) for c in cases],
-        work=work if work is not None else [None] * len(cases),
+        work=work,
         time_factor=options.time_factor,
         stop_after_failure=options.stop_after_failure,
     )
@@ -338,9 +351,8 @@ def judge(
     try:
         # Bound before anything in the sandbox can fail: cases_step raises BundleError only.
         selected = cases_step(bundle, options) if cases is None else cases
-        work = work_step(bundle, selected)
         with sb:
-            g = grading_step(sb, spec, options, selected, started, work)
+            g = grading_step(sb, spec, options, selected, started, lambda: work_step(bundle, selected))
             for index in range(len(selected)):
                 g.results.append(case_step(g, index))
                 if not g.complete:
