@@ -68,7 +68,7 @@ for obj, name, key, before, after in (
     (J, "cases_step", "read the test cases", "cases: begin", "cases: end"),
     (J, "work_step", "each case's work (imports problem.py)", None, "work: end"),
     (launcher.Sandbox, "__enter__", "waited for the zygote (its start-up)", None, None),
-    (J, "load_run", "load the submission (import it in a worker; the work meanwhile)", "load: submitted", "load: ended"),
+    (J, "load_run", "load the submission (import it in a worker; work meanwhile)", "load: submitted", "load: ended"),
     (S, "probe_now_step", "read the speed probe (only when a run needed it)", None, None),
     (launcher.Sandbox, "submit", "submit runs (encode the case, send it)", None, "last run submitted"),
     (launcher.Sandbox, "collect", "collect runs (wait for them, read the results)", None, "last run collected"),
