@@ -96,12 +96,13 @@ def test_cgroup_room_sees_a_limit_above_its_own_group_and_at_the_mount_root(tmp_
 
 
 def test_docker_sized_memory_gets_one_worker(monkeypatch):
-    """--memory 1g holds one 512 MiB worker, not two: no second worker there. Each further
-    worker needs its full limit beside the others, up to the zygote's MAX_WORKERS."""
+    """--memory 1g holds one 512 MiB worker, not two: no second worker there. Two need their full
+    limits beside the spare; a third one more limit's room besides (the grader's own growth)."""
     monkeypatch.setattr(case_runs, "cores", lambda: 2)
     sb = FakeInfo({"pid_namespace": "active", "seccomp": "active"})
     spare, limit = case_runs.MEMORY_SPARE, 512 << 20
-    for room, workers in ((900 << 20, 1), (2 * limit + spare - 1, 1), (2 * limit + spare, 2), (3 * limit + spare, 3)):
+    cases = [(900 << 20, 1), (2 * limit + spare - 1, 1), (2 * limit + spare, 2), (3 * limit + spare, 2)]
+    for room, workers in [*cases, (4 * limit + spare - 1, 2), (4 * limit + spare, 3)]:
         monkeypatch.setattr(case_runs, "memory_room", lambda room=room: room)
         assert case_runs.workers_at_once(sb, limit) == workers
     monkeypatch.setattr(case_runs, "memory_room", lambda: 8 << 30)
@@ -186,27 +187,46 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
     assert {a for a, _ in pairs} == {i for i in range(len(shown) - 1) if shown[i] == shown[i + 1]}
 
 
-def test_the_largest_later_test_starts_first_and_every_test_still_runs_once(bundle):
-    """ahead_step: the largest test of the block starts beside the first; while it runs, nothing
-    else starts ahead (two workers at once); once it has ended, the next largest. Every test's run
-    is started once and decided in its turn."""
+def test_the_largest_test_starts_first_then_the_rest_in_order(bundle):
+    """ahead_step: the block's largest test starts beside the first; while it runs, nothing else
+    starts ahead (two workers at once); once it has ended, the next tests in their order. Every
+    test's run is started once and decided in its turn."""
     cases = cases_step(bundle, GradeOptions(tests="sample"))
     cases = (cases * 3)[:6]
     kinds, work = [(False, False)] * 6, [1, 2, 3, 1, 2, 50]
     assert case_runs.ahead_step(0, {}, kinds, work) == 5
     assert case_runs.ahead_step(0, {}, kinds, [None] * 6) == 1  # unknown work: the next test
     assert case_runs.ahead_step(0, {5: SimpleNamespace(finished=None)}, kinds, work) is None
-    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished={})}, kinds, work) == 2
+    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished={})}, kinds, work) == 1
     assert case_runs.ahead_step(4, {5: SimpleNamespace(finished={})}, kinds, work) is None
+    assert case_runs.ahead_step(5, {}, kinds, work) is None  # the last test: nothing after it
     sb, queued, order = FakeSandbox(), {}, []
     for index in range(6):
         before = dict(queued)
         case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), kinds, work)
         order += [j for j in queued if j not in before]
         if index == 2:
-            sb.end_all()  # the largest has ended meanwhile: the next largest may start ahead
-    assert order[0] == 5 and order[1] == 4
+            sb.end_all()  # the largest has ended meanwhile: the next test may start ahead
+    assert order[:2] == [5, 4]
     assert len(sb.started) == 6 and sb.in_flight() == 0
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("order", ["increasing", "decreasing", "unknown"])
+def test_runs_waiting_ahead_stay_few_however_the_tests_are_ordered(bundle, workers, order):
+    """Runs that have ended wait for their tests' turns with their pipes and results: never more
+    than AHEAD_MOST of them, whatever the tests' work (sorted by increasing work, every later
+    test is the largest so far), and with every run ending at once."""
+    cases = (cases_step(bundle, GradeOptions(tests="sample")) * 40)[:120]
+    work = {"increasing": list(range(120)), "decreasing": list(range(120, 0, -1)), "unknown": [None] * 120}[order]
+    sb, queued, most = FakeSandbox(), {}, 0
+    for index in range(120):
+        case_runs.shared_run_step(
+            sb, cases, index, queued, workers, least_limits(bundle.spec), [(False, False)] * 120, work
+        )
+        most = max(most, len(queued))
+        sb.end_all()
+    assert most <= case_runs.AHEAD_MOST and len(sb.started) == 120 and not queued
 
 
 @pytest.mark.parametrize("workers", [2, 3])

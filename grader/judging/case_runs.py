@@ -122,8 +122,10 @@ def memory_room(meminfo: Path = Path("/proc/meminfo")) -> int | None:
 
 def workers_at_once(sb: Sandbox, memory_bytes: int) -> int:
     """How many workers this sandbox may run at once (see the module's docstring): 1, or up to
-    the zygote's MAX_WORKERS where memory holds them all at `memory_bytes` each. Asked after the
-    first run, whose layers are then known."""
+    the zygote's MAX_WORKERS where memory holds them all at `memory_bytes` each, beside
+    MEMORY_SPARE; a third one only with one more worker's room besides (the grader keeps what
+    the runs return, each up to the output limit, and grows with them). Asked after the first
+    run, whose layers are then known."""
     if cores() < 2:
         return 1
     layers = {layer.name: layer.status for layer in sb.info().layers}
@@ -131,7 +133,7 @@ def workers_at_once(sb: Sandbox, memory_bytes: int) -> int:
         return 1
     room = memory_room()
     fit = (room - MEMORY_SPARE) // memory_bytes if room is not None and memory_bytes > 0 else 1
-    return max(1, min(MAX_WORKERS, fit))
+    return max(1, min(MAX_WORKERS, fit if fit <= 2 else fit - 1))
 
 
 def run_step(sb: Sandbox, case: TestCase) -> RunOutcome:
@@ -152,28 +154,37 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
             sb.cancel(run)
 
 
+# Runs started ahead that may wait for their tests' turns, ended or not: each holds three pipes
+# and its result until then, so however the tests are ordered, a grading holds only a few.
+AHEAD_MOST = MAX_WORKERS + 1
+
+
 def ahead_step(
     index: int, ahead: dict[int, Run], kinds: list[tuple[bool, bool]], work: Sequence[int | None], workers: int = 2
 ) -> int | None:
     """The test whose run starts beside test `index`'s, or None. None while `workers` - 1 runs
-    started ahead earlier are still running: with `index`'s, that is as many workers as may run
-    at once. Otherwise the later test, not started yet, that needs the most work (`work`: the
-    problem's case_work; the earliest on a tie, or where the work is not known), among the tests
-    after `index` up to the first of another kind (`kinds`).
+    started ahead earlier are still running (with `index`'s, as many workers as may run at
+    once), or while AHEAD_MOST runs started ahead wait for their turns. Otherwise, among the
+    tests of `index`'s kind around it (up to the first test of another kind, `kinds`): the one
+    that needs the most work (`work`: the problem's case_work; the earliest on a tie), if it
+    comes later and has not started; else the next later test that has not started.
 
     The largest first: a grading's last test is often its largest (the timing case), and run in
     its turn it would end the grading alone on one core while the other waits. Started early, it
-    runs beside the small ones. Tests are still decided in their order; a run started ahead only
-    waits, ended, until its test's turn."""
-    if sum(run.finished is None for run in ahead.values()) >= workers - 1:
+    runs beside the small ones. Only that one: the rest go in their order, so a run started
+    ahead waits, ended, for a test or two at most (all of them largest-first would keep ended
+    runs, their pipes and results, for half the tests). Tests are still decided in their order."""
+    if len(ahead) >= AHEAD_MOST or sum(run.finished is None for run in ahead.values()) >= workers - 1:
         return None
-    best: int | None = None
-    after = index + 1
-    while after < len(kinds) and kinds[after] == kinds[index]:
-        if after not in ahead and (best is None or (work[after] or 0) > (work[best] or 0)):
-            best = after
-        after += 1
-    return best
+    first = last = index
+    while first > 0 and kinds[first - 1] == kinds[index]:
+        first -= 1
+    while last + 1 < len(kinds) and kinds[last + 1] == kinds[index]:
+        last += 1
+    largest = max(range(first, last + 1), key=lambda j: (work[j] or 0, -j))
+    if largest > index and largest not in ahead:
+        return largest
+    return next((j for j in range(index + 1, last + 1) if j not in ahead), None)
 
 
 def shared_run_step(
