@@ -13,7 +13,7 @@ Like CMS's grading steps, each step is one function with an explicit outcome:
     grading_step   -> what the per-case steps share (case_steps.Grading): how many workers at once
     case_step      -> each test's result, from the per-case steps (judging/case_steps.py): not run
                       (the load failed, the total time is used up, a smaller test timed out), or
-                      run, beside the next test where that is sound (case_runs.py), and checked
+                      run, beside later tests where that is sound (case_runs.py), and checked
     relabel_step   -> a notebook's messages cite its cells, not lines of the joined source
 
 The speed probe is read only when a run needs it (most gradings never do:
