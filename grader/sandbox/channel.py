@@ -61,13 +61,18 @@ class Channel:
     def track(self, rid: int | None, fds: tuple[int, int, int], reader: ResultReader) -> Run:
         """A run just requested, in flight from now on (with `fds`, our ends of its pipes)."""
         run = Run(rid, fds, reader)
-        running = [other for other in self.runs.values() if other.finished is None]
-        if running:  # a run ended and not collected yet shares nothing
+        running = self.running()
+        if running:
             run.alone = False
             for other in running:
                 other.alone = False
         self.runs[rid] = run
         return run
+
+    def running(self) -> list[Run]:
+        """The runs in flight that have not ended (as far as the zygote has said): a run that has
+        ended and waits to be collected shares nothing with the others."""
+        return [run for run in self.runs.values() if run.finished is None]
 
     def tracks(self, run: Run) -> bool:
         """Whether `run` is in flight here."""

@@ -349,7 +349,7 @@ class Sandbox:
 
     def in_flight(self) -> int:
         """Runs started and not ended yet (as far as the zygote has said; collected or not)."""
-        return sum(run.finished is None for run in self.chan.runs.values()) if self.chan is not None else 0
+        return len(self.chan.running()) if self.chan is not None else 0
 
     def _job(self, mode: str, specs: list[Message], probe_repeats: int) -> Message:
         job: Message = {
