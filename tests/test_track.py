@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,6 +261,26 @@ def test_grade_with_step_grades_against_that_step(key):
     assert json.loads(proc.stdout)["bundle_id"] == "patch-embedding"
     before = run_cli("--step", key, "grade", str(REFERENCE_OF["patch-embedding"]), "--tests", "sample")
     assert before.returncode == 0 and "patch-embedding" in before.stdout.splitlines()[0]
+
+
+def test_the_track_modules_load_only_for_a_step_or_the_track_command():
+    """A `grade` without --step reads no track.yaml and imports none of the track's modules
+    (grader/cli/steps.py, grader/problem/track.py): every grading's start pays only for what it
+    uses. With --step, and for `track`, they are imported and do their work."""
+    shown = "\nprint(sorted(m for m in sys.modules if m in ('grader.cli.steps', 'grader.problem.track')))"
+    runs = {
+        "plain": "m.run(['grade', 'reference/solution.py', '--tests', 'sample', '--json', '-'])",
+        "step": f"m.run(['grade', {str(REFERENCE_OF['class-token'])!r}, '--step', '2', '--tests', 'sample'])",
+        "track": "m.run(['track', '--json'])",
+    }
+    got = {}
+    for name, call in runs.items():
+        code = "import sys\nimport grader.__main__ as m\n" + call + shown
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        got[name] = proc.stdout.splitlines()[-1]
+    assert got["plain"] == "[]"
+    assert got["step"] == got["track"] == "['grader.cli.steps', 'grader.problem.track']"
 
 
 def test_step_and_bundle_together_must_agree():

@@ -13,6 +13,7 @@ every layer of grader/.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..problem.bundle import BundleError, open_bundle
 from ..sandbox.early import Spawned
@@ -20,7 +21,6 @@ from ..sandbox.startup import pin_single_threaded_blas
 from ..sandbox.untrusted import clean
 from .commands import EXIT_CANNOT_JUDGE, CannotJudge, exit_status, invoked_as
 from .parsers import build_parser, bundle_root
-from .steps import step_root
 
 # What the rest of the grader, the tests and the scripts use of the command line.
 __all__ = ["build_parser", "exit_status", "invoked_as", "main"]
@@ -52,7 +52,14 @@ def main(argv: list[str] | None = None, zygote: Spawned | None = None) -> int:
     try:
         if args.command in SERVES_EVERY_BUNDLE:
             return int(args.func(args, None))
-        bundle = open_bundle(step_root(args.step, args.bundle) if args.step else bundle_root(args.bundle))
+        root: Path | None
+        if args.step:
+            from .steps import step_root  # the track's modules: only for --step
+
+            root = step_root(args.step, args.bundle)
+        else:
+            root = bundle_root(args.bundle)
+        bundle = open_bundle(root)
         special = bundle.special_part() if args.command in READS_WHOLE_BUNDLE else None
         if special:
             raise BundleError(f"broken bundle: {special}")

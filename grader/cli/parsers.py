@@ -31,9 +31,10 @@ from .commands import (
     cmd_verify,
     cmd_watch,
 )
-from .steps import add_step_option, add_track_parser
 
 if TYPE_CHECKING:
+    from ..problem.bundle import Bundle
+
     # argparse's collection of subparsers: a private class, named for type checkers only
     Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
 
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
 BUNDLE_HELP = (
     "the bundle: a folder holding problem.yaml (default: the current folder if it holds problem.yaml, "
     "else the bundle the grader was installed with)"
+)
+STEP_HELP = (
+    "the track's step to work on, by name or number (`python -m grader track` lists them): "
+    "its bundle folder from track.yaml, instead of --bundle"
 )
 FORCE_HELP = "replace an existing output file (never a link, folder, special file or the bundle's own file)"
 
@@ -253,7 +258,7 @@ def add_bundle_option(parser: argparse.ArgumentParser, *, command: bool) -> None
     before the command only when it is given (argparse copies a subcommand's defaults over)."""
     default = argparse.SUPPRESS if command else None
     parser.add_argument("--bundle", metavar="DIR", default=default, help=BUNDLE_HELP)
-    add_step_option(parser, command=command)  # --step NAME: a track step's bundle (cli/steps.py)
+    parser.add_argument("--step", metavar="NAME", default=default, help=STEP_HELP)  # resolved by cli/steps.py
 
 
 def bundle_root(given: str | None, cwd: Path | None = None) -> Path | None:
@@ -265,6 +270,19 @@ def bundle_root(given: str | None, cwd: Path | None = None) -> Path | None:
         return Path(given)
     here = Path(cwd) if cwd is not None else Path(os.getcwd())
     return here if os.path.lexists(here / "problem.yaml") else None
+
+
+def _track_parser(sub: Subparsers) -> None:
+    tr = sub.add_parser("track", help="list the track's steps: title, folder, what each exercises, present or missing")
+    tr.add_argument("--json", action="store_true", help="the same as JSON on stdout")
+    tr.set_defaults(func=_cmd_track)
+
+
+def _cmd_track(args: argparse.Namespace, bundle: Bundle | None) -> int:
+    """`track`: cli/steps.py, whose track modules no other command's start imports."""
+    from .steps import track_command
+
+    return track_command(args, bundle)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -284,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         _verify_parser,
         partial(add_batch_parsers, batch=cmd_batch, merge=cmd_batch_merge),
         _calibrate_parser,
-        add_track_parser,
+        _track_parser,
     ):
         add(sub)
     for command in sub.choices.values():  # every command, batch's too, takes --bundle after its name

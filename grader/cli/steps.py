@@ -32,16 +32,6 @@ from .commands import CannotJudge
 
 FIELD_CAP = 300  # characters of one field: a title, a summary, an exercise
 WIDTH = 96  # the table's lines; what a step exercises wraps at a word
-STEP_HELP = (
-    "the track's step to work on, by name or number (`python -m grader track` lists them): "
-    "its bundle folder from track.yaml, instead of --bundle"
-)
-
-
-def add_step_option(parser: argparse.ArgumentParser, *, command: bool) -> None:
-    """`--step NAME`, spelt and defaulted as `--bundle` is (parsers.add_bundle_option)."""
-    default = argparse.SUPPRESS if command else None
-    parser.add_argument("--step", metavar="NAME", default=default, help=STEP_HELP)
 
 
 def current_track(cwd: Path | None = None) -> Track:
@@ -148,7 +138,7 @@ def render_track(track: Track, rows: list[StepRow]) -> str:
     return "".join(f"{ln}\n" for ln in lines)
 
 
-def cmd_track(args: argparse.Namespace, bundle: Bundle) -> int:
+def track_command(args: argparse.Namespace, bundle: Bundle | None) -> int:
     """`track [--json]`: the steps; exit 1 when a present step disagrees with track.yaml."""
     try:
         track = current_track()
@@ -165,9 +155,3 @@ def cmd_track(args: argparse.Namespace, bundle: Bundle) -> int:
     for p in problems:
         print(f"grader: {p}", file=sys.stderr)
     return 1 if problems else 0
-
-
-def add_track_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    tr = sub.add_parser("track", help="list the track's steps: title, folder, what each exercises, present or missing")
-    tr.add_argument("--json", action="store_true", help="the same as JSON on stdout")
-    tr.set_defaults(func=cmd_track)
