@@ -15,6 +15,7 @@ import pytest
 
 from fake_runs import run_outcome
 from grader.judging import case_steps
+from grader.judging.case_runs import ahead_plan
 from grader.judging.case_steps import (
     SKIP_STEPS,
     Grading,
@@ -105,6 +106,7 @@ def grading(bundle, sb, cases, **kw) -> Grading:
     spec = bundle.spec
     least = least_limits(spec)
     limits = kw.pop("limits", least)
+    work = work_step(bundle, cases)
     fields = dict(
         sb=sb,
         spec=spec,
@@ -115,8 +117,8 @@ def grading(bundle, sb, cases, **kw) -> Grading:
         ctx=run_context(spec, limits),
         least=least,
         workers=1,
-        kinds=[(True, True)] * len(cases),
-        work=work_step(bundle, cases),
+        plan=ahead_plan([(True, True)] * len(cases), work),
+        work=work,
         time_factor=1.0,
         stop_after_failure=False,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -178,13 +179,37 @@ def test_a_hidden_test_never_runs_beside_one_whose_report_shows_its_output(bundl
     started ahead (the largest, with `work`), it is of the running test's kind."""
     cases = cases_step(bundle, GradeOptions(tests="sample"))
     cases = (cases * 2)[: len(shown)]
+    plan = case_runs.ahead_plan(shown, work or [None] * len(shown))
     sb, queued, pairs = FakeSandbox(), {}, []
     for index in range(len(shown)):
-        case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), shown, work)
+        case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), plan)
         pairs += [(index, j) for j in overlapping(queued, index)]
         assert sb.in_flight() <= 1  # the current run is collected; at most one other still runs
     assert pairs and all(shown[a] == shown[b] for a, b in pairs)
     assert {a for a, _ in pairs} == {i for i in range(len(shown) - 1) if shown[i] == shown[i + 1]}
+
+
+def block_around(index, kinds, work):
+    """The definition ahead_plan implements, test by test: the tests of `index`'s kind around it
+    (up to the first test of another kind), its last one and its largest (the earliest on a tie)."""
+    first = last = index
+    while first > 0 and kinds[first - 1] == kinds[index]:
+        first -= 1
+    while last + 1 < len(kinds) and kinds[last + 1] == kinds[index]:
+        last += 1
+    return last, max(range(first, last + 1), key=lambda j: (work[j] or 0, -j))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_plan_gives_each_test_its_blocks_last_and_largest_test(seed):
+    """ahead_plan, found once per grading, says for every test what a scan of its block says:
+    any mix of kinds (blocks of one test, a kind coming back later), work with ties and None."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 30)
+    kinds = [(rng.random() < 0.3, rng.random() < 0.5) for _ in range(n)]
+    work = [rng.choice([None, 0, 1, 2, 5, 5, 50]) for _ in range(n)]
+    assert case_runs.ahead_plan(kinds, work) == [block_around(i, kinds, work) for i in range(n)]
+    assert case_runs.ahead_plan([], []) == []
 
 
 def test_the_largest_test_starts_first_then_the_rest_in_order(bundle):
@@ -193,17 +218,18 @@ def test_the_largest_test_starts_first_then_the_rest_in_order(bundle):
     test's run is started once and decided in its turn."""
     cases = cases_step(bundle, GradeOptions(tests="sample"))
     cases = (cases * 3)[:6]
-    kinds, work = [(False, False)] * 6, [1, 2, 3, 1, 2, 50]
-    assert case_runs.ahead_step(0, {}, kinds, work) == 5
-    assert case_runs.ahead_step(0, {}, kinds, [None] * 6) == 1  # unknown work: the next test
-    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished=None)}, kinds, work) is None
-    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished={})}, kinds, work) == 1
-    assert case_runs.ahead_step(4, {5: SimpleNamespace(finished={})}, kinds, work) is None
-    assert case_runs.ahead_step(5, {}, kinds, work) is None  # the last test: nothing after it
+    kinds = [(False, False)] * 6
+    plan = case_runs.ahead_plan(kinds, [1, 2, 3, 1, 2, 50])
+    assert case_runs.ahead_step(0, {}, plan) == 5
+    assert case_runs.ahead_step(0, {}, case_runs.ahead_plan(kinds, [None] * 6)) == 1  # unknown work: the next test
+    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished=None)}, plan) is None
+    assert case_runs.ahead_step(0, {5: SimpleNamespace(finished={})}, plan) == 1
+    assert case_runs.ahead_step(4, {5: SimpleNamespace(finished={})}, plan) is None
+    assert case_runs.ahead_step(5, {}, plan) is None  # the last test: nothing after it
     sb, queued, order = FakeSandbox(), {}, []
     for index in range(6):
         before = dict(queued)
-        case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), kinds, work)
+        case_runs.shared_run_step(sb, cases, index, queued, 2, least_limits(bundle.spec), plan)
         order += [j for j in queued if j not in before]
         if index == 2:
             sb.end_all()  # the largest has ended meanwhile: the next test may start ahead
@@ -219,11 +245,10 @@ def test_runs_waiting_ahead_stay_few_however_the_tests_are_ordered(bundle, worke
     test is the largest so far), and with every run ending at once."""
     cases = (cases_step(bundle, GradeOptions(tests="sample")) * 40)[:120]
     work = {"increasing": list(range(120)), "decreasing": list(range(120, 0, -1)), "unknown": [None] * 120}[order]
+    plan = case_runs.ahead_plan([(False, False)] * 120, work)
     sb, queued, most = FakeSandbox(), {}, 0
     for index in range(120):
-        case_runs.shared_run_step(
-            sb, cases, index, queued, workers, least_limits(bundle.spec), [(False, False)] * 120, work
-        )
+        case_runs.shared_run_step(sb, cases, index, queued, workers, least_limits(bundle.spec), plan)
         most = max(most, len(queued))
         sb.end_all()
     assert most <= case_runs.AHEAD_MOST and len(sb.started) == 120 and not queued
@@ -234,10 +259,10 @@ def test_never_more_runs_in_flight_than_workers_at_once(bundle, workers):
     """With `workers` at once, the current run and at most `workers` - 1 started ahead are in
     flight (the zygote refuses more), whichever tests end first; all run, each once."""
     cases = (cases_step(bundle, GradeOptions(tests="sample")) * 4)[:10]
-    kinds, work = [(False, False)] * 10, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
+    plan = case_runs.ahead_plan([(False, False)] * 10, [3, 1, 4, 1, 5, 9, 2, 6, 5, 3])
     sb, queued, most = FakeSandbox(), {}, 0
     for index in range(10):
-        case_runs.shared_run_step(sb, cases, index, queued, workers, least_limits(bundle.spec), kinds, work)
+        case_runs.shared_run_step(sb, cases, index, queued, workers, least_limits(bundle.spec), plan)
         most = max(most, sb.in_flight() + 1)  # + the run collected at this step
         if index % 3 == 2:
             sb.end_all()
@@ -256,8 +281,8 @@ def test_in_a_grading_visible_and_hidden_tests_never_share(bundle, monkeypatch, 
         bundle = replace(bundle, spec=replace(bundle.spec, feedback=Feedback(*feedback)))
     real, mixed, shared = case_steps.shared_run_step, [], []
 
-    def spy(sb, cases, index, queued, workers, least, kinds, work):
-        out = real(sb, cases, index, queued, workers, least, kinds, work)
+    def spy(sb, cases, index, queued, workers, least, plan):
+        out = real(sb, cases, index, queued, workers, least, plan)
         for j in queued:  # started beside test `index`'s run (ended since, perhaps)
             shared.append(index)
             if is_visible(bundle.spec, cases[index]) != is_visible(bundle.spec, cases[j]):

@@ -159,15 +159,27 @@ def drop_ahead(sb: Sandbox, ahead: dict[int, Run], index: int | None = None) -> 
 AHEAD_MOST = MAX_WORKERS + 1
 
 
-def ahead_step(
-    index: int, ahead: dict[int, Run], kinds: list[tuple[bool, bool]], work: Sequence[int | None], workers: int = 2
-) -> int | None:
+def ahead_plan(kinds: Sequence[tuple[bool, bool]], work: Sequence[int | None]) -> list[tuple[int, int]]:
+    """Per test: the last test of its block (the tests of its kind around it, up to the first
+    test of another kind: `kinds`) and the block's largest test (the most work, the problem's
+    case_work, None counting as 0; the earliest on a tie). Found once per grading, so that
+    ahead_step costs the same at every test however many tests there are."""
+    plan: list[tuple[int, int]] = []
+    start = 0
+    for end in range(1, len(kinds) + 1):
+        if end == len(kinds) or kinds[end] != kinds[start]:
+            largest = max(range(start, end), key=lambda j: (work[j] or 0, -j))
+            plan += [(end - 1, largest)] * (end - start)
+            start = end
+    return plan
+
+
+def ahead_step(index: int, ahead: dict[int, Run], plan: Sequence[tuple[int, int]], workers: int = 2) -> int | None:
     """The test whose run starts beside test `index`'s, or None. None while `workers` - 1 runs
     started ahead earlier are still running (with `index`'s, as many workers as may run at
-    once), or while AHEAD_MOST runs started ahead wait for their turns. Otherwise, among the
-    tests of `index`'s kind around it (up to the first test of another kind, `kinds`): the one
-    that needs the most work (`work`: the problem's case_work; the earliest on a tie), if it
-    comes later and has not started; else the next later test that has not started.
+    once), or while AHEAD_MOST runs started ahead wait for their turns. Otherwise, in `index`'s
+    block (`plan`, from ahead_plan): the block's largest test, if it comes later and has not
+    started; else the next later test of the block that has not started.
 
     The largest first: a grading's last test is often its largest (the timing case), and run in
     its turn it would end the grading alone on one core while the other waits. Started early, it
@@ -176,12 +188,7 @@ def ahead_step(
     runs, their pipes and results, for half the tests). Tests are still decided in their order."""
     if len(ahead) >= AHEAD_MOST or sum(run.finished is None for run in ahead.values()) >= workers - 1:
         return None
-    first = last = index
-    while first > 0 and kinds[first - 1] == kinds[index]:
-        first -= 1
-    while last + 1 < len(kinds) and kinds[last + 1] == kinds[index]:
-        last += 1
-    largest = max(range(first, last + 1), key=lambda j: (work[j] or 0, -j))
+    last, largest = plan[index]
     if largest > index and largest not in ahead:
         return largest
     return next((j for j in range(index + 1, last + 1) if j not in ahead), None)
@@ -194,19 +201,19 @@ def shared_run_step(
     ahead: dict[int, Run],
     workers: int,
     least: EffectiveLimits,
-    kinds: list[tuple[bool, bool]],
-    work: Sequence[int | None] | None = None,
+    plan: Sequence[tuple[int, int]],
 ) -> tuple[RunOutcome, bool]:
     """Test `index`'s run: the one started ahead, or a new one; with `workers` above 1, another
-    test's run (`ahead_step`; `work`, each test's, None where unknown) starts beside it. Returns
+    test's run (`ahead_step`, in `plan`: ahead_plan's, of the tests' kinds and work) starts beside it. Returns
     the outcome and whether it counts (`counts`). When it does not, every run in flight has been
     ended: the caller runs the test again alone.
 
-    Never a hidden test beside a visible one: workers can signal each other through the time
-    they take from each other (one pinned to the other's core, busy or not), and a visible test's
-    report would carry what it read of the hidden inputs."""
+    Never a hidden test beside a visible one (a block of `plan` holds tests of one kind only):
+    workers can signal each other through the time they take from each other (one pinned to the
+    other's core, busy or not), and a visible test's report would carry what it read of the
+    hidden inputs."""
     run = ahead.pop(index, None) or start_step(sb, cases[index])
-    chosen = ahead_step(index, ahead, kinds, work or [None] * len(cases), workers) if workers > 1 else None
+    chosen = ahead_step(index, ahead, plan, workers) if workers > 1 else None
     if chosen is not None:
         ahead[chosen] = start_step(sb, cases[chosen])
     out = sb.collect(run)

@@ -178,7 +178,7 @@ class Grading:
     ctx: RunContext  # the checker's view of `limits`
     least: EffectiveLimits  # what a run that shared the machine must stay within to count
     workers: int  # at once: above 1, later tests run beside this one (case_runs.ahead_step)
-    kinds: list[tuple[bool, bool]]  # per test: visible, full feedback (only tests of one kind share)
+    plan: list[tuple[int, int]]  # per test: its block's last and largest test (case_runs.ahead_plan)
     work: Sequence[int | None]  # per test: the problem module's case_work (None: no time-out short-cut)
     time_factor: float  # GradeOptions.time_factor, for the measured limits
     stop_after_failure: bool  # GradeOptions.stop_after_failure: end at the first test not AC
@@ -241,7 +241,7 @@ def run_case_step(g: Grading, index: int) -> CaseResult:
     sandbox fails. ProbeFailed is not caught: without a time limit the whole grading is JE."""
     case = g.cases[index]
     try:
-        out, counted = shared_run_step(g.sb, g.cases, index, g.ahead, g.workers, g.least, g.kinds, g.work)
+        out, counted = shared_run_step(g.sb, g.cases, index, g.ahead, g.workers, g.least, g.plan)
         # After a shared run that did not count, the rest runs alone: a submission that slow
         # would spend every later time-out twice, once shared and once alone.
         g.workers = g.workers if counted else 1

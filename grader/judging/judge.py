@@ -41,7 +41,7 @@ from ..sandbox import child
 from ..sandbox.early import Spawned
 from ..sandbox.launcher import Sandbox, SandboxError, make_parent_nondumpable
 from ..sandbox.records import ReturnedValue, RunOutcome, SandboxInfo
-from .case_runs import drop_ahead, workers_at_once
+from .case_runs import ahead_plan, drop_ahead, workers_at_once
 from .case_selection import select_cases
 from .case_steps import (
     Grading,
@@ -236,7 +236,8 @@ def grading_step(
         ctx=ctx,
         least=least_limits(spec, options.time_factor),
         workers=workers,
-        kinds=[(is_visible(spec, c), show_full(spec, c)) for c in cases],
+        # Only tests of one kind (visible, full feedback) run beside each other: a block each.
+        plan=ahead_plan([(is_visible(spec, c), show_full(spec, c)) for c in cases], work),
         work=work,
         time_factor=options.time_factor,
         stop_after_failure=options.stop_after_failure,
