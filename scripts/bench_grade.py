@@ -12,6 +12,8 @@ of the process and everything it started):
   after, each timed grading, which is the second it serves), and a bare `python3 -c "import numpy"`;
 * a sandbox's own start: `python -I -S` importing the harness's modules (HARNESS_MODULES, what
   every zygote imports before it can take a submission), which a sample grading waits for;
+* the grader's own start: its interpreter importing what a cold `grade` imports before its first
+  test (NumPy and the grader's modules), no sandbox beside it: a sample grading's other path;
 * a save graded by `watch` (the samples): in the running process, with the zygote it started
   while the learner edited, as every save after the first is (the wall time of that grading and
   its text report, the save's settling poll not counted);
@@ -19,7 +21,7 @@ of the process and everything it started):
   probe, no report and a parent without NumPy (the least any fork-per-test design costs here);
 * the worst cases: an infinite loop and a sleeper graded on all tests, and the
   Exercism runner (scripts/exercism-run.sh) on the slower of the two
-  (`--worst-repeats`, default 3, since each costs seconds of waiting).
+  (`--worst-repeats`, default 3, since each costs seconds of waiting; 0 leaves them out).
 
 Prints medians, ranges and spreads, and the ratios of the medians. Usage:
 
@@ -101,6 +103,12 @@ if spare is not None:
 """
 
 METER = CpuMeter("bench-grade")
+
+
+# What a cold `grade` imports before its first test, in the order __main__ imports it (NumPy with
+# the case cache): no sandbox, no case, no test. Its wall time is what the parent's own path costs
+# however fast the sandbox starts beside it.
+GRADER_IMPORTS = "import grader.served, grader.sandbox.early, grader.cli, grader.feedback.grade"
 
 
 def sandbox_start() -> list[str]:
@@ -224,6 +232,7 @@ def main() -> int:
                 add("bare", timed([sys.executable, "-c", BARE]))
                 add("sample", grade(ROOT / "reference" / "solution.py", "--tests", "sample"))
                 add("numpy", timed([sys.executable, "-c", "import numpy"]))
+                add("imports", timed([sys.executable, "-c", GRADER_IMPORTS]))
                 add("sandbox", timed(start))
                 rows.setdefault("watch wall", []).append(watch_save())
                 add("floor", timed([sys.executable, FLOOR, floor_cases]))
@@ -263,10 +272,12 @@ def main() -> int:
     print(describe("the same with `serve` running (a grading after its first), wall", rows["served wall"]))
     print(describe('bare `python3 -c "import numpy"`, wall', rows["numpy wall"]))
     print(describe("a sandbox's start: `python -I -S` importing the harness's modules, wall", rows["sandbox wall"]))
+    print(describe("the grader's own start: an interpreter importing what `grade` imports, wall", rows["imports wall"]))
     print(describe("a save graded by `watch` (samples; zygote started while editing), wall", rows["watch wall"]))
-    print(describe("`infinite_loop.py` graded on all tests, wall", rows["loop wall"]))
-    print(describe("`sleep.py` graded on all tests, wall", rows["sleep wall"]))
-    print(describe("Exercism runner, worst of the two, wall", rows["exercism wall"]))
+    if args.worst_repeats > 0:
+        print(describe("`infinite_loop.py` graded on all tests, wall", rows["loop wall"]))
+        print(describe("`sleep.py` graded on all tests, wall", rows["sleep wall"]))
+        print(describe("Exercism runner, worst of the two, wall", rows["exercism wall"]))
     print()
     print(
         f"grade all / bare process: {med['grade wall'] / med['bare wall']:.2f}x wall, "
@@ -302,6 +313,10 @@ def main() -> int:
         f"grading starts one, and waits for it, after its own interpreter has started)"
     )
     print(
+        f"the grader's own start alone / import numpy: {med['imports wall'] / med['numpy wall']:.2f}x wall (a cold "
+        f"sample grading's parent pays it before its first test, whatever the sandbox beside it does)"
+    )
+    print(
         f"a save graded by `watch` (the learner's edit-grade loop) / import numpy: "
         f"{med['watch wall'] / med['numpy wall']:.2f}x wall (context for the sample bar, not the bar: a cold "
         f"`grade` starts its own interpreter and sandbox)"
@@ -317,10 +332,11 @@ def main() -> int:
         med["served wall"] / med["numpy wall"],
         1.5,
     )
-    print(
-        f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
-        f"Exercism runner {med['exercism wall']:.1f} s"
-    )
+    if args.worst_repeats > 0:
+        print(
+            f"worst cases: infinite loop {med['loop wall']:.1f} s, sleeper {med['sleep wall']:.1f} s, "
+            f"Exercism runner {med['exercism wall']:.1f} s"
+        )
     return 0
 
 
