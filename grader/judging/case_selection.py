@@ -5,7 +5,7 @@ case file stops the grading: exit 2, never a verdict)."""
 from __future__ import annotations
 
 from ..problem.bundle import Bundle, BundleError
-from ..problem.case_cache import read_case_cached
+from ..problem.case_cache import cached_reader
 from ..problem.cases import CaseFileError, TestCase
 from ..problem.spec import ProblemSpec
 
@@ -19,7 +19,7 @@ def select_cases(bundle: Bundle, tests: str, secret_seed: int | None) -> list[Te
     groups = bundle.group_names(tests)  # BundleError for an unknown selection
     try:
         cases = (
-            bundle.load_selection(tests, read_case_cached)
+            bundle.load_selection(tests, cached_reader())
             if secret_seed is None
             else _secret_set(bundle, tests, secret_seed)
         )

@@ -181,7 +181,7 @@ class Bundle:
         """The published cases of a selection, in judging order (CaseFileError if one is broken).
 
         `read` reads one case file: cases.read_case by default; grading passes
-        case_cache.read_case_cached, which gives the same cases from its cache."""
+        case_cache.cached_reader(), which gives the same cases from its cache."""
         from .cases import load_cases, read_case
 
         return [

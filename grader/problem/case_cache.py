@@ -25,7 +25,7 @@ import math
 import os
 import stat
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -191,23 +191,35 @@ def _store(folder: Path, key: str, case: TestCase) -> None:
         pass  # a read-only or full cache only costs speed
 
 
-def read_case_cached(path: Path) -> TestCase:
-    """cases.read_case, from the cache when these exact bytes were parsed before
-    (a bad file raises CaseFileError as always, and is never cached)."""
-    data = read_case_bytes(path)
+def cached_reader() -> Callable[[Path], TestCase]:
+    """cases.read_case through the cache: the same case (a bad file raises CaseFileError as
+    always, and is never cached), from the cache when these exact bytes were parsed before. The
+    folder is found and checked once, for every file the reader reads; each entry's read checks
+    the folder again on its open descriptor (read_entry)."""
     folder = cache_dir()
-    if folder is None or not open_folder(folder):
-        return case_from_bytes(data, str(path))
-    key = _key(data)
-    data_cached = read_entry(folder, f"{key}.case")
-    case = _decode(data_cached) if data_cached is not None else None
-    if case is not None:
+    usable = folder is not None and open_folder(folder)
+
+    def read(path: Path) -> TestCase:
+        data = read_case_bytes(path)
+        if folder is None or not usable:
+            return case_from_bytes(data, str(path))
+        key = _key(data)
+        data_cached = read_entry(folder, f"{key}.case")
+        case = _decode(data_cached) if data_cached is not None else None
+        if case is not None:
+            return case
+        case = case_from_bytes(data, str(path))
+        _store(folder, key, case)
         return case
-    case = case_from_bytes(data, str(path))
-    _store(folder, key, case)
-    return case
+
+    return read
+
+
+def read_case_cached(path: Path) -> TestCase:
+    """One case file through the cache (cached_reader's, for a single file)."""
+    return cached_reader()(path)
 
 
 def load_cases_cached(root: Path, groups: Iterable[str], under: str = "") -> list[TestCase]:
     """cases.load_cases through the cache (the same checks, the same order)."""
-    return load_cases(root, groups, under, read=read_case_cached)
+    return load_cases(root, groups, under, read=cached_reader())

@@ -298,11 +298,11 @@ def case_paths(root: Path, groups: Iterable[str]) -> list[Path]:
     return out
 
 
-def check_inside(path: Path, root: Path) -> None:
-    """CaseFileError when the case file `path` is a link leading out of the test cases' folder
-    `root` (to another file of the machine's, which an export would then copy): a case is the
-    bundle's, refused before it is read."""
-    if not path.resolve().is_relative_to(Path(root).resolve()):
+def check_inside(path: Path, resolved_root: Path) -> None:
+    """CaseFileError when the case file `path` is a link leading out of the test cases' folder,
+    `resolved_root` (its Path.resolve(), found once for all its files), to another file of the
+    machine's, which an export would then copy: a case is the bundle's, refused before it is read."""
+    if not path.resolve().is_relative_to(resolved_root):
         raise CaseFileError(f"{path}: a link to {path.resolve()}, outside the bundle's test cases")
 
 
@@ -316,10 +316,11 @@ def load_cases(
     root: Path, groups: Iterable[str], under: str = "", read: Callable[[Path], TestCase] = read_case
 ) -> list[TestCase]:
     """Read every case of `groups` (from root/under/<group>/) and check each sits in its group's folder
-    (`read`: read_case, or case_cache.read_case_cached)."""
+    (`read`: read_case, or case_cache.cached_reader()'s)."""
     cases = []
+    inside = Path(root).resolve()
     for path in case_paths(Path(root) / under if under else Path(root), groups):
-        check_inside(path, root)
+        check_inside(path, inside)
         case = read(path)
         expected_name_ = expected_name(path, under)
         if case.name != expected_name_ or case.group != path.parent.name:

@@ -136,9 +136,10 @@ def validate_directory(
     """Validate the case files of `groups` under `root` (/`under`), including unreadable files."""
     problems: list[str] = []
     cases: list[TestCase] = []
+    inside = Path(root).resolve()
     for path in case_paths(Path(root) / under if under else Path(root), groups):
         try:
-            check_inside(path, root)
+            check_inside(path, inside)
             case = read_case(path)
         except CaseFileError as exc:
             problems.append(str(exc))
