@@ -317,6 +317,24 @@ def test_a_case_linked_to_dev_zero(copy):
     refused(cli("--bundle", str(copy), "validate"), case.name)
 
 
+@pytest.mark.parametrize("loop", ["itself", "two links"])
+def test_a_test_cases_folder_that_is_a_looping_link(copy, tmp_path, loop):
+    """A link that leads back to itself holds no case: every command says so, none fails
+    inside (resolving the folder's real path raises on a loop)."""
+    shutil.rmtree(copy / "testcases")
+    if loop == "itself":
+        (copy / "testcases").symlink_to("testcases")
+    else:
+        (tmp_path / "other").symlink_to(copy / "testcases")
+        (copy / "testcases").symlink_to(tmp_path / "other")
+    refused(grade(copy), "no test cases found")
+    r = cli("--bundle", str(copy), "validate")
+    assert r.returncode == 1 and "internal error" not in r.stderr and "has no test cases" in r.stdout, r
+    out = tmp_path / "kattis"
+    refused(cli("--bundle", str(copy), "export", "kattis", "--out", str(out)), "has no test cases")
+    assert not out.exists()
+
+
 def test_a_case_linked_out_of_the_bundle_is_not_read_or_exported(copy, tmp_path):
     """A link to a valid case outside the bundle: an export would copy a file of the machine's."""
     case = _first_case(copy)

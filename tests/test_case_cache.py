@@ -168,6 +168,38 @@ def test_an_old_group_writable_folder_of_ours_is_made_private_and_used(cache):
     assert read_case_cached(SAMPLE).name == "sample/02-two-heads" and planted.exists()
 
 
+@pytest.mark.parametrize("change", ["given to another user", "replaced by a link to another user's folder"])
+def test_no_entry_is_written_once_the_folder_stops_being_ours_during_a_reading(cache, tmp_path, change):
+    """One reader reads many files and checks the folder once for its hits; each entry it writes
+    is written only after the folder is checked again (open_folder), as a single read does."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root (CI runs as root)")
+    read = case_cache.cached_reader()
+    read(SAMPLE)  # the folder is ours: an entry
+    if change == "given to another user":
+        os.chown(cache, 65534, -1)
+        watched = cache
+    else:
+        watched = tmp_path / "theirs"
+        watched.mkdir(mode=0o777)
+        watched.chmod(0o777)
+        os.chown(watched, 65534, -1)
+        shutil.rmtree(cache)
+        cache.symlink_to(watched)
+    before = sorted(p.name for p in watched.iterdir())
+    others = sorted((ROOT / "testcases" / "sample").glob("*.json"))[1:]
+    assert [read(p).name for p in others] == [read_case(p).name for p in others]  # the JSON's cases
+    assert sorted(p.name for p in watched.iterdir()) == before  # nothing written there
+
+
+def test_a_folder_made_group_writable_during_a_reading_is_made_private_before_an_entry(cache):
+    read = case_cache.cached_reader()
+    read(SAMPLE)
+    cache.chmod(0o777)
+    read(ROOT / "testcases" / "sample" / "02-two-heads.json")  # a miss: the entry is written...
+    assert cache.stat().st_mode & 0o077 == 0 and len(list(cache.glob("*.case"))) == 2  # ...once it is private again
+
+
 def test_the_cache_folder_is_created_private(tmp_path, monkeypatch):
     folder = tmp_path / "new" / "cases"
     monkeypatch.setenv(case_cache.ENV, str(folder))

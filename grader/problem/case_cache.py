@@ -194,8 +194,9 @@ def _store(folder: Path, key: str, case: TestCase) -> None:
 def cached_reader() -> Callable[[Path], TestCase]:
     """cases.read_case through the cache: the same case (a bad file raises CaseFileError as
     always, and is never cached), from the cache when these exact bytes were parsed before. The
-    folder is found and checked once, for every file the reader reads; each entry's read checks
-    the folder again on its open descriptor (read_entry)."""
+    folder is found and checked once for the hits of every file the reader reads (each entry's
+    read checks the folder again, on its open descriptor: read_entry), and again before each
+    entry is written (a folder that is no longer this user's alone gets none)."""
     folder = cache_dir()
     usable = folder is not None and open_folder(folder)
 
@@ -209,7 +210,8 @@ def cached_reader() -> Callable[[Path], TestCase]:
         if case is not None:
             return case
         case = case_from_bytes(data, str(path))
-        _store(folder, key, case)
+        if open_folder(folder):
+            _store(folder, key, case)
         return case
 
     return read
