@@ -6,6 +6,7 @@ few direct Sandbox runs that pin down the worker's order of operations.
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from dataclasses import replace
@@ -18,8 +19,9 @@ from fake_runs import run_context, run_outcome
 from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_problem, describe_exception, limit_problem
 from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.source import Submission, static_check
-from grader.sandbox import child
+from grader.sandbox import child, wire
 from grader.sandbox.inside import frames, seccomp
+from grader.sandbox.inside.arguments import _read_payload
 from grader.sandbox.launcher import Sandbox, clean_environment, merge_layers, strategies
 
 # What came from the worker is checked and sanitised in one place: outcome.py and untrusted.py.
@@ -418,6 +420,55 @@ def test_worker_inherits_only_fds_0_to_3(spec, limits):
     with sandbox(spec, limits, source) as sb:
         out = sb.run(args, x.shape)
     assert out.status == "ok" and out.stdout.strip() == "[0, 1, 2, 3]"
+
+
+@pytest.mark.parametrize("rows", [2, 128])  # a case of 128 bytes, inline; of 256 KiB, in a memfd (wire.PAYLOAD_FD_MIN)
+def test_a_case_arrives_whole_inline_or_in_its_memfd_and_no_descriptor_stays(spec, limits, rows):
+    """A large case's bytes travel in a memfd beside the request: the worker gets every byte of
+    every argument, in order, and no more descriptors than a small case's worker (the memfd is
+    read and closed before the submission's first line)."""
+    source = (
+        "import numpy as np\nos = np._core._methods.os\n"
+        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+        "    fds = []\n"
+        "    for fd in range(1024):\n"
+        "        try:\n            os.fstat(fd)\n            fds.append(fd)\n"
+        "        except OSError:\n            pass\n"
+        "    print(fds, num_heads, float(W2.sum()))\n    return x * 2.0 + Wq[0, 0]\n"
+    )
+    d = 64 if rows == 128 else 2
+    x = np.random.default_rng(rows).standard_normal((1, rows, d))
+    args = [x, 3] + [np.eye(d) * (i + 1) for i in range(6)]
+    assert (len(wire.encode_args(args)[1]) >= wire.PAYLOAD_FD_MIN) == (rows == 128)
+    with sandbox(spec, limits, source) as sb:
+        out = sb.run(args, x.shape)
+    assert out.status == "ok" and out.stdout.strip() == f"[0, 1, 2, 3] 3 {float(d * 6)}"
+    assert out.value is not None and np.array_equal(out.value.array, x * 2.0 + 1.0)
+
+
+def test_a_large_payload_goes_in_a_memfd_and_a_small_one_inline():
+    """The request's frame: three pipe ends and an inline payload, or (from PAYLOAD_FD_MIN bytes)
+    a fourth descriptor holding exactly the payload and nothing inline."""
+    import socket
+
+    for size in (wire.PAYLOAD_FD_MIN - 8, wire.PAYLOAD_FD_MIN):
+        payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
+        a, b = socket.socketpair()
+        with a, b:
+            ends = wire.send_with_pipes(a, {"op": "run"}, payload)
+            head, fds, _, _ = socket.recv_fds(b, 8, 8)
+            hlen, plen = struct.unpack("<II", head)
+            header = b.recv(hlen, socket.MSG_WAITALL)
+            inline = b.recv(plen, socket.MSG_WAITALL) if plen else b""
+            try:
+                assert json.loads(header) == {"op": "run"}
+                if size < wire.PAYLOAD_FD_MIN:
+                    assert len(fds) == 3 and inline == payload
+                else:
+                    assert len(fds) == 4 and plen == 0 and _read_payload(fds[3]) == payload
+            finally:
+                for fd in (*fds, *ends):
+                    os.close(fd)
 
 
 def test_zygote_survives_a_worker_that_never_returns_into_it(spec, limits):

@@ -4,6 +4,13 @@ Requests go out with the case's inputs as raw little-endian float64 bytes and
 the worker's three pipe ends as passed file descriptors; the zygote's answers
 (ready, started, finished, error) come back as bounded JSON messages. The
 worker's result channel is protocol.py's business.
+
+A large case's bytes (PAYLOAD_FD_MIN or more) go in a memfd passed as a fourth
+descriptor instead: the zygote hands it to the worker it forks and never reads
+it, so a 4 MB case does not hold the grader and the zygote in a socket transfer
+(about 8 ms, during which neither sends, forks nor checks anything else). The
+worker reads it before its lock-down (sandbox/inside/arguments.py) and closes it
+with every other descriptor it does not keep.
 """
 
 from __future__ import annotations
@@ -63,17 +70,45 @@ def send(sock: socket.socket, header: Message, payload: bytes = b"", fds: Sequen
     sock.sendall(raw + payload)
 
 
+PAYLOAD_FD_MIN = 1 << 16  # bytes of a case's inputs from which they go in a memfd, not through the socket
+
+
+def payload_fd(payload: bytes) -> int | None:
+    """A memfd holding `payload` (close-on-exec), or None where memfds cannot be made."""
+    try:
+        fd = os.memfd_create("case-inputs", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):  # no memfd_create (an old kernel): the payload goes inline
+        return None
+    try:
+        view, done = memoryview(payload), 0
+        while done < len(view):
+            done += os.write(fd, view[done:])
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def send_with_pipes(sock: socket.socket, header: Message, payload: bytes = b"") -> tuple[int, int, int]:
     """Send a request with the write ends of three new pipes (the worker's result, stdout and
-    stderr); return our read ends. On OSError every end is closed before it is raised."""
+    stderr), and a large payload as a memfd (PAYLOAD_FD_MIN); return our read ends. On OSError
+    every end is closed before it is raised."""
     pipes = [os.pipe() for _ in range(3)]
+    passed = [w for _, w in pipes]
+    memfd = payload_fd(payload) if len(payload) >= PAYLOAD_FD_MIN else None
     try:
-        send(sock, header, payload, [w for _, w in pipes])
+        if memfd is None:
+            send(sock, header, payload, passed)
+        else:
+            send(sock, header, b"", [*passed, memfd])
     except OSError:
         for r, w in pipes:
             os.close(r)
             os.close(w)
         raise
+    finally:
+        if memfd is not None:
+            os.close(memfd)
     for _, w in pipes:
         os.close(w)
     return pipes[0][0], pipes[1][0], pipes[2][0]

@@ -337,7 +337,8 @@ def _admit(sock, init, msg, fds, active):
                 _kill_worker(worker, msg.get("reason", "parent"))
         return None
     room = MAX_WORKERS if os.getpid() == 1 else 1
-    if msg.get("op") != "run" or len(fds) != 3 or len(active) >= room:
+    passed = len(fds) in (3, 4)  # the worker's three pipe ends, and a large case's bytes (wire.py)
+    if msg.get("op") != "run" or not passed or len(active) >= room:
         for fd in fds:
             os.close(fd)
         _send(
@@ -345,7 +346,7 @@ def _admit(sock, init, msg, fds, active):
             {
                 "event": "error",
                 "id": msg.get("id"),
-                "message": "busy" if msg.get("op") == "run" and len(fds) == 3 else "bad request",
+                "message": "busy" if msg.get("op") == "run" and passed else "bad request",
             },
         )
         return None

@@ -10,7 +10,7 @@ applied, and only then the submission's code, whose result becomes one
 import os
 import sys
 
-from .arguments import _case_arguments
+from .arguments import _case_arguments, _read_payload
 from .frames import (
     STATUS_BAD_SIGNATURE,
     STATUS_CALL_EXCEPTION,
@@ -275,8 +275,11 @@ def _own_descriptors(fds):
 def _prepare(job, payload, fds, np, seccomp_prepared):
     # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
     # Everything before the submission's first line: the descriptors, the case's arguments, the
-    # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr.
+    # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr. A
+    # fourth descriptor is a large case's bytes (sandbox/wire.py), read before it is closed.
     try:
+        if len(fds) > 3:
+            payload = _read_payload(fds[3])
         _own_descriptors(fds)
         args = _case_arguments(job["args"], payload, np)
         _lock_down(job, RESULT_FD, seccomp_prepared)
