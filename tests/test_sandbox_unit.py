@@ -21,7 +21,7 @@ from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.source import Submission, static_check
 from grader.sandbox import child, wire
 from grader.sandbox.inside import frames, seccomp
-from grader.sandbox.inside.arguments import _read_payload
+from grader.sandbox.inside.arguments import _map_payload
 from grader.sandbox.launcher import Sandbox, clean_environment, merge_layers, strategies
 
 # What came from the worker is checked and sanitised in one place: outcome.py and untrusted.py.
@@ -446,6 +446,29 @@ def test_a_case_arrives_whole_inline_or_in_its_memfd_and_no_descriptor_stays(spe
     assert out.value is not None and np.array_equal(out.value.array, x * 2.0 + 1.0)
 
 
+@pytest.mark.parametrize("mib", [0, 16])  # a tiny case, inline; a case of 16 MiB, in a memfd
+def test_a_large_case_gives_the_submission_no_more_memory_than_a_small_one(spec, limits, mib):
+    """RLIMIT_AS is the address space the worker holds when it locks down, plus the limit: a
+    case's bytes, mapped from their memfd, are unmapped by then, so a 16 MiB case leaves the
+    submission its memory limit, as a tiny one does (not the limit and the case's size)."""
+    room = limits.memory_bytes
+    source = (
+        "import numpy as np\n"
+        "def vit_encoder_block(x, num_heads, Wq, Wk, Wv, Wo, W1, W2):\n"
+        "    got = []\n"
+        f"    for size in ({room} - (16 << 20), {room} + (4 << 20)):\n"
+        "        try:\n            a = np.empty(size // 8)\n            got.append(True)\n            del a\n"
+        "        except MemoryError:\n            got.append(False)\n"
+        "    print(got)\n    return x\n"
+    )
+    x = np.zeros((1, max(1, (mib << 20) // 16), 2))
+    args = [x, 1] + [np.eye(2)] * 6
+    assert (len(wire.encode_args(args)[1]) >= wire.PAYLOAD_FD_MIN) == (mib > 0)
+    with sandbox(spec, limits, source) as sb:
+        out = sb.run(args, x.shape)
+    assert out.status == "ok" and out.stdout.strip() == "[True, False]", (out.status, out.stdout, out.stderr)
+
+
 def test_a_large_payload_goes_in_a_memfd_and_a_small_one_inline():
     """The request's frame: three pipe ends and an inline payload, or (from PAYLOAD_FD_MIN bytes)
     a fourth descriptor holding exactly the payload and nothing inline."""
@@ -465,7 +488,9 @@ def test_a_large_payload_goes_in_a_memfd_and_a_small_one_inline():
                 if size < wire.PAYLOAD_FD_MIN:
                     assert len(fds) == 3 and inline == payload
                 else:
-                    assert len(fds) == 4 and plen == 0 and _read_payload(fds[3]) == payload
+                    mapped = _map_payload(fds[3])
+                    assert len(fds) == 4 and plen == 0 and mapped[:] == payload
+                    mapped.close()
             finally:
                 for fd in (*fds, *ends):
                     os.close(fd)

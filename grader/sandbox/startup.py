@@ -46,6 +46,7 @@ HARNESS_MODULES = (
     "time",
     "socket",
     "builtins",
+    "mmap",  # a large case's inputs, mapped from their memfd (inside/arguments.py)
 )
 
 BLAS_THREAD_VARS = (

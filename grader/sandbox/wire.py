@@ -9,7 +9,8 @@ A large case's bytes (PAYLOAD_FD_MIN or more) go in a memfd passed as a fourth
 descriptor instead: the zygote hands it to the worker it forks and never reads
 it, so a 4 MB case does not hold the grader and the zygote in a socket transfer
 (about 8 ms, during which neither sends, forks nor checks anything else). The
-worker reads it before its lock-down (sandbox/inside/arguments.py) and closes it
+worker maps it, copies its arguments out and unmaps it before its lock-down
+(sandbox/inside/arguments.py; its rlimits then count none of it), and closes it
 with every other descriptor it does not keep.
 """
 

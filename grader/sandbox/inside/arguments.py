@@ -10,26 +10,24 @@ import os
 # Names for the type checker only, which the script leaves out (script.py); typing is not imported.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import mmap  # noqa: F401 - used in type comments
     from types import ModuleType  # noqa: F401 - used in type comments
     from typing import Any  # noqa: F401 - used in type comments
 
 
-def _read_payload(fd):
-    # type: (int) -> bytes
-    # A large case's bytes, from the memfd the grader passed with the request (sandbox/wire.py).
-    size = os.fstat(fd).st_size
-    chunks, got = [], 0
-    while got < size:
-        chunk = os.pread(fd, size - got, got)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+def _map_payload(fd):
+    # type: (int) -> mmap.mmap
+    # A large case's bytes, mapped read-only from the memfd the grader passed with the request
+    # (sandbox/wire.py): the arrays are copied out of the mapping, and the worker unmaps it
+    # before it sets its rlimits, so RLIMIT_AS counts none of it (as the zygote's own copy of an
+    # inline payload, which every worker inherits, is counted in every worker alike).
+    import mmap
+
+    return mmap.mmap(fd, os.fstat(fd).st_size, mmap.MAP_SHARED, mmap.PROT_READ)
 
 
 def _payload_array(payload, offset, shape, np):
-    # type: (bytes, int, list[int], ModuleType) -> tuple[object, int]
+    # type: (bytes | mmap.mmap, int, list[int], ModuleType) -> tuple[object, int]
     # The array of `shape` at `offset` in the payload's float64 bytes, copied; and the next offset.
     count = 1
     for d in shape:
@@ -39,7 +37,7 @@ def _payload_array(payload, offset, shape, np):
 
 
 def _case_arguments(specs, payload, np):
-    # type: (list[dict[str, Any]], bytes, ModuleType) -> list[object]
+    # type: (list[dict[str, Any]], bytes | mmap.mmap, ModuleType) -> list[object]
     # The case's arguments in call order; a list's items as new dicts of new arrays, in its order.
     args = []  # type: list[object]
     offset = 0

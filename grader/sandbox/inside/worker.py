@@ -10,7 +10,7 @@ applied, and only then the submission's code, whose result becomes one
 import os
 import sys
 
-from .arguments import _case_arguments, _read_payload
+from .arguments import _case_arguments, _map_payload
 from .frames import (
     STATUS_BAD_SIGNATURE,
     STATUS_CALL_EXCEPTION,
@@ -276,12 +276,14 @@ def _prepare(job, payload, fds, np, seccomp_prepared):
     # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
     # Everything before the submission's first line: the descriptors, the case's arguments, the
     # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr. A
-    # fourth descriptor is a large case's bytes (sandbox/wire.py), read before it is closed.
+    # fourth descriptor is a large case's bytes (sandbox/wire.py): mapped before it is closed, and
+    # unmapped once the arguments are copied out, before the rlimits are measured and set.
     try:
-        if len(fds) > 3:
-            payload = _read_payload(fds[3])
+        large = _map_payload(fds[3]) if len(fds) > 3 else None
         _own_descriptors(fds)
-        args = _case_arguments(job["args"], payload, np)
+        args = _case_arguments(job["args"], payload if large is None else large, np)
+        if large is not None:
+            large.close()
         _lock_down(job, RESULT_FD, seccomp_prepared)
     except BaseException as exc:  # harness failure before any submission code: say so
         sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
