@@ -224,6 +224,36 @@ def test_a_submission_that_kills_and_exhausts_does_not_break_the_next(master, li
     assert report(graded(master, SECOND, limits)[0])["found"] == []
 
 
+@pytest.mark.parametrize("rows", [2, 4096])  # 64 bytes inline; 256 KiB in a memfd (wire.PAYLOAD_FD_MIN)
+def test_a_forked_zygotes_worker_gets_its_case_whole_and_only_fds_0_to_3(master, limits, rows):
+    """A zygote forked from the master holds other descriptor numbers than a fresh one (fd 3
+    is free there): a large case's memfd, mapped and unmapped before the run's descriptors
+    take their numbers, leaves the result pipe at fd 3 and every byte of the case."""
+    source = textwrap.dedent("""\
+        import numpy as np
+        os = np._core._methods.os
+        def f(x):
+            fds = []
+            for fd in range(1024):
+                try:
+                    os.fstat(fd)
+                    fds.append(fd)
+                except OSError:
+                    pass
+            print(fds)
+            return x * 3.0
+        """)
+    x = np.random.default_rng(rows).standard_normal((rows, 8))
+    zygote = master.zygote()
+    assert zygote is not None, "the master gave no zygote"
+    sb = Sandbox(source, function="f", n_args=1, limits=limits, allowed=ALLOWED, preload=[], prelaunched=zygote)
+    with sb:
+        out = sb.run([x], x.shape)
+        assert sb.from_master
+    assert out.status == "ok" and out.stdout.strip() == "[0, 1, 2, 3]", (out.status, out.stderr)
+    assert out.value is not None and np.array_equal(out.value.array, x * 3.0)
+
+
 def test_a_dead_master_gives_no_zygote_and_the_sandbox_starts_its_own(limits):
     m = Master.start(["numpy"])
     assert m is not None

@@ -276,14 +276,20 @@ def _prepare(job, payload, fds, np, seccomp_prepared):
     # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
     # Everything before the submission's first line: the descriptors, the case's arguments, the
     # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr. A
-    # fourth descriptor is a large case's bytes (sandbox/wire.py): mapped before it is closed, and
-    # unmapped once the arguments are copied out, before the rlimits are measured and set.
+    # fourth descriptor is a large case's bytes (sandbox/wire.py): mapped, the arguments copied
+    # out, and unmapped before anything else, so that the rlimits count none of it and the
+    # mapping's own descriptor (mmap keeps a duplicate, which may be fd 3) is closed before the
+    # run's descriptors take their numbers.
     try:
-        large = _map_payload(fds[3]) if len(fds) > 3 else None
+        if len(fds) > 3:
+            large = _map_payload(fds[3])
+            try:
+                args = _case_arguments(job["args"], large, np)
+            finally:
+                large.close()
+        else:
+            args = _case_arguments(job["args"], payload, np)
         _own_descriptors(fds)
-        args = _case_arguments(job["args"], payload if large is None else large, np)
-        if large is not None:
-            large.close()
         _lock_down(job, RESULT_FD, seccomp_prepared)
     except BaseException as exc:  # harness failure before any submission code: say so
         sys.stderr.write(f"sandbox worker setup failed: {exc!r}\n")
