@@ -58,3 +58,18 @@ def _case_arguments(specs, payload, np):
             arr, offset = _payload_array(payload, offset, spec["shape"], np)
             args.append(arr)
     return args
+
+
+def _arguments_of(specs, payload, fds, np):
+    # type: (list[dict[str, Any]], bytes, list[int], ModuleType) -> list[object]
+    # The case's arguments, from the request's inline payload or, with a fourth descriptor, from
+    # a large case's memfd (sandbox/wire.py): mapped, copied out and unmapped here, before the
+    # worker sets its rlimits (which then count none of it) and its descriptors (mmap keeps a
+    # duplicate of the one it maps, which may be fd 3, where the result pipe goes).
+    if len(fds) <= 3:
+        return _case_arguments(specs, payload, np)
+    large = _map_payload(fds[3])
+    try:
+        return _case_arguments(specs, large, np)
+    finally:
+        large.close()

@@ -10,7 +10,7 @@ applied, and only then the submission's code, whose result becomes one
 import os
 import sys
 
-from .arguments import _case_arguments, _map_payload
+from .arguments import _arguments_of
 from .frames import (
     STATUS_BAD_SIGNATURE,
     STATUS_CALL_EXCEPTION,
@@ -275,20 +275,10 @@ def _own_descriptors(fds):
 def _prepare(job, payload, fds, np, seccomp_prepared):
     # type: (Job, bytes, list[int], ModuleType, Prepared | None) -> list[object]
     # Everything before the submission's first line: the descriptors, the case's arguments, the
-    # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr. A
-    # fourth descriptor is a large case's bytes (sandbox/wire.py): mapped, the arguments copied
-    # out, and unmapped before anything else, so that the rlimits count none of it and the
-    # mapping's own descriptor (mmap keeps a duplicate, which may be fd 3) is closed before the
-    # run's descriptors take their numbers.
+    # lock-down. A failure here is the harness's own: exit 112, with the reason on stderr. The
+    # arguments come first: a large case's memfd is unmapped before the descriptors are set.
     try:
-        if len(fds) > 3:
-            large = _map_payload(fds[3])
-            try:
-                args = _case_arguments(job["args"], large, np)
-            finally:
-                large.close()
-        else:
-            args = _case_arguments(job["args"], payload, np)
+        args = _arguments_of(job["args"], payload, fds, np)
         _own_descriptors(fds)
         _lock_down(job, RESULT_FD, seccomp_prepared)
     except BaseException as exc:  # harness failure before any submission code: say so
