@@ -53,8 +53,9 @@ def master():
         m.close()
 
 
-def graded(master: Master, source: str, limits, disable=frozenset()):
-    """Run `source`'s f(x) once in a zygote the master forked; (outcome, the Sandbox's info)."""
+def graded(master: Master, source: str, limits, disable=frozenset(), x=None):
+    """Run `source`'s f(x) once (`x`, else X) in a zygote the master forked; (outcome, the Sandbox's info)."""
+    x = X if x is None else x
     zygote = master.zygote()
     assert zygote is not None, "the master gave no zygote"
     sb = Sandbox(
@@ -68,7 +69,7 @@ def graded(master: Master, source: str, limits, disable=frozenset()):
         disable_layers=frozenset(disable),
     )
     with sb:
-        out = sb.run([X], X.shape)
+        out = sb.run([x], x.shape)
         assert sb.from_master and not sb.attempts, "the run did not use the master's zygote"
         return out, sb.info()
 
@@ -244,12 +245,7 @@ def test_a_forked_zygotes_worker_gets_its_case_whole_and_only_fds_0_to_3(master,
             return x * 3.0
         """)
     x = np.random.default_rng(rows).standard_normal((rows, 8))
-    zygote = master.zygote()
-    assert zygote is not None, "the master gave no zygote"
-    sb = Sandbox(source, function="f", n_args=1, limits=limits, allowed=ALLOWED, preload=[], prelaunched=zygote)
-    with sb:
-        out = sb.run([x], x.shape)
-        assert sb.from_master
+    out, _ = graded(master, source, limits, x=x)
     assert out.status == "ok" and out.stdout.strip() == "[0, 1, 2, 3]", (out.status, out.stderr)
     assert out.value is not None and np.array_equal(out.value.array, x * 3.0)
 
