@@ -31,6 +31,13 @@ batches and compared pair by pair (the median of the pairs' ratios: a shared
 host's speed drifts over minutes), the bar being 1.0x; and the --jobs 2
 speed-up as a share of the host's own two-process speed-up measured beside
 it, the bar being 0.9x. The host is shared: the figures are indicative.
+
+Beside the first bar, what the bar leaves room for: scripts/fork_floor.py's
+fork-per-test floor (one process that imports NumPy once, then a fork per
+test, no isolation at all, the results checked in pure Python) judging the
+reference ROUNDS times over, its CPU per extra round being what one more
+student costs such a design, against the bare process on the reference,
+both measured right after each pair of batches.
 """
 
 from __future__ import annotations
@@ -69,6 +76,8 @@ ONE_THREAD = {**os.environ, **{v: "1" for v in BLAS_THREAD_VARS}}
 DEFAULT_THREADS = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARS}
 Timed = Callable[..., tuple[float, float, subprocess.CompletedProcess[str]]]
 
+FLOOR = ROOT / "scripts" / "fork_floor.py"
+FLOOR_ROUNDS = 11  # the floor's CPU per student: (11 rounds - 1 round) / 10
 SPIN = "s = 0\nfor i in range(12_000_000):\n    s += i\n"  # about 1 s of one core, no I/O
 
 # A bare process for one file: argv = FILE CPU_CAP_S TESTS. Nothing is isolated: trusted files only.
@@ -153,11 +162,12 @@ def _batch_runs(
     inputs: list[Path],
     base: Path,
     args: argparse.Namespace,
-) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float], list[tuple[float, float]]] | None:
+) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float], list[tuple[float, float, float, float]]] | None:
     """`batch --jobs 1` and `--jobs 2`, back to back, then the bare process on every file,
-    `--repeats` times: each run's (wall, CPU), each --jobs value's medians and output folder, the
-    machine's own speed-up before each pair, the bare processes' CPU after each (BLAS single-threaded,
-    then with the library's default threads); None if a batch failed."""
+        `--repeats` times: each run's (wall, CPU), each --jobs value's medians and output folder, the
+        machine's own speed-up before each pair, the bare processes' CPU after each (BLAS single-threaded,
+        then with the library's default threads) and the fork-per-test floor's per student with the bare
+    process's on the reference (_floor_per_student); None if a batch failed."""
     samples: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
     outs: dict[int, Path] = {}
     ceilings = []
@@ -178,7 +188,7 @@ def _batch_runs(
             print(f"  batch --jobs {jobs} (run {rep + 1}): {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
         files = _graded_files(base, outs[1])
         one, default = (_bare_each(timed, files, outs[1], args.tests, env) for env in (ONE_THREAD, DEFAULT_THREADS))
-        bare.append((one, default))
+        bare.append((one, default, *_floor_per_student(timed, base)))
     runs: Runs = {}
     for jobs in (1, 2):
         walls = sorted(w for w, _ in samples[jobs])
@@ -232,6 +242,25 @@ def _grade_each(
     return wall_grade, cpu_grade, same, different
 
 
+def _floor_per_student(timed: Timed, base: Path) -> tuple[float, float]:
+    """CPU seconds of one more student in the fork-per-test floor (FLOOR: no isolation), and of the
+    bare process (BLAS single-threaded), both on the reference."""
+    prepared = base / "floor-cases.bin"
+    if not prepared.exists():
+        timed([sys.executable, str(FLOOR), "--prepare", str(prepared)])
+    once, many = (
+        timed([sys.executable, str(FLOOR), str(prepared), "--rounds", str(r)], ONE_THREAD) for r in (1, FLOOR_ROUNDS)
+    )
+    if once[2].returncode or many[2].returncode:
+        print(once[2].stderr + many[2].stderr, file=sys.stderr)
+        return float("nan"), float("nan")
+    per_student = (many[1] - once[1]) / (FLOOR_ROUNDS - 1)
+    reference = str(ROOT / "reference" / "solution.py")
+    bare = timed([sys.executable, "-c", BARE, reference, "1.0", "all"], ONE_THREAD)[1]
+    print(f"  the fork-per-test floor, per student: {per_student * 1000:.0f} ms CPU (bare: {bare * 1000:.0f} ms)")
+    return per_student, bare
+
+
 def _bare_each(
     timed: Timed,
     files: list[tuple[str, Path]],
@@ -251,7 +280,10 @@ def _bare_each(
 
 
 def _print_bars(
-    bare: list[tuple[float, float]], n: int, samples: dict[int, list[tuple[float, float]]], ceilings: list[float]
+    bare: list[tuple[float, float, float, float]],
+    n: int,
+    samples: dict[int, list[tuple[float, float]]],
+    ceilings: list[float],
 ) -> None:
     """Issue 29's two bars: CPU per submission against the bare processes' measured right after the
     same pair of batches (the median of the pairs' ratios: a shared host's speed drifts between
@@ -265,6 +297,9 @@ def _print_bars(
         cpu = statistics.median(b[k] for b in bare) / n
         ratio = statistics.median(b[k] / b[0] for b in bare)
         print(f"| {label:36} | {cpu:9.3f} | {ratio:13.2f}x | {'':>11} | {'':>5} |")
+    floor = statistics.median(b[2] / b[3] for b in bare)
+    floor_cpu = statistics.median(b[2] for b in bare)
+    print(f"| {'floor, no isolation (the reference)':36} | {floor_cpu:9.3f} | {floor:13.2f}x | {'':>11} | {'':>5} |")
     for jobs in (1, 2):
         ratios = sorted(cpu / b[0] for (_, cpu), b in zip(samples[jobs], bare))
         ratio = statistics.median(ratios)

@@ -309,8 +309,10 @@ class Zygote:
                 pass
 
 
-def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
-    """Judge `solution` on the prepared cases; status 0 only if every case passes."""
+def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S, rounds: int = 1) -> int:
+    """Judge `solution` on the prepared cases, `rounds` times over (one forking process: the rounds
+    after the first are what one more student of a class costs it); status 0 only if every case
+    passes every time."""
     meta, cases = read_prepared(prepared)
     zygote = Zygote(solution)
     failed = []
@@ -321,7 +323,7 @@ def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
     signal.signal(signal.SIGALRM, too_long)
     signal.alarm(max(1, timeout_s))
     try:
-        for case, inputs, expected in cases:
+        for case, inputs, expected in cases * rounds:
             result, body = zygote.run({"args": case["args"], "function": meta["function"]}, inputs)
             why = problem(result, body, case["expected_shape"], expected, meta["rtol"], meta["atol"])
             if why:
@@ -330,7 +332,7 @@ def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S) -> int:
         signal.alarm(0)
         zygote.close()
     print(
-        f"fork_floor: {len(cases) - len(failed)} of {len(cases)} cases passed"
+        f"fork_floor: {len(cases) * rounds - len(failed)} of {len(cases) * rounds} cases passed"
         + (f"; not: {'; '.join(failed[:3])}" if failed else "")
     )
     return 1 if failed else 0
@@ -342,6 +344,7 @@ def main() -> int:
     parser.add_argument("--prepare", action="store_true", help="write the cases of --tests all to FILE")
     parser.add_argument("--solution", type=Path, default=ROOT / "reference" / "solution.py")
     parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds for the whole run")
+    parser.add_argument("--rounds", type=int, default=1, help="judge the cases this many times over (default 1)")
     args = parser.parse_args()
     if args.prepare:
         try:
@@ -350,7 +353,7 @@ def main() -> int:
             print(f"fork_floor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 2
     try:
-        return run(args.file, args.solution, args.timeout)
+        return run(args.file, args.solution, args.timeout, max(1, args.rounds))
     except FloorError as exc:
         print(f"fork_floor: {exc}", file=sys.stderr)
         return 2

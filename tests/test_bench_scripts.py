@@ -196,6 +196,21 @@ def test_fork_floor_passes_the_reference_on_every_case(floor_cases, tmp_path):
     assert chatty.returncode == 0 and f"{n} of {n} cases passed" in chatty.stdout, chatty.stdout
 
 
+def test_fork_floor_judges_every_round_in_fresh_workers(floor_cases, tmp_path):
+    """--rounds N judges the cases N times over, each in a fresh fork: a solution that remembers a
+    call (here: a file it leaves behind) fails the later rounds, and every one of them is counted."""
+    path, n = floor_cases
+    three = _floor(path, "--rounds", 3)
+    assert three.returncode == 0 and f"{3 * n} of {3 * n} cases passed" in three.stdout, three.stdout + three.stderr
+    mark = tmp_path / "seen"
+    body = (
+        f"import os\n    if os.path.exists({str(mark)!r}):\n        return None\n"
+        f"    open({str(mark)!r}, 'w').close()\n    return ref.vit_encoder_block(*a)"
+    )
+    once = _floor(path, "--rounds", 2, "--solution", _solution(tmp_path, body))
+    assert once.returncode == 1 and f"1 of {2 * n} cases passed" in once.stdout, once.stdout + once.stderr
+
+
 @pytest.mark.parametrize(
     "body, why",
     [
@@ -316,3 +331,30 @@ def test_bench_bars_tabulates_what_each_script_recorded(tmp_path, monkeypatch):
     assert [(r["name"], r["met"]) for r in rows] == [("CPU / bare", False), ("speed-up share", True)]
     lines = bars.table(rows).splitlines()
     assert lines[2].endswith("|    1.040 |      <= 1 |  NO |") and lines[3].endswith("|    1.000 |    >= 0.9 | yes |")
+
+
+def _batch_files(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts/bench_batch_files.py"), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_bench_batch_files_prints_a_row_per_student_and_the_shares():
+    """One cheap student (an unreadable file: a CE, no sandbox run): its row, its verdict, the total."""
+    done = _batch_files("binary", "--copies", "2", "--repeats", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| binary "))
+    assert row.split("|")[2].strip() == "CE"
+    assert re.search(r"^all: batch -?[\d.]+ s, bare [\d.]+ s", done.stdout, re.M), done.stdout
+    assert re.search(r"^  CE +batch", done.stdout, re.M), done.stdout
+
+
+def test_bench_batch_files_says_why_it_cannot_run():
+    for args in (["no-such-student"], ["binary", "--copies", "1"]):
+        done = _batch_files(*args)
+        assert done.returncode == 2 and "no student to measure" in done.stderr, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
