@@ -146,19 +146,23 @@ _OPEN_LIKE = {"open", "creat", "openat", "openat2"}
 
 
 # BPF opcodes, seccomp's return values, and offsets into struct seccomp_data.
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ_K, _JGE_K, _JGT_K, _RET_K = 0x20, 0x15, 0x35, 0x25, 0x06
 _ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
 _OFF_NR, _OFF_ARCH, _OFF_ARG0_LO, _OFF_ARG0_HI, _OFF_ARG1_LO = 0, 4, 16, 20, 24
+_MAX_JUMP = 255  # a classic-BPF conditional jump's offsets are one byte each
 
 
 def _ins(code, jt, jf, k):
     # type: (int, int, int, int) -> bytes
+    if not (0 <= jt <= _MAX_JUMP and 0 <= jf <= _MAX_JUMP):
+        raise ValueError("a jump too long for classic BPF")
     return struct.pack("<HBBI", code, jt, jf, k & 0xFFFFFFFF)
 
 
 def _syscall_body(name, own_pid):
     # type: (str, int) -> list[bytes]
-    # The filter's instructions for syscall `name`, each path ending in a return.
+    # The instructions deciding syscall `name` (or any of its family, which share them) by its
+    # arguments, each path ending in a return.
     allow, deny = _ins(_RET_K, 0, 0, _ALLOW), _ins(_RET_K, 0, 0, _ERRNO | EPERM)
     if name in _SELF_ONLY:
         # arg0 (the target) must be this very process
@@ -189,14 +193,42 @@ def _syscall_body(name, own_pid):
             allow,
             deny,
         ]
-    if name == "clone3":
-        return [_ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
-    return [_ins(_RET_K, 0, 0, _ERRNO | (EACCES if name in _OPEN_LIKE else EPERM))]
+    return [_ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]  # clone3
+
+
+def _families(table):
+    # type: (dict[str, int]) -> list[tuple[str, list[int]]]
+    # The calls decided by their arguments: one of each family (whose body they share,
+    # _syscall_body) and the family's numbers in `table`.
+    groups = [sorted(_SELF_ONLY), sorted(_SELF_OR_ZERO), ["fcntl"], ["clone3"]]
+    return [(group[0], [table[n] for n in group if n in table]) for group in groups]
+
+
+def _refused_runs(table):
+    # type: (dict[str, int]) -> list[tuple[int, int, int]]
+    # The calls refused whatever their arguments, as runs of consecutive numbers with one errno:
+    # (first, last, errno), in ascending order.
+    decided = _SELF_ONLY | _SELF_OR_ZERO | {"fcntl", "clone3"}
+    runs = []  # type: list[list[int]]
+    for nr, errno in sorted((nr, EACCES if n in _OPEN_LIKE else EPERM) for n, nr in table.items() if n not in decided):
+        if runs and runs[-1][1] == nr - 1 and runs[-1][2] == errno:
+            runs[-1][1] = nr
+        else:
+            runs.append([nr, nr, errno])
+    return [(first, last, errno) for first, last, errno in runs]
 
 
 def seccomp_program(arch, own_pid):
     # type: (str, int) -> bytes
-    """The BPF filter as bytes (struct sock_filter[]), for `arch`."""
+    """The BPF filter as bytes (struct sock_filter[]), for `arch`.
+
+    After the ABI checks come the calls decided by their arguments, each family's numbers
+    jumping to one shared body; then the calls refused outright, as ascending runs of
+    consecutive numbers: a number below a run's first is allowed at once (no later run can
+    hold it), one above its last goes on to the next run, one inside it gets the run's errno.
+    The kernel checks and compiles the program in every worker, in time that grows with its
+    length: this layout is under half the length of one comparison per call."""
+    table = SYSCALLS[arch]
     prog = [
         _ins(_LD_W_ABS, 0, 0, _OFF_ARCH),
         _ins(_JEQ_K, 1, 0, AUDIT_ARCH[arch]),
@@ -205,14 +237,24 @@ def seccomp_program(arch, own_pid):
     ]
     if arch == "x86_64":  # x32 syscalls alias the x86-64 ones
         prog += [_ins(_JGE_K, 0, 1, 0x40000000), _ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
-
-    # Every body ends in a return on every path, so the accumulator (the syscall
-    # number) is intact whenever a body is skipped.
-    for name, nr in sorted(SYSCALLS[arch].items(), key=lambda kv: kv[1]):
+    # Every body ends in a return on every path, so the accumulator (the syscall number) is
+    # intact whenever a body is skipped.
+    for name, numbers in _families(table):
+        if not numbers:
+            continue
         body = _syscall_body(name, own_pid)
-        prog.append(_ins(_JEQ_K, 0, len(body), nr))
+        for i, nr in enumerate(numbers):  # a match jumps over the family's other numbers to the body
+            final = i == len(numbers) - 1
+            prog.append(_ins(_JEQ_K, len(numbers) - 1 - i, len(body) if final else 0, nr))
         prog += body
-    prog.append(_ins(_RET_K, 0, 0, _ALLOW))
+    runs = _refused_runs(table)
+    # Two comparisons per run, then the three returns they jump to: ALLOW, EPERM, EACCES.
+    allow_at, refuse_at = 2 * len(runs), {EPERM: 2 * len(runs) + 1, EACCES: 2 * len(runs) + 2}
+    for i, (first, last, errno) in enumerate(runs):
+        below, inside = 2 * i, 2 * i + 1  # the two comparisons' places among the runs'
+        prog.append(_ins(_JGE_K, 0, allow_at - below - 1, first))
+        prog.append(_ins(_JGT_K, 0, refuse_at[errno] - inside - 1, last))
+    prog += [_ins(_RET_K, 0, 0, _ALLOW), _ins(_RET_K, 0, 0, _ERRNO | EPERM), _ins(_RET_K, 0, 0, _ERRNO | EACCES)]
     return b"".join(prog)
 
 
