@@ -36,8 +36,10 @@ Beside the first bar, what the bar leaves room for: scripts/fork_floor.py's
 fork-per-test floor (one process that imports NumPy once, then a fork per
 test, no isolation at all, the results checked in pure Python) judging the
 reference ROUNDS times over, its CPU per extra round being what one more
-student costs such a design, against the bare process on the reference,
-both measured right after each pair of batches.
+student costs such a design; then the same floor with each worker applying
+the sandbox's own lock-down and nothing else of it (--lock-down: rlimits, a
+uid of its own as root, Landlock, seccomp); both against the bare process on
+the reference, all measured right after each pair of batches.
 """
 
 from __future__ import annotations
@@ -162,7 +164,10 @@ def _batch_runs(
     inputs: list[Path],
     base: Path,
     args: argparse.Namespace,
-) -> tuple[dict[int, list[tuple[float, float]]], Runs, list[float], list[tuple[float, float, float, float]]] | None:
+) -> (
+    tuple[dict[int, list[tuple[float, float]]], Runs, list[float], list[tuple[float, float, float, float, float]]]
+    | None
+):
     """`batch --jobs 1` and `--jobs 2`, back to back, then the bare process on every file,
         `--repeats` times: each run's (wall, CPU), each --jobs value's medians and output folder, the
         machine's own speed-up before each pair, the bare processes' CPU after each (BLAS single-threaded,
@@ -242,23 +247,31 @@ def _grade_each(
     return wall_grade, cpu_grade, same, different
 
 
-def _floor_per_student(timed: Timed, base: Path) -> tuple[float, float]:
-    """CPU seconds of one more student in the fork-per-test floor (FLOOR: no isolation), and of the
-    bare process (BLAS single-threaded), both on the reference."""
+def _floor_per_student(timed: Timed, base: Path) -> tuple[float, float, float]:
+    """CPU seconds of one more student in the fork-per-test floor (FLOOR: no isolation at all), in
+    the same floor with each worker applying the sandbox's own lock-down (--lock-down), and of the
+    bare process (BLAS single-threaded), all on the reference; NaN where the floor failed."""
     prepared = base / "floor-cases.bin"
     if not prepared.exists():
         timed([sys.executable, str(FLOOR), "--prepare", str(prepared)])
-    once, many = (
-        timed([sys.executable, str(FLOOR), str(prepared), "--rounds", str(r)], ONE_THREAD) for r in (1, FLOOR_ROUNDS)
-    )
-    if once[2].returncode or many[2].returncode:
-        print(once[2].stderr + many[2].stderr, file=sys.stderr)
-        return float("nan"), float("nan")
-    per_student = (many[1] - once[1]) / (FLOOR_ROUNDS - 1)
+    per_student = []
+    for extra in ([], ["--lock-down"]):
+        once, many = (
+            timed([sys.executable, str(FLOOR), str(prepared), "--rounds", str(r), *extra], ONE_THREAD)
+            for r in (1, FLOOR_ROUNDS)
+        )
+        failed = once[2].returncode or many[2].returncode
+        if failed:
+            print(once[2].stderr + many[2].stderr, file=sys.stderr)
+        per_student.append(float("nan") if failed else (many[1] - once[1]) / (FLOOR_ROUNDS - 1))
     reference = str(ROOT / "reference" / "solution.py")
     bare = timed([sys.executable, "-c", BARE, reference, "1.0", "all"], ONE_THREAD)[1]
-    print(f"  the fork-per-test floor, per student: {per_student * 1000:.0f} ms CPU (bare: {bare * 1000:.0f} ms)")
-    return per_student, bare
+    print(
+        f"  the fork-per-test floor, per student: {per_student[0] * 1000:.0f} ms CPU, with the lock-down "
+        f"{per_student[1] * 1000:.0f} ms (the bare process: {bare * 1000:.0f} ms)",
+        flush=True,
+    )
+    return per_student[0], per_student[1], bare
 
 
 def _bare_each(
@@ -280,7 +293,7 @@ def _bare_each(
 
 
 def _print_bars(
-    bare: list[tuple[float, float, float, float]],
+    bare: list[tuple[float, float, float, float, float]],
     n: int,
     samples: dict[int, list[tuple[float, float]]],
     ceilings: list[float],
@@ -297,9 +310,9 @@ def _print_bars(
         cpu = statistics.median(b[k] for b in bare) / n
         ratio = statistics.median(b[k] / b[0] for b in bare)
         print(f"| {label:36} | {cpu:9.3f} | {ratio:13.2f}x | {'':>11} | {'':>5} |")
-    floor = statistics.median(b[2] / b[3] for b in bare)
-    floor_cpu = statistics.median(b[2] for b in bare)
-    print(f"| {'floor, no isolation (the reference)':36} | {floor_cpu:9.3f} | {floor:13.2f}x | {'':>11} | {'':>5} |")
+    for k, label in ((2, "floor, no isolation (the reference)"), (3, "  the same, each worker locked down")):
+        floor = statistics.median(b[k] / b[4] for b in bare)
+        print(f"| {label:36} | {statistics.median(b[k] for b in bare):9.3f} | {floor:13.2f}x | {'':>11} | {'':>5} |")
     for jobs in (1, 2):
         ratios = sorted(cpu / b[0] for (_, cpu), b in zip(samples[jobs], bare))
         ratio = statistics.median(ratios)

@@ -21,8 +21,16 @@ the bar: scripts/bench_grade.py runs it in the same repetitions as `grade` and
 the bare process, and prints the ratios. It is a measuring tool, never a grader:
 the solution runs unconfined, so give it only trusted code (the reference).
 
+`--rounds N` judges the cases N times over in the same forking process: the
+rounds after the first are what one more student of a class costs this design
+(scripts/bench_batch.py sets it beside the batch). `--lock-down` has each
+worker apply the sandbox's own lock-down (grader/sandbox/inside/worker.py's
+rlimits, a uid of its own when run as root, Landlock, seccomp) before the
+solution's code, and nothing else of the sandbox: what the isolation itself
+costs, beside the floor without it.
+
     python3 scripts/fork_floor.py --prepare FILE   # the grader's API reads testcases/ into FILE
-    python3 scripts/fork_floor.py FILE [--solution reference/solution.py]
+    python3 scripts/fork_floor.py FILE [--solution reference/solution.py] [--rounds N] [--lock-down]
 """
 
 from __future__ import annotations
@@ -64,6 +72,16 @@ except BaseException as exc:
 gc.freeze()   # the collector leaves the preloaded objects alone in every worker
 out_fd = os.dup(1)
 os.dup2(2, 1)
+lock_down = None
+if sys.argv[3] == "lock-down":   # the sandbox's own per-worker lock-down, from the checkout in argv[4]
+    sys.path.insert(0, sys.argv[4])
+    from grader.sandbox.inside.landlock import prepared_ruleset
+    from grader.sandbox.inside.seccomp import prepared_program
+    from grader.sandbox.inside.worker import _lock_down as lock_down
+    prepared_ruleset()
+    seccomp_prepared = prepared_program(os.uname().machine)
+    layers_fd = os.open(os.devnull, os.O_WRONLY)   # where the lock-down's report goes
+    zygote_pid, next_uid = os.getpid(), 1 << 20
 
 def read_exactly(n):
     data = bytearray()
@@ -85,11 +103,17 @@ while True:
     job = json.loads(read_exactly(head_len))
     payload = read_exactly(payload_len)
     r, w = os.pipe()
+    if lock_down is not None:
+        next_uid += 1
     pid = os.fork()
     if pid == 0:
         os.close(r)
         os.close(out_fd)
         try:
+            if lock_down is not None:
+                lock_down({"cpu_limit_s": 10.0, "memory_bytes": 1 << 30, "zygote_pid": zygote_pid,
+                           "drop_uid": next_uid if os.geteuid() == 0 else None,
+                           "layers": {"landlock": True, "seccomp": True}}, layers_fd, seccomp_prepared)
             args, offset = [], 0
             for spec in job["args"]:
                 if spec["kind"] == "int":
@@ -260,7 +284,7 @@ def problem(
 class Zygote:
     """The forking process: one request per case, one reply each."""
 
-    def __init__(self, solution: Path) -> None:
+    def __init__(self, solution: Path, lock_down: bool = False) -> None:
         spec = importlib.util.find_spec("numpy")  # NumPy's folder, without importing it
         if spec is None or spec.origin is None:
             raise FloorError("NumPy is not installed for this interpreter")
@@ -269,7 +293,17 @@ class Zygote:
         try:
             # Its own session, so that closing it ends a worker that never returned, too.
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", ZYGOTE, str(solution), str(Path(spec.origin).parent.parent)],
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    "-c",
+                    ZYGOTE,
+                    str(solution),
+                    str(Path(spec.origin).parent.parent),
+                    "lock-down" if lock_down else "bare",
+                    str(ROOT),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=clean_environment(),
@@ -309,12 +343,12 @@ class Zygote:
                 pass
 
 
-def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S, rounds: int = 1) -> int:
+def run(prepared: Path, solution: Path, timeout_s: int = TIMEOUT_S, rounds: int = 1, lock_down: bool = False) -> int:
     """Judge `solution` on the prepared cases, `rounds` times over (one forking process: the rounds
     after the first are what one more student of a class costs it); status 0 only if every case
     passes every time."""
     meta, cases = read_prepared(prepared)
-    zygote = Zygote(solution)
+    zygote = Zygote(solution, lock_down)
     failed = []
 
     def too_long(signum, frame):
@@ -345,6 +379,12 @@ def main() -> int:
     parser.add_argument("--solution", type=Path, default=ROOT / "reference" / "solution.py")
     parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="seconds for the whole run")
     parser.add_argument("--rounds", type=int, default=1, help="judge the cases this many times over (default 1)")
+    parser.add_argument(
+        "--lock-down",
+        action="store_true",
+        help="each worker applies the sandbox's own lock-down first (rlimits, a uid of its own as root, "
+        "Landlock, seccomp), and nothing else of the sandbox",
+    )
     args = parser.parse_args()
     if args.prepare:
         try:
@@ -353,7 +393,7 @@ def main() -> int:
             print(f"fork_floor: cannot write {args.file}: {exc.strerror}", file=sys.stderr)
             return 2
     try:
-        return run(args.file, args.solution, args.timeout, max(1, args.rounds))
+        return run(args.file, args.solution, args.timeout, max(1, args.rounds), args.lock_down)
     except FloorError as exc:
         print(f"fork_floor: {exc}", file=sys.stderr)
         return 2

@@ -211,6 +211,27 @@ def test_fork_floor_judges_every_round_in_fresh_workers(floor_cases, tmp_path):
     assert once.returncode == 1 and f"1 of {2 * n} cases passed" in once.stdout, once.stdout + once.stderr
 
 
+def test_fork_floor_lock_down_is_the_sandboxs(floor_cases, tmp_path):
+    """--lock-down applies the sandbox's own layers in each worker: the reference still passes,
+    and a solution that opens a file (allowed without it) is refused on every case."""
+    path, n = floor_cases
+    locked = _floor(path, "--lock-down")
+    assert locked.returncode == 0 and f"{n} of {n} cases passed" in locked.stdout, locked.stdout + locked.stderr
+    # The reference's own text with an open() before each call (loading the reference by path, as
+    # _solution does, needs files of its own, which the lock-down refuses).
+    opener = tmp_path / "opener.py"
+    opener.write_text(
+        (ROOT / "reference/solution.py").read_text()
+        + "\n_reference = vit_encoder_block\n\n\ndef vit_encoder_block(*a):\n"
+        + f"    open({str(tmp_path / 'opener.py')!r}, 'rb').close()\n    return _reference(*a)\n"
+    )
+    free = _floor(path, "--solution", opener)
+    assert free.returncode == 0, free.stdout + free.stderr
+    refused = _floor(path, "--solution", opener, "--lock-down")
+    assert refused.returncode == 1 and f"0 of {n} cases passed" in refused.stdout, refused.stdout + refused.stderr
+    assert "PermissionError" in refused.stderr, refused.stderr[-2000:]
+
+
 @pytest.mark.parametrize(
     "body, why",
     [
