@@ -193,22 +193,22 @@ def _syscall_body(name, own_pid):
             allow,
             deny,
         ]
-    return [_ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]  # clone3
+    if name == "clone3":
+        return [_ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
+    raise ValueError(f"no rule decides {name} by its arguments")
 
 
-def _families(table):
-    # type: (dict[str, int]) -> list[tuple[str, list[int]]]
-    # The calls decided by their arguments: one of each family (whose body they share,
-    # _syscall_body) and the family's numbers in `table`.
-    groups = [sorted(_SELF_ONLY), sorted(_SELF_OR_ZERO), ["fcntl"], ["clone3"]]
-    return [(group[0], [table[n] for n in group if n in table]) for group in groups]
+# The calls decided by their arguments, by family: the members of one share its body
+# (_syscall_body of the first); every other call in a table is refused whatever its arguments.
+_FAMILIES = (tuple(sorted(_SELF_ONLY)), tuple(sorted(_SELF_OR_ZERO)), ("fcntl",), ("clone3",))
+_RUNS_PER_BLOCK = 60  # runs compared before their block's returns: every jump stays under _MAX_JUMP
 
 
 def _refused_runs(table):
     # type: (dict[str, int]) -> list[tuple[int, int, int]]
     # The calls refused whatever their arguments, as runs of consecutive numbers with one errno:
     # (first, last, errno), in ascending order.
-    decided = _SELF_ONLY | _SELF_OR_ZERO | {"fcntl", "clone3"}
+    decided = {name for family in _FAMILIES for name in family}
     runs = []  # type: list[list[int]]
     for nr, errno in sorted((nr, EACCES if n in _OPEN_LIKE else EPERM) for n, nr in table.items() if n not in decided):
         if runs and runs[-1][1] == nr - 1 and runs[-1][2] == errno:
@@ -216,6 +216,20 @@ def _refused_runs(table):
         else:
             runs.append([nr, nr, errno])
     return [(first, last, errno) for first, last, errno in runs]
+
+
+def _runs_block(runs, more):
+    # type: (list[tuple[int, int, int]], bool) -> list[bytes]
+    # Two comparisons per run, then the three returns they jump to (ALLOW, EPERM, EACCES). A
+    # number above the block's last run goes on past the returns to the next block if `more`.
+    allow_at, refuse_at = 2 * len(runs), {EPERM: 2 * len(runs) + 1, EACCES: 2 * len(runs) + 2}
+    block = []
+    for i, (first, last, errno) in enumerate(runs):
+        below, inside = 2 * i, 2 * i + 1  # the two comparisons' places in the block
+        above = 3 if more and i == len(runs) - 1 else 0
+        block.append(_ins(_JGE_K, 0, allow_at - below - 1, first))
+        block.append(_ins(_JGT_K, above, refuse_at[errno] - inside - 1, last))
+    return block + [_ins(_RET_K, 0, 0, _ALLOW), _ins(_RET_K, 0, 0, _ERRNO | EPERM), _ins(_RET_K, 0, 0, _ERRNO | EACCES)]
 
 
 def seccomp_program(arch, own_pid):
@@ -227,7 +241,8 @@ def seccomp_program(arch, own_pid):
     consecutive numbers: a number below a run's first is allowed at once (no later run can
     hold it), one above its last goes on to the next run, one inside it gets the run's errno.
     The kernel checks and compiles the program in every worker, in time that grows with its
-    length: this layout is under half the length of one comparison per call."""
+    length: this is about one instruction per call, where a comparison and a return for each
+    would be two or more."""
     table = SYSCALLS[arch]
     prog = [
         _ins(_LD_W_ABS, 0, 0, _OFF_ARCH),
@@ -239,22 +254,20 @@ def seccomp_program(arch, own_pid):
         prog += [_ins(_JGE_K, 0, 1, 0x40000000), _ins(_RET_K, 0, 0, _ERRNO | ENOSYS)]
     # Every body ends in a return on every path, so the accumulator (the syscall number) is
     # intact whenever a body is skipped.
-    for name, numbers in _families(table):
+    for family in _FAMILIES:
+        numbers = [table[name] for name in family if name in table]
         if not numbers:
             continue
-        body = _syscall_body(name, own_pid)
+        body = _syscall_body(family[0], own_pid)
         for i, nr in enumerate(numbers):  # a match jumps over the family's other numbers to the body
             final = i == len(numbers) - 1
             prog.append(_ins(_JEQ_K, len(numbers) - 1 - i, len(body) if final else 0, nr))
         prog += body
     runs = _refused_runs(table)
-    # Two comparisons per run, then the three returns they jump to: ALLOW, EPERM, EACCES.
-    allow_at, refuse_at = 2 * len(runs), {EPERM: 2 * len(runs) + 1, EACCES: 2 * len(runs) + 2}
-    for i, (first, last, errno) in enumerate(runs):
-        below, inside = 2 * i, 2 * i + 1  # the two comparisons' places among the runs'
-        prog.append(_ins(_JGE_K, 0, allow_at - below - 1, first))
-        prog.append(_ins(_JGT_K, 0, refuse_at[errno] - inside - 1, last))
-    prog += [_ins(_RET_K, 0, 0, _ALLOW), _ins(_RET_K, 0, 0, _ERRNO | EPERM), _ins(_RET_K, 0, 0, _ERRNO | EACCES)]
+    for start in range(0, len(runs), _RUNS_PER_BLOCK):
+        prog += _runs_block(runs[start : start + _RUNS_PER_BLOCK], start + _RUNS_PER_BLOCK < len(runs))
+    if not runs:
+        prog.append(_ins(_RET_K, 0, 0, _ALLOW))
     return b"".join(prog)
 
 
