@@ -20,7 +20,7 @@ from grader.judging.checker import HARNESS_FAILURES, RunContext, _returned_probl
 from grader.judging.sandbox_terms import sandbox_limits
 from grader.judging.source import Submission, static_check
 from grader.sandbox import child, wire
-from grader.sandbox.inside import frames, seccomp
+from grader.sandbox.inside import frames, seccomp, worker
 from grader.sandbox.inside.arguments import _map_payload
 from grader.sandbox.launcher import Sandbox, clean_environment, merge_layers, strategies
 
@@ -76,6 +76,25 @@ def program(arch):
 
 def nr(arch: str, name: str) -> int:
     return child.SYSCALLS[arch][name]
+
+
+def test_the_address_space_is_read_from_proc_or_is_zero(monkeypatch):
+    """The base of RLIMIT_AS: VmSize from /proc/self/statm, in bytes; 0 (no address-space limit
+    added, the rlimits layer then says "partial") when /proc cannot tell."""
+    with open("/proc/self/statm", "rb") as f:
+        pages = int(f.read().split()[0])
+    size = worker._vm_size_bytes()
+    assert size % os.sysconf("SC_PAGE_SIZE") == 0
+    assert abs(size - pages * os.sysconf("SC_PAGE_SIZE")) < 64 << 20  # the same process, moments apart
+
+    def refused(*args):
+        raise PermissionError(13, "no /proc")
+
+    monkeypatch.setattr(worker.os, "open", refused)
+    assert worker._vm_size_bytes() == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(worker.os, "read", lambda fd, n: b"")  # an empty read: no first field
+    assert worker._vm_size_bytes() == 0
 
 
 def test_program_is_well_formed(program):
