@@ -169,10 +169,10 @@ def _batch_runs(
     | None
 ):
     """`batch --jobs 1` and `--jobs 2`, back to back, then the bare process on every file,
-        `--repeats` times: each run's (wall, CPU), each --jobs value's medians and output folder, the
-        machine's own speed-up before each pair, the bare processes' CPU after each (BLAS single-threaded,
-        then with the library's default threads) and the fork-per-test floor's per student with the bare
-    process's on the reference (_floor_per_student); None if a batch failed."""
+    `--repeats` times: each run's (wall, CPU), each --jobs value's medians and output folder, the
+    machine's own speed-up before each pair, the bare processes' CPU after each (BLAS
+    single-threaded, then with the library's default threads) and the two floors' per student
+    with the bare process's on the reference (_floor_per_student); None if a batch failed."""
     samples: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
     outs: dict[int, Path] = {}
     ceilings = []
